@@ -1,0 +1,280 @@
+package fn
+
+import (
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// Ports and paths of the engine container. The router calls
+// http://<podIP>:8000/v1/models on every engine pod it discovers.
+const (
+	enginePort        = 8000
+	enginePortName    = "container-port"
+	servicePort       = 80
+	servicePortName   = "service-port"
+	engineContainer   = "vllm"
+	healthPath        = "/health"
+	modelCachePath    = "/data"
+	templatesPath     = "/templates"
+	chatTemplateKey   = "chat-template.jinja"
+	shmPath           = "/dev/shm"
+	volumeModelCache  = "model-cache"
+	volumeTemplates   = "chat-templates"
+	volumeShm         = "shm"
+	lmcacheImage      = "lmcache/vllm-openai"
+	lmcacheVLLMBinary = "/opt/venv/bin/vllm"
+)
+
+// engineDeployment builds the Deployment of one model's vLLM engines.
+func engineDeployment(s *stack, e engine) *appsv1.Deployment {
+	podLabels := engineLabels(s.name, e)
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: s.meta(s.names.engineDeployment(e.id), podLabels),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(*e.cfg.Replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: engineSelector(s.name, e)},
+			Strategy: strategy(e.cfg.DeploymentStrategy),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec:       enginePod(s, e),
+			},
+		},
+	}
+	return d
+}
+
+func strategy(kind string) appsv1.DeploymentStrategy {
+	if kind == string(appsv1.RecreateDeploymentStrategyType) {
+		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	}
+	// A new engine pod must be ready before an old one stops: with
+	// maxUnavailable 0 the model keeps serving through a rollout.
+	return appsv1.DeploymentStrategy{
+		Type: appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{
+			MaxSurge:       ptr.To(intstr.FromInt32(1)),
+			MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+		},
+	}
+}
+
+func enginePod(s *stack, e engine) corev1.PodSpec {
+	v := e.cfg.VLLMConfig
+	pod := corev1.PodSpec{
+		Containers: []corev1.Container{engineContainerSpec(e)},
+		Volumes:    engineVolumes(s, e),
+	}
+	if v.ImagePullSecretName != "" {
+		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: v.ImagePullSecretName}}
+	}
+	return pod
+}
+
+func engineContainerSpec(e engine) corev1.Container {
+	v := e.cfg.VLLMConfig
+	image := imageRef(v.ImagePullRegistry, v.Image)
+	command := []string{"vllm", "serve"}
+	if strings.Contains(image, lmcacheImage) {
+		command[0] = lmcacheVLLMBinary
+	}
+	return corev1.Container{
+		Name:            engineContainer,
+		Image:           image,
+		ImagePullPolicy: corev1.PullPolicy(v.ImagePullPolicy),
+		Command:         command,
+		Args:            engineArgs(e),
+		Env:             engineEnv(e),
+		Ports: []corev1.ContainerPort{{
+			Name: enginePortName, ContainerPort: enginePort, Protocol: corev1.ProtocolTCP,
+		}},
+		Resources:    engineResources(e),
+		VolumeMounts: engineVolumeMounts(e),
+		// Large models take minutes to load: the startup probe allows
+		// 10 s x 60 before liveness takes over.
+		StartupProbe:   httpProbe(enginePort, 10, 60),
+		ReadinessProbe: httpProbe(enginePort, 5, 3),
+		LivenessProbe:  httpProbe(enginePort, 10, 3),
+	}
+}
+
+func httpProbe(port int32, period, failures int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Path: healthPath, Port: intstr.FromInt32(port), Scheme: corev1.URISchemeHTTP,
+		}},
+		PeriodSeconds:    period,
+		FailureThreshold: failures,
+	}
+}
+
+// engineArgs are the arguments of `vllm serve`, in a fixed order so the
+// Deployment does not roll when nothing changed.
+func engineArgs(e engine) []string {
+	m, v := e.model, e.cfg.VLLMConfig
+	args := make([]string, 0, 32)
+	if m.Path != "" {
+		args = append(args, m.Path, "--served-model-name", e.served)
+	} else {
+		args = append(args, m.ModelURL)
+		if m.ServedModelName != "" {
+			args = append(args, "--served-model-name", m.ServedModelName)
+		}
+	}
+	args = append(args, "--host", "0.0.0.0", "--port", strconv.Itoa(enginePort))
+	if m.EnableLoRA {
+		args = append(args, "--enable-lora")
+	}
+	if m.EnableTool {
+		args = append(args, "--enable-auto-tool-choice")
+	}
+	if m.ToolCallParser != "" {
+		args = append(args, "--tool-call-parser", m.ToolCallParser)
+	}
+	if m.ChatTemplate != "" {
+		args = append(args, "--chat-template", templatesPath+"/"+chatTemplateKey)
+	}
+	if m.TrustRemoteCode {
+		args = append(args, "--trust-remote-code")
+	}
+	if m.DType != "" {
+		args = append(args, "--dtype", m.DType)
+	}
+	if m.MaxNumSeqs != nil {
+		args = append(args, "--max-num-seqs", itoa(*m.MaxNumSeqs))
+	}
+	if m.MaxModelLen != nil {
+		args = append(args, "--max-model-len", itoa(*m.MaxModelLen))
+	}
+	args = appendSwitch(args, "enable-chunked-prefill", v.EnableChunkedPrefill)
+	args = appendSwitch(args, "enable-prefix-caching", v.EnablePrefixCaching)
+	if v.TensorParallelSize != nil {
+		args = append(args, "--tensor-parallel-size", itoa(*v.TensorParallelSize))
+	}
+	if v.GPUMemoryUtilization != "" {
+		args = append(args, "--gpu-memory-utilization", v.GPUMemoryUtilization)
+	}
+	if v.MaxLoras != nil && *v.MaxLoras > 0 {
+		args = append(args, "--max-loras", itoa(*v.MaxLoras))
+	}
+	args = append(args, lmcacheArgs(e)...)
+	return append(args, v.ExtraArgs...)
+}
+
+// appendSwitch renders a tri-state flag: --name, --no-name, or nothing so
+// vLLM keeps its own default.
+func appendSwitch(args []string, name string, b *bool) []string {
+	switch {
+	case b == nil:
+		return args
+	case *b:
+		return append(args, "--"+name)
+	default:
+		return append(args, "--no-"+name)
+	}
+}
+
+// engineEnv computes the engine's environment, then applies the user's env:
+// an entry named like a computed variable replaces it in place.
+func engineEnv(e engine) []corev1.EnvVar {
+	v := e.cfg.VLLMConfig
+	env := make([]corev1.EnvVar, 0, 16)
+	if enabled(e.cfg.Storage.Enabled) {
+		env = append(env, corev1.EnvVar{Name: "HF_HOME", Value: modelCachePath})
+	}
+	if s := v.HFTokenSecret; s != nil {
+		env = append(env, corev1.EnvVar{Name: "HF_TOKEN", ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.Key},
+		}})
+	}
+	if e.model.EnableLoRA {
+		env = append(env, corev1.EnvVar{Name: "VLLM_ALLOW_RUNTIME_LORA_UPDATING", Value: "True"})
+	}
+	if v.V1 != nil {
+		env = append(env, corev1.EnvVar{Name: "VLLM_USE_V1", Value: boolDigit(*v.V1)})
+	}
+	env = append(env, lmcacheEnv(e)...)
+	env = overrideEnv(env, e.cfg.Env)
+	if len(env) == 0 {
+		return nil
+	}
+	return env
+}
+
+func engineResources(e engine) corev1.ResourceRequirements {
+	r := e.cfg.Resources
+	var out corev1.ResourceRequirements
+	requests := corev1.ResourceList{}
+	if r.CPU != "" {
+		requests[corev1.ResourceCPU] = resource.MustParse(r.CPU)
+	}
+	if r.Memory != "" {
+		requests[corev1.ResourceMemory] = resource.MustParse(r.Memory)
+	}
+	if n, _ := gpus(r.GPU); n > 0 {
+		// Extended resources cannot be overcommitted: Kubernetes requires
+		// the limit to equal the request.
+		q := *resource.NewQuantity(n, resource.DecimalSI)
+		requests[corev1.ResourceName(r.GPUType)] = q
+		out.Limits = corev1.ResourceList{corev1.ResourceName(r.GPUType): q}
+	}
+	if len(requests) > 0 {
+		out.Requests = requests
+	}
+	return out
+}
+
+// engineService builds the ClusterIP Service of one model's engines.
+func engineService(s *stack, e engine) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: s.meta(s.names.engineService(e.id), engineLabels(s.name, e)),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: engineSelector(s.name, e),
+			Ports: []corev1.ServicePort{{
+				Name: servicePortName, Port: servicePort, Protocol: corev1.ProtocolTCP,
+				TargetPort: intstr.FromInt32(enginePort),
+			}},
+		},
+	}
+}
+
+// chatTemplateConfigMap holds the model's chat template, mounted at
+// /templates.
+func chatTemplateConfigMap(s *stack, e engine) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: s.meta(s.names.chatTemplates(e.id), engineLabels(s.name, e)),
+		Data:       map[string]string{chatTemplateKey: e.model.ChatTemplate},
+	}
+}
+
+// imageRef joins registry and image unless image already names a registry
+// host: its first path element has a '.' or ':' or is localhost, the rule
+// container runtimes use.
+func imageRef(registry, image string) string {
+	if registry == "" {
+		return image
+	}
+	if first, _, ok := strings.Cut(image, "/"); ok && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return image
+	}
+	return strings.TrimSuffix(registry, "/") + "/" + image
+}
+
+func itoa(n int32) string { return strconv.FormatInt(int64(n), 10) }
+
+func boolDigit(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

@@ -1,0 +1,141 @@
+// Package fn is function-vllm-stack's composition function: it decodes a
+// ProductionStack, validates it, builds the vLLM engines and router as typed
+// Kubernetes objects, and reports readiness and status.
+package fn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
+)
+
+// DefaultTTL is how long Crossplane may cache a response by default. With
+// realtime compositions it is also how often a stack's status is refreshed
+// when nothing it watches changes.
+const DefaultTTL = time.Minute
+
+// Function renders ProductionStacks.
+type Function struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	log logging.Logger
+	ttl time.Duration
+}
+
+// An Option configures a Function.
+type Option func(*Function)
+
+// WithTTL sets the TTL of responses; an Input's ttl overrides it.
+func WithTTL(ttl time.Duration) Option { return func(f *Function) { f.ttl = ttl } }
+
+// New returns a Function that logs to log.
+func New(log logging.Logger, opts ...Option) *Function {
+	f := &Function{log: log, ttl: DefaultTTL}
+	for _, o := range opts {
+		o(f)
+	}
+	return f
+}
+
+// RunFunction composes one ProductionStack. Bad input gives a Fatal result and
+// no desired state of its own, so Crossplane applies nothing and the running
+// stack stays as it is.
+func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp := response.To(req, f.ttl)
+
+	in := &v1beta1.Input{}
+	if req.GetInput() != nil {
+		if err := request.GetInput(req, in); err != nil {
+			response.Fatal(rsp, fmt.Errorf("cannot decode the function's Input in the Composition: %w", err))
+			return rsp, nil
+		}
+	}
+	if in.TTL != nil {
+		if in.TTL.Duration <= 0 {
+			response.Fatal(rsp, fmt.Errorf("the function's Input ttl %q is invalid: must be a positive duration such as 30s", in.TTL.Duration))
+			return rsp, nil
+		}
+		rsp.Meta.Ttl = durationpb.New(in.TTL.Duration)
+	}
+
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, fmt.Errorf("cannot get the observed ProductionStack: %w", err))
+		return rsp, nil
+	}
+	log := f.log.WithValues("xr-kind", oxr.Resource.GetKind(), "xr-name", oxr.Resource.GetName(), "xr-namespace", oxr.Resource.GetNamespace())
+
+	id, err := identify(oxr.Resource)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	spec, err := decodeSpec(oxr.Resource)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	s := newStack(id, spec, in)
+	found := validate(id, spec, s.engines, s.router)
+	if len(found.errs) > 0 {
+		log.Info("Invalid ProductionStack", "errors", found.errs)
+		response.Fatal(rsp, errors.New("invalid ProductionStack: "+strings.Join(found.errs, "; ")))
+		return rsp, nil
+	}
+
+	desired, err := request.GetDesiredComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, fmt.Errorf("cannot get desired composed resources: %w", err))
+		return rsp, nil
+	}
+	observed, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, fmt.Errorf("cannot get observed composed resources: %w", err))
+		return rsp, nil
+	}
+	for _, o := range compose(s) {
+		cd, err := toComposed(o.obj)
+		if err != nil {
+			response.Fatal(rsp, fmt.Errorf("cannot convert %s %q to a composed resource: %w", o.obj.GetObjectKind().GroupVersionKind().Kind, o.key, err))
+			return rsp, nil
+		}
+		desired[resource.Name(o.key)] = &resource.DesiredComposed{Resource: cd, Ready: ready(observed[resource.Name(o.key)])}
+	}
+	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
+		response.Fatal(rsp, fmt.Errorf("cannot set desired composed resources: %w", err))
+		return rsp, nil
+	}
+
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, fmt.Errorf("cannot get the desired ProductionStack: %w", err))
+		return rsp, nil
+	}
+	st := observe(s, observed)
+	if err := writeStatus(dxr.Resource, st); err != nil {
+		response.Fatal(rsp, fmt.Errorf("cannot write the ProductionStack's status: %w", err))
+		return rsp, nil
+	}
+	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+		response.Fatal(rsp, fmt.Errorf("cannot set the desired ProductionStack: %w", err))
+		return rsp, nil
+	}
+	setConditions(rsp, st)
+	for _, w := range found.warnings {
+		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
+	}
+	log.Debug("Composed ProductionStack", "models", len(s.engines), "resources", len(desired))
+	return rsp, nil
+}

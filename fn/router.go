@@ -1,0 +1,153 @@
+package fn
+
+import (
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+const (
+	routerContainer   = "router"
+	routerPort        = 8000
+	routerPortName    = "router-cport"
+	routerSvcPortName = "router-sport"
+	// routerUID is an unprivileged user for the router; the image's default
+	// user is root, which runAsNonRoot would reject.
+	routerUID = int64(1000)
+	// Seconds between the router's scrapes of engine /metrics, and the
+	// window of its request statistics.
+	engineStatsInterval = 15
+	requestStatsWindow  = 60
+)
+
+func defaultRouterResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("400m"),
+			corev1.ResourceMemory: resource.MustParse("1000Mi"),
+		},
+		Limits: corev1.ResourceList{
+			corev1.ResourceMemory: resource.MustParse("1000Mi"),
+		},
+	}
+}
+
+func routerLabels(s *stack) map[string]string {
+	return labels(s.name, componentRouter, componentRouter)
+}
+
+// routerServiceAccount is the identity the router discovers engine pods with.
+func routerServiceAccount(s *stack) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta: s.meta(s.names.routerServiceAccount(), routerLabels(s)),
+	}
+}
+
+// routerRole lets the router watch engine pods, and patch them: it labels
+// pods of sleeping engines.
+func routerRole(s *stack) *rbacv1.Role {
+	return &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: s.meta(s.names.routerRole(), routerLabels(s)),
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""},
+			Resources: []string{"pods"},
+			Verbs:     []string{"get", "list", "watch", "patch"},
+		}},
+	}
+}
+
+func routerRoleBinding(s *stack) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: s.meta(s.names.routerRoleBinding(), routerLabels(s)),
+		Subjects: []rbacv1.Subject{{
+			Kind: rbacv1.ServiceAccountKind, Name: s.names.routerServiceAccount(), Namespace: s.namespace,
+		}},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: s.names.routerRole()},
+	}
+}
+
+// routerDeployment builds the vLLM production-stack router.
+func routerDeployment(s *stack) *appsv1.Deployment {
+	l := routerLabels(s)
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: s.meta(s.names.routerDeployment(), l),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(s.router.replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: selector(s.name, componentRouter, componentRouter)},
+			Strategy: strategy(string(appsv1.RollingUpdateDeploymentStrategyType)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: l},
+				Spec: corev1.PodSpec{
+					ServiceAccountName: s.names.routerServiceAccount(),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To(routerUID),
+						RunAsGroup:     ptr.To(routerUID),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name:  routerContainer,
+						Image: s.router.image,
+						Args:  routerArgs(s),
+						Ports: []corev1.ContainerPort{{
+							Name: routerPortName, ContainerPort: routerPort, Protocol: corev1.ProtocolTCP,
+						}},
+						Resources:      *s.router.resources.DeepCopy(),
+						ReadinessProbe: httpProbe(routerPort, 5, 3),
+						LivenessProbe:  httpProbe(routerPort, 10, 3),
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr.To(false),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// routerArgs are the arguments of vllm-router (the image's entrypoint). The
+// router discovers this stack's engine pods by label and sends each request
+// to one of them by the routing logic.
+func routerArgs(s *stack) []string {
+	args := []string{
+		"--host", "0.0.0.0",
+		"--port", strconv.Itoa(routerPort),
+		"--service-discovery", "k8s",
+		"--k8s-namespace", s.namespace,
+		"--k8s-label-selector", engineDiscoverySelector(s.name),
+		"--routing-logic", s.router.routerType,
+	}
+	if s.router.routerType == "session" {
+		// The router exits at start-up with session routing and no key.
+		args = append(args, "--session-key", s.router.sessionKey)
+	}
+	return append(args,
+		"--engine-stats-interval", strconv.Itoa(engineStatsInterval),
+		"--request-stats-window", strconv.Itoa(requestStatsWindow))
+}
+
+func routerService(s *stack) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: s.meta(s.names.routerService(), routerLabels(s)),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: selector(s.name, componentRouter, componentRouter),
+			Ports: []corev1.ServicePort{{
+				Name: routerSvcPortName, Port: servicePort, Protocol: corev1.ProtocolTCP,
+				TargetPort: intstr.FromInt32(routerPort),
+			}},
+		},
+	}
+}

@@ -1,0 +1,66 @@
+package fn
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
+)
+
+// stack is a ProductionStack resolved for building: names, namespace, and
+// every model's engine with defaults applied.
+type stack struct {
+	name      string // S: the stack's name as a DNS label, at most 63 characters
+	namespace string
+	names     names
+	engines   []engine
+	router    router
+}
+
+func newStack(id stackIdentity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *stack {
+	name := shorten(dnsLabel(id.name), maxLabelLength)
+	return &stack{
+		name:      name,
+		namespace: id.namespace,
+		names:     names{stack: name},
+		engines:   engines(spec, in),
+		router:    resolveRouter(spec.RouterConfig, in),
+	}
+}
+
+// meta is the metadata of every object of the stack. The namespace is set
+// explicitly: a legacy XR is cluster scoped, so Crossplane cannot infer it.
+func (s *stack) meta(name string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: s.namespace, Labels: labels}
+}
+
+// object is one desired composed resource and its composition resource name.
+type object struct {
+	key string
+	obj runtime.Object
+}
+
+// compose builds every object of the stack: per model its engine Deployment,
+// Service, model cache claim and chat template, then the router. The order is
+// fixed; keys are stable for the life of the stack.
+func compose(s *stack) []object {
+	objs := make([]object, 0, 4*len(s.engines)+5)
+	for _, e := range s.engines {
+		objs = append(objs,
+			object{engineKey(e.id), engineDeployment(s, e)},
+			object{engineServiceKey(e.id), engineService(s, e)})
+		if ownsClaim(e) {
+			objs = append(objs, object{engineStorageKey(e.id), storageClaim(s, e)})
+		}
+		if e.model.ChatTemplate != "" {
+			objs = append(objs, object{engineTemplateKey(e.id), chatTemplateConfigMap(s, e)})
+		}
+	}
+	return append(objs,
+		object{routerServiceAccountKey, routerServiceAccount(s)},
+		object{routerRoleKey, routerRole(s)},
+		object{routerRoleBindingKey, routerRoleBinding(s)},
+		object{routerKey, routerDeployment(s)},
+		object{routerServiceKey, routerService(s)})
+}

@@ -1,0 +1,94 @@
+package fn
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ownsClaim reports whether the stack creates the model cache claim itself;
+// with existingClaimName it mounts a claim it does not own.
+func ownsClaim(e engine) bool {
+	return enabled(e.cfg.Storage.Enabled) && e.cfg.Storage.ExistingClaimName == ""
+}
+
+// claimName is the claim mounted at /data, or "" when storage is disabled.
+func claimName(s *stack, e engine) string {
+	switch {
+	case !enabled(e.cfg.Storage.Enabled):
+		return ""
+	case e.cfg.Storage.ExistingClaimName != "":
+		return e.cfg.Storage.ExistingClaimName
+	default:
+		return s.names.storageClaim(e.id)
+	}
+}
+
+// storageClaim builds the model cache claim. Model weights are downloaded
+// into it once (HF_HOME=/data) and survive pod restarts and rollouts.
+func storageClaim(s *stack, e engine) *corev1.PersistentVolumeClaim {
+	st := e.cfg.Storage
+	pvc := &corev1.PersistentVolumeClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: s.meta(s.names.storageClaim(e.id), engineLabels(s.name, e)),
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: st.AccessModes,
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(st.Size)},
+			},
+		},
+	}
+	if st.StorageClassName != "" {
+		pvc.Spec.StorageClassName = &st.StorageClassName
+	}
+	return pvc
+}
+
+// engineVolumes lists the engine pod's volumes in a fixed order.
+func engineVolumes(s *stack, e engine) []corev1.Volume {
+	var vols []corev1.Volume
+	if c := claimName(s, e); c != "" {
+		vols = append(vols, corev1.Volume{Name: volumeModelCache, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c},
+		}})
+	}
+	if e.model.ChatTemplate != "" {
+		vols = append(vols, corev1.Volume{Name: volumeTemplates, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: s.names.chatTemplates(e.id)}},
+		}})
+	}
+	if needsShm(e) {
+		// NCCL exchanges tensors between tensor-parallel workers through
+		// /dev/shm; the container runtime's 64Mi default is far too small.
+		size := resource.MustParse(DefaultShmSize)
+		vols = append(vols, corev1.Volume{Name: volumeShm, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &size},
+		}})
+	}
+	if v, ok := lmcacheDiskVolume(e); ok {
+		vols = append(vols, v)
+	}
+	return vols
+}
+
+func engineVolumeMounts(e engine) []corev1.VolumeMount {
+	var mounts []corev1.VolumeMount
+	if enabled(e.cfg.Storage.Enabled) {
+		mounts = append(mounts, corev1.VolumeMount{Name: volumeModelCache, MountPath: modelCachePath})
+	}
+	if e.model.ChatTemplate != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: volumeTemplates, MountPath: templatesPath, ReadOnly: true})
+	}
+	if needsShm(e) {
+		mounts = append(mounts, corev1.VolumeMount{Name: volumeShm, MountPath: shmPath})
+	}
+	if _, ok := lmcacheDiskVolume(e); ok {
+		mounts = append(mounts, corev1.VolumeMount{Name: volumeLMCacheDisk, MountPath: lmcacheDiskPath})
+	}
+	return mounts
+}
+
+func needsShm(e engine) bool {
+	tp := e.cfg.VLLMConfig.TensorParallelSize
+	return tp != nil && *tp > 1
+}

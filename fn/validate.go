@@ -1,0 +1,313 @@
+package fn
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
+)
+
+// findings collects what validation found: errors make the function return a
+// Fatal result (so nothing is applied and the running stack stays as it is),
+// warnings become events on the XR.
+type findings struct {
+	errs     []string
+	warnings []string
+}
+
+func (f *findings) errorf(format string, a ...any) {
+	f.errs = append(f.errs, fmt.Sprintf(format, a...))
+}
+func (f *findings) warnf(format string, a ...any) {
+	f.warnings = append(f.warnings, fmt.Sprintf(format, a...))
+}
+
+// Allowed values, in the order error messages list them.
+var (
+	dtypes               = []string{"auto", "half", "float16", "bfloat16", "float", "float32"}
+	deploymentStrategies = []string{"RollingUpdate", "Recreate"}
+	pullPolicies         = []string{"Always", "IfNotPresent", "Never"}
+	remoteSerdes         = []string{"naive", "cachegen"}
+	routerTypes          = []string{"roundrobin", "session", "prefixaware"}
+	accessModes          = []string{"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"}
+)
+
+// validate checks a decoded spec and its resolved engines. Checks on a single
+// field name the field where the user wrote it; checks across fields run on
+// the merged engine, so a models[] item is checked with what it inherits.
+func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, engs []engine, r router) findings {
+	var f findings
+	validateStackName(&f, id)
+	switch {
+	case spec.Model != nil && len(spec.Models) > 0:
+		f.errorf("spec.model and spec.models are both set: set spec.model for one model or spec.models for several, not both")
+	case spec.Model == nil && len(spec.Models) == 0:
+		f.errorf("spec.model is required: set spec.model (one model) or spec.models (several models behind one router)")
+	}
+	validateBlocks(&f, "spec", spec.EngineConfig)
+	for i, m := range spec.Models {
+		validateBlocks(&f, fmt.Sprintf("spec.models[%d]", i), m.EngineConfig)
+	}
+	validateModels(&f, engs)
+	for _, e := range engs {
+		validateEngine(&f, e)
+	}
+	validateRouter(&f, spec.RouterConfig, r)
+	return f
+}
+
+func validateStackName(f *findings, id stackIdentity) {
+	field := "metadata.name"
+	if id.legacy {
+		field = "the claim's metadata.name"
+	}
+	s := dnsLabel(id.name)
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		f.errorf("%s %q cannot name the stack's Services (%s-router-service must be a DNS-1035 label): use a name that starts with a letter", field, id.name, id.name)
+	}
+}
+
+// validateModels checks each model's own fields and that names are unique,
+// also once made DNS labels (they name the objects).
+func validateModels(f *findings, engs []engine) {
+	byName := map[string]string{}
+	byID := map[string]engine{}
+	for _, e := range engs {
+		m, p := e.model, e.path
+		switch {
+		case m.Name == "":
+			f.errorf("%s.name is required: name the model, e.g. llama3", p)
+		case e.id == "":
+			f.errorf("%s.name %q cannot be made a DNS label for object names: use letters, digits, '-' or '.'", p, m.Name)
+		default:
+			if other, ok := byName[m.Name]; ok {
+				f.errorf("%s.name %q is also the name of %s: model names must be unique within a stack", p, m.Name, other)
+			} else if other, ok := byID[e.id]; ok {
+				f.errorf("%s.name %q and %s.name %q both make the object name %q: rename one of them", p, m.Name, other.path, other.model.Name, e.id)
+			}
+			byName[m.Name] = p
+			byID[e.id] = e
+		}
+		if m.Path == "" && m.ModelURL == "" {
+			f.errorf("%s: set modelURL (a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct) or path (a local path to the model files)", p)
+		}
+		if m.EnableTool && m.ToolCallParser == "" {
+			f.errorf("%s.toolCallParser is required when enableTool is true: set a parser such as hermes, llama3_json or mistral (vLLM refuses to start without one)", p)
+		}
+		oneOf(f, p+".dtype", m.DType, dtypes)
+		atLeast(f, p+".maxNumSeqs", m.MaxNumSeqs, 1)
+		atLeast(f, p+".maxModelLen", m.MaxModelLen, 1)
+	}
+}
+
+// validateBlocks checks the engine blocks as written at path ("spec" or
+// "spec.models[i]"), before merging.
+func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
+	oneOf(f, path+".deploymentStrategy", c.DeploymentStrategy, deploymentStrategies)
+	atLeast(f, path+".replicas", c.Replicas, 0)
+	for i, e := range c.Env {
+		p := fmt.Sprintf("%s.env[%d]", path, i)
+		if msgs := validation.IsEnvVarName(e.Name); len(msgs) > 0 {
+			f.errorf("%s.name %q is not a valid environment variable name: %s", p, e.Name, strings.Join(msgs, "; "))
+		}
+		if e.Value != "" && e.ValueFrom != nil {
+			f.errorf("%s: set value or valueFrom, not both", p)
+		}
+	}
+	if v := c.VLLMConfig; v != nil {
+		p := path + ".vllmConfig"
+		oneOf(f, p+".imagePullPolicy", v.ImagePullPolicy, pullPolicies)
+		objectName(f, p+".imagePullSecretName", v.ImagePullSecretName)
+		if s := v.HFTokenSecret; s != nil {
+			if s.Name == "" {
+				f.errorf("%s.hfTokenSecret.name is required: name the Secret that holds the Hugging Face token", p)
+			}
+			objectName(f, p+".hfTokenSecret.name", s.Name)
+			if s.Key != "" {
+				if msgs := validation.IsConfigMapKey(s.Key); len(msgs) > 0 {
+					f.errorf("%s.hfTokenSecret.key %q is not a valid Secret key: %s", p, s.Key, strings.Join(msgs, "; "))
+				}
+			}
+		}
+		if g := v.GPUMemoryUtilization; g != "" {
+			if x, err := strconv.ParseFloat(g, 64); err != nil || x <= 0 || x > 1 {
+				f.errorf("%s.gpuMemoryUtilization %q is invalid: must be a number greater than 0 and at most 1, e.g. \"0.9\"", p, g)
+			}
+		}
+		atLeast(f, p+".tensorParallelSize", v.TensorParallelSize, 1)
+		atLeast(f, p+".maxLoras", v.MaxLoras, 0)
+	}
+	if l := c.LMCacheConfig; l != nil {
+		p := path + ".lmcacheConfig"
+		for _, b := range []struct{ field, v string }{{"cpuOffloadingBufferSize", l.CPUOffloadingBufferSize}, {"diskOffloadingBufferSize", l.DiskOffloadingBufferSize}} {
+			if _, err := gibibytes(b.v); b.v != "" && err != nil {
+				f.errorf("%s.%s %q is invalid: use a quantity such as 4Gi or a plain number of GiB such as 4", p, b.field, b.v)
+			}
+		}
+		oneOf(f, p+".remoteSerde", l.RemoteSerde, remoteSerdes)
+	}
+	if r := c.Resources; r != nil {
+		p := path + ".resources"
+		quantity(f, p+".cpu", r.CPU, "4 or 3500m")
+		quantity(f, p+".memory", r.Memory, "16Gi or 16000Mi")
+		if _, err := gpus(r.GPU); err != nil {
+			f.errorf("%s.gpu %q is invalid: must be a whole number of GPUs, e.g. \"1\"", p, r.GPU)
+		}
+		if r.GPUType != "" {
+			if msgs := validation.IsQualifiedName(r.GPUType); len(msgs) > 0 || !strings.Contains(r.GPUType, "/") {
+				f.errorf("%s.gpuType %q is not an extended resource name: use a name such as nvidia.com/gpu or amd.com/gpu", p, r.GPUType)
+			}
+		}
+	}
+	if s := c.Storage; s != nil {
+		p := path + ".storage"
+		quantity(f, p+".size", s.Size, "50Gi")
+		objectName(f, p+".storageClassName", s.StorageClassName)
+		objectName(f, p+".existingClaimName", s.ExistingClaimName)
+		for i, m := range s.AccessModes {
+			oneOf(f, fmt.Sprintf("%s.accessModes[%d]", p, i), string(m), accessModes)
+		}
+		if s.ExistingClaimName != "" && (s.Size != "" || s.StorageClassName != "" || len(s.AccessModes) > 0) {
+			f.errorf("%s.existingClaimName is set, so the stack mounts a claim it does not own: leave out %s.size, storageClassName and accessModes", p, p)
+		}
+	}
+}
+
+// validateEngine runs the checks that span fields, on a merged engine.
+func validateEngine(f *findings, e engine) {
+	c, p := e.cfg, e.block
+	n, err := gpus(c.Resources.GPU)
+	if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && int64(*tp) > n {
+		f.errorf("%s: vllmConfig.tensorParallelSize %d needs %d GPUs but resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", p, *tp, *tp, c.Resources.GPU)
+	}
+	if enabled(c.LMCacheConfig.Enabled) && c.LMCacheConfig.CPUOffloadingBufferSize != "" && c.Resources.Memory != "" {
+		buf, errBuf := gibibytes(c.LMCacheConfig.CPUOffloadingBufferSize)
+		mem, errMem := resource.ParseQuantity(c.Resources.Memory)
+		if errBuf == nil && errMem == nil && buf*gib >= mem.AsApproximateFloat64() {
+			f.errorf("%s: lmcacheConfig.cpuOffloadingBufferSize %s must be less than resources.memory %s: the buffer lives in the engine's memory; raise resources.memory or lower the buffer",
+				p, c.LMCacheConfig.CPUOffloadingBufferSize, c.Resources.Memory)
+		}
+	}
+	if ml := c.VLLMConfig.MaxLoras; ml != nil && *ml > 0 && !e.model.EnableLoRA {
+		f.warnf("%s: vllmConfig.maxLoras %d has no effect because %s.enableLoRA is false", p, *ml, e.path)
+	}
+	if *c.Replicas > 1 && enabled(c.Storage.Enabled) && onlyReadWriteOnce(c.Storage) {
+		f.warnf("%s: storage is ReadWriteOnce but replicas is %d: replicas scheduled on other nodes cannot mount the model cache; use accessModes [ReadWriteMany] or one replica", p, *c.Replicas)
+	}
+}
+
+func validateRouter(f *findings, rc *v1alpha1.RouterConfig, r router) {
+	const p = "spec.routerConfig"
+	if r.routerType == "kvaware" {
+		f.errorf("%s.routerType \"kvaware\" is not supported yet: it needs LMCache's controller wiring; use one of %s", p, strings.Join(routerTypes, ", "))
+	} else {
+		oneOf(f, p+".routerType", r.routerType, routerTypes)
+	}
+	for _, c := range r.sessionKey {
+		if !isTokenChar(c) {
+			f.errorf("%s.sessionKey %q is not an HTTP header name: use letters, digits and '-', e.g. x-user-id", p, r.sessionKey)
+			break
+		}
+	}
+	if rc != nil {
+		atLeast(f, p+".replicas", rc.Replicas, 0)
+	}
+}
+
+func onlyReadWriteOnce(s *v1alpha1.Storage) bool {
+	if s.ExistingClaimName != "" {
+		return false // the claim's modes are not ours to know
+	}
+	for _, m := range s.AccessModes {
+		if m != corev1.ReadWriteOnce && m != corev1.ReadWriteOncePod {
+			return false
+		}
+	}
+	return true
+}
+
+// isTokenChar reports whether c may appear in an HTTP header name (RFC 9110).
+func isTokenChar(c rune) bool {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strings.ContainsRune("!#$%&'*+-.^_`|~", c)
+}
+
+func oneOf(f *findings, field, v string, allowed []string) {
+	if v == "" {
+		return
+	}
+	for _, a := range allowed {
+		if v == a {
+			return
+		}
+	}
+	f.errorf("%s %q is not supported: use one of %s", field, v, strings.Join(allowed, ", "))
+}
+
+func atLeast(f *findings, field string, v *int32, minimum int32) {
+	if v != nil && *v < minimum {
+		if minimum == 0 {
+			f.errorf("%s %d is invalid: must be 0 or more", field, *v)
+			return
+		}
+		f.errorf("%s %d is invalid: must be at least %d", field, *v, minimum)
+	}
+}
+
+func quantity(f *findings, field, v, example string) {
+	if v == "" {
+		return
+	}
+	if q, err := resource.ParseQuantity(v); err != nil || q.Sign() < 0 {
+		f.errorf("%s %q is not a Kubernetes quantity: use a value such as %s", field, v, example)
+	}
+}
+
+func objectName(f *findings, field, v string) {
+	if v == "" {
+		return
+	}
+	if msgs := validation.IsDNS1123Subdomain(v); len(msgs) > 0 {
+		f.errorf("%s %q is not a valid object name: %s", field, v, strings.Join(msgs, "; "))
+	}
+}
+
+// gpus parses resources.gpu: a whole number, "" meaning none.
+func gpus(v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a whole number of GPUs: %q", v)
+	}
+	return n, nil
+}
+
+const gib = 1 << 30
+
+// gibibytes reads an LMCache buffer size, a Kubernetes quantity such as 4Gi
+// or a plain number of GiB such as 4 or 2.5, as a number of GiB: LMCache's
+// LMCACHE_MAX_LOCAL_*_SIZE variables take a number of GB and cannot parse
+// "4Gi".
+func gibibytes(v string) (float64, error) {
+	if x, err := strconv.ParseFloat(v, 64); err == nil {
+		if !(x > 0) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("must be a positive number: %q", v)
+		}
+		return x, nil
+	}
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		return 0, err
+	}
+	if q.Sign() <= 0 {
+		return 0, fmt.Errorf("must be positive: %q", v)
+	}
+	return q.AsApproximateFloat64() / gib, nil
+}

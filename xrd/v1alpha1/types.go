@@ -1,0 +1,415 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ProductionStack is a vLLM serving stack: one or more vLLM engines behind the
+// vLLM production-stack router.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:categories=crossplane;vllm
+type ProductionStack struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ProductionStackSpec   `json:"spec"`
+	Status ProductionStackStatus `json:"status,omitempty"`
+}
+
+// ProductionStackSpec is the desired state of a stack. Set either model (one
+// model) or models (several models behind one router). The engine blocks at
+// this level (vllmConfig, lmcacheConfig, replicas, resources, env, storage,
+// deploymentStrategy) are the defaults of every item of models; an item's
+// fields override them field by field.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.model) && has(self.models))",message="set either spec.model or spec.models, not both"
+// +kubebuilder:validation:XValidation:rule="has(self.model) || (has(self.models) && size(self.models) > 0)",message="set spec.model (one model) or spec.models (several models)"
+type ProductionStackSpec struct {
+	// Model served by the stack. Mutually exclusive with models.
+	// +optional
+	Model *Model `json:"model,omitempty"`
+
+	// Models served behind one router, each with its own engine Deployment.
+	// The engine blocks at the top level are defaults for every item.
+	// Mutually exclusive with model.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Models []ModelEngine `json:"models,omitempty"`
+
+	EngineConfig `json:",inline"`
+
+	// Router configuration.
+	// +optional
+	RouterConfig *RouterConfig `json:"routerConfig,omitempty"`
+}
+
+// ModelEngine is one model of a multi-model stack: the model's fields plus
+// per-engine overrides of the top-level engine blocks.
+type ModelEngine struct {
+	Model        `json:",inline"`
+	EngineConfig `json:",inline"`
+}
+
+// Model describes the model an engine serves.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.modelURL) && size(self.modelURL) > 0) || (has(self.path) && size(self.path) > 0)",message="set modelURL (a Hugging Face model ID or URL) or path (a local path to the model files)"
+// +kubebuilder:validation:XValidation:rule="!has(self.enableTool) || !self.enableTool || (has(self.toolCallParser) && size(self.toolCallParser) > 0)",message="enableTool requires toolCallParser (for example hermes, llama3_json or mistral): vLLM refuses to start without it"
+type Model struct {
+	// Name of the model within the stack; objects are named after it (made a
+	// DNS label) and engine pods carry it as the label "model".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Local path to the model files. Takes precedence over modelURL as the
+	// model vLLM loads.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Path string `json:"path,omitempty"`
+
+	// Model to download and serve, e.g. a Hugging Face model ID such as
+	// meta-llama/Llama-3.2-1B-Instruct.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	ModelURL string `json:"modelURL,omitempty"`
+
+	// Name clients use in the OpenAI API "model" field. Default: modelURL,
+	// or name when only path is set.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServedModelName string `json:"servedModelName,omitempty"`
+
+	// Enable LoRA adapters (--enable-lora, runtime adapter updates allowed).
+	// +optional
+	EnableLoRA bool `json:"enableLoRA,omitempty"`
+
+	// Enable automatic tool choice (--enable-auto-tool-choice). Requires
+	// toolCallParser.
+	// +optional
+	EnableTool bool `json:"enableTool,omitempty"`
+
+	// Tool call parser (--tool-call-parser), e.g. hermes, llama3_json, mistral.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	ToolCallParser string `json:"toolCallParser,omitempty"`
+
+	// Chat template text (Jinja). Stored in a ConfigMap and passed with
+	// --chat-template.
+	// +optional
+	// +kubebuilder:validation:MaxLength=262144
+	ChatTemplate string `json:"chatTemplate,omitempty"`
+
+	// Allow the model's custom code to run (--trust-remote-code).
+	// +optional
+	TrustRemoteCode bool `json:"trustRemoteCode,omitempty"`
+
+	// Data type of the weights and activations (--dtype).
+	// +optional
+	// +kubebuilder:validation:Enum="";auto;half;float16;bfloat16;float;float32
+	DType string `json:"dtype,omitempty"`
+
+	// Maximum number of sequences processed in parallel (--max-num-seqs).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxNumSeqs *int32 `json:"maxNumSeqs,omitempty"`
+
+	// Maximum model context length in tokens (--max-model-len).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxModelLen *int32 `json:"maxModelLen,omitempty"`
+}
+
+// EngineConfig holds the engine blocks shared by the top level (defaults) and
+// the items of models (overrides).
+type EngineConfig struct {
+	// How engine pods are replaced on a change: RollingUpdate (a new pod
+	// becomes ready before an old one stops; maxSurge 1, maxUnavailable 0) or
+	// Recreate (old pods stop first; for a single GPU). Default: RollingUpdate.
+	// +optional
+	// +kubebuilder:validation:Enum=RollingUpdate;Recreate
+	DeploymentStrategy string `json:"deploymentStrategy,omitempty"`
+
+	// vLLM engine configuration.
+	// +optional
+	VLLMConfig *VLLMConfig `json:"vllmConfig,omitempty"`
+
+	// LMCache KV-cache offloading configuration.
+	// +optional
+	LMCacheConfig *LMCacheConfig `json:"lmcacheConfig,omitempty"`
+
+	// Number of engine replicas per model. 0 keeps the stack but scales the
+	// engines down. Default: 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Resources of each engine replica.
+	// +optional
+	Resources *Resources `json:"resources,omitempty"`
+
+	// Environment variables of the engine container. An entry with the name
+	// of a variable the function computes replaces it.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// Model cache volume, mounted at /data (HF_HOME), so weights are
+	// downloaded once and survive restarts.
+	// +optional
+	Storage *Storage `json:"storage,omitempty"`
+}
+
+// VLLMConfig configures the vLLM engine container.
+type VLLMConfig struct {
+	// Engine image, with or without a registry host. Default:
+	// vllm/vllm-openai:latest (or the Composition's Input).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
+
+	// Registry prepended to image when image names no registry host.
+	// Default: docker.io.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ImagePullRegistry string `json:"imagePullRegistry,omitempty"`
+
+	// Image pull policy of the engine container.
+	// +optional
+	// +kubebuilder:validation:Enum="";Always;IfNotPresent;Never
+	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
+
+	// Name of a Secret of type kubernetes.io/dockerconfigjson used to pull
+	// the image.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ImagePullSecretName string `json:"imagePullSecretName,omitempty"`
+
+	// Secret holding a Hugging Face token, passed as HF_TOKEN through a
+	// secretKeyRef (never as a literal value).
+	// +optional
+	HFTokenSecret *SecretKeySelector `json:"hfTokenSecret,omitempty"`
+
+	// Enable (true) or disable (false) chunked prefill; unset leaves vLLM's
+	// default.
+	// +optional
+	EnableChunkedPrefill *bool `json:"enableChunkedPrefill,omitempty"`
+
+	// Enable (true) or disable (false) prefix caching; unset leaves vLLM's
+	// default.
+	// +optional
+	EnablePrefixCaching *bool `json:"enablePrefixCaching,omitempty"`
+
+	// Number of GPUs the model is split across (--tensor-parallel-size).
+	// Must not exceed resources.gpu. Above 1, /dev/shm is mounted.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	TensorParallelSize *int32 `json:"tensorParallelSize,omitempty"`
+
+	// Fraction of GPU memory vLLM may use, as a string: 0 < x <= 1, e.g. "0.9".
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^([01](\.[0-9]+)?|\.[0-9]+)?$`
+	// +kubebuilder:validation:XValidation:rule="self == '' || (double(self) > 0.0 && double(self) <= 1.0)",message="gpuMemoryUtilization must be a number greater than 0 and at most 1, e.g. \"0.9\""
+	GPUMemoryUtilization string `json:"gpuMemoryUtilization,omitempty"`
+
+	// Maximum number of LoRA adapters in a batch (--max-loras); 0 leaves
+	// vLLM's default. Takes effect with model.enableLoRA.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxLoras *int32 `json:"maxLoras,omitempty"`
+
+	// Extra arguments appended verbatim to vllm serve, last.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	ExtraArgs []string `json:"extraArgs,omitempty"`
+
+	// Use vLLM's V1 engine (VLLM_USE_V1=1) or the V0 engine (false); unset
+	// leaves vLLM's default.
+	// +optional
+	V1 *bool `json:"v1,omitempty"`
+}
+
+// SecretKeySelector names a key of a Secret in the stack's namespace.
+type SecretKeySelector struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Key within the Secret. Default: token.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key,omitempty"`
+}
+
+// LMCacheConfig configures LMCache KV-cache offloading in the engines.
+type LMCacheConfig struct {
+	// Enable LMCache. When false nothing LMCache-related is rendered.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// CPU offloading buffer: a quantity such as 4Gi or a plain number of GiB.
+	// The engine's memory request must exceed it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	CPUOffloadingBufferSize string `json:"cpuOffloadingBufferSize,omitempty"`
+
+	// Disk offloading buffer: a quantity such as 8Gi or a plain number of GiB.
+	// Stored under /data/lmcache on the model volume (or an emptyDir of this
+	// size when storage is disabled).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	DiskOffloadingBufferSize string `json:"diskOffloadingBufferSize,omitempty"`
+
+	// Remote cache server URL, e.g. lm://cache-server:80.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	RemoteURL string `json:"remoteUrl,omitempty"`
+
+	// Serializer for the remote cache.
+	// +optional
+	// +kubebuilder:validation:Enum="";naive;cachegen
+	RemoteSerde string `json:"remoteSerde,omitempty"`
+}
+
+// RouterConfig configures the vLLM production-stack router.
+type RouterConfig struct {
+	// Routing logic: roundrobin, session (sticky by the sessionKey header) or
+	// prefixaware. Default: roundrobin.
+	// +optional
+	// +kubebuilder:validation:Enum=roundrobin;session;prefixaware
+	RouterType string `json:"routerType,omitempty"`
+
+	// Request header that identifies a session for routerType session.
+	// Default: x-user-id.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9!#$%&'*+.^_|~-]*$`
+	SessionKey string `json:"sessionKey,omitempty"`
+
+	// Router image with tag, overriding the Composition's Input.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
+
+	// Number of router replicas. Default: 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Router container resources. Default: requests cpu 400m and memory
+	// 1000Mi, limit memory 1000Mi.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// Resources of one engine replica.
+type Resources struct {
+	// CPU request, e.g. "4" or "3500m".
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	CPU string `json:"cpu,omitempty"`
+
+	// Memory request, e.g. "16Gi".
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Memory string `json:"memory,omitempty"`
+
+	// Number of GPUs, requested and limited (extended resources need equal
+	// requests and limits).
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^[0-9]*$`
+	GPU string `json:"gpu,omitempty"`
+
+	// Extended resource name of the GPU. Default: nvidia.com/gpu.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	GPUType string `json:"gpuType,omitempty"`
+}
+
+// Storage is the engine's model cache volume.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.existingClaimName) || size(self.existingClaimName) == 0 || (!has(self.size) && !has(self.storageClassName) && !has(self.accessModes))",message="existingClaimName mounts a claim the stack does not own: leave out size, storageClassName and accessModes"
+type Storage struct {
+	// Mount a model cache volume. Default: true.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Size of the claim the stack creates. Default: 50Gi.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Size string `json:"size,omitempty"`
+
+	// StorageClass of the claim; unset uses the cluster's default class.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	StorageClassName string `json:"storageClassName,omitempty"`
+
+	// Access modes of the claim. Default: [ReadWriteOnce]. Use ReadWriteMany
+	// when several replicas share the cache on different nodes.
+	// +optional
+	// +kubebuilder:validation:MaxItems=4
+	AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes,omitempty"`
+
+	// Mount this existing claim instead of creating one; the claim is not
+	// owned by the stack and survives its deletion.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ExistingClaimName string `json:"existingClaimName,omitempty"`
+}
+
+// ProductionStackStatus is the observed state of a stack, written by the
+// function.
+type ProductionStackStatus struct {
+	// OpenAI-compatible endpoint of the router inside the cluster.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// Models and their engine replicas.
+	// +optional
+	Models []ModelStatus `json:"models,omitempty"`
+
+	// Router replicas.
+	// +optional
+	Router *RouterStatus `json:"router,omitempty"`
+
+	// Ready models out of all models, e.g. 1/2, for kubectl get.
+	// +optional
+	ReadyModels string `json:"readyModels,omitempty"`
+}
+
+// ModelStatus is the observed state of one model's engines.
+type ModelStatus struct {
+	// Name of the model in the spec.
+	Name string `json:"name"`
+	// Name clients use in the OpenAI API.
+	// +optional
+	ServedModelName string `json:"servedModelName,omitempty"`
+	// Desired replicas.
+	// +optional
+	Replicas int32 `json:"replicas"`
+	// Replicas whose pods are ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// Replicas available for at least minReadySeconds.
+	// +optional
+	AvailableReplicas int32 `json:"availableReplicas"`
+	// Replicas running the current template.
+	// +optional
+	UpdatedReplicas int32 `json:"updatedReplicas"`
+}
+
+// RouterStatus is the observed state of the router.
+type RouterStatus struct {
+	// Desired replicas.
+	// +optional
+	Replicas int32 `json:"replicas"`
+	// Replicas whose pods are ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+}
