@@ -213,7 +213,7 @@ type VLLMConfig struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
 	// +kubebuilder:validation:Pattern=`^([01](\.[0-9]+)?|\.[0-9]+)?$`
-	// +kubebuilder:validation:XValidation:rule="self == '' || (double(self) > 0.0 && double(self) <= 1.0)",message="gpuMemoryUtilization must be a number greater than 0 and at most 1, e.g. \"0.9\""
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([01]([.][0-9]+)?|[.][0-9]+)$') || (double(self) > 0.0 && double(self) <= 1.0)",message="gpuMemoryUtilization must be a number greater than 0 and at most 1, e.g. \"0.9\""
 	GPUMemoryUtilization string `json:"gpuMemoryUtilization,omitempty"`
 
 	// Maximum number of LoRA adapters in a batch (--max-loras); 0 leaves

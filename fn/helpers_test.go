@@ -1,0 +1,209 @@
+package fn
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/golden from the function's output")
+
+// seedXR is the manifest of ../shared/seed-example.yaml, as users apply it,
+// in namespace "llm".
+func seedXR(t *testing.T) map[string]any {
+	t.Helper()
+	return loadXR(t, "../example/xr.yaml", "llm")
+}
+
+func loadXR(t *testing.T, path, namespace string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xr := map[string]any{}
+	if err := yaml.Unmarshal(b, &xr); err != nil {
+		t.Fatalf("cannot parse %s: %v", path, err)
+	}
+	if namespace != "" {
+		xr["metadata"].(map[string]any)["namespace"] = namespace
+	}
+	return xr
+}
+
+// xrYAML parses an inline XR manifest; namespace "llm" is added unless the
+// manifest has metadata.labels (a legacy XR).
+func xrYAML(t *testing.T, manifest string) map[string]any {
+	t.Helper()
+	xr := map[string]any{}
+	if err := yaml.Unmarshal([]byte(manifest), &xr); err != nil {
+		t.Fatalf("cannot parse manifest: %v", err)
+	}
+	return xr
+}
+
+func toStruct(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatalf("cannot convert to Struct: %v", err)
+	}
+	return s
+}
+
+// req builds a RunFunctionRequest observing xr, with optional Input and
+// observed composed resources (keyed by composition resource name).
+func req(t *testing.T, xr map[string]any, input map[string]any, observed map[string]map[string]any) *fnv1.RunFunctionRequest {
+	t.Helper()
+	r := &fnv1.RunFunctionRequest{
+		Meta:     &fnv1.RequestMeta{Tag: "test"},
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: toStruct(t, xr)}},
+	}
+	if input != nil {
+		r.Input = toStruct(t, input)
+	}
+	if len(observed) > 0 {
+		r.Observed.Resources = map[string]*fnv1.Resource{}
+		for k, o := range observed {
+			r.Observed.Resources[k] = &fnv1.Resource{Resource: toStruct(t, o)}
+		}
+	}
+	return r
+}
+
+func run(t *testing.T, r *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	t.Helper()
+	rsp, err := New(logging.NewNopLogger()).RunFunction(context.Background(), r)
+	if err != nil {
+		t.Fatalf("RunFunction returned an error, want a response: %v", err)
+	}
+	return rsp
+}
+
+// mustRun runs the function and fails the test on any Fatal result.
+func mustRun(t *testing.T, r *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	t.Helper()
+	rsp := run(t, r)
+	for _, res := range rsp.GetResults() {
+		if res.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			t.Fatalf("unexpected Fatal result: %s", res.GetMessage())
+		}
+	}
+	return rsp
+}
+
+// fatal returns the message of the response's Fatal result, failing the test
+// when there is none, and checks that the function added no desired
+// resources of its own.
+func fatal(t *testing.T, rsp *fnv1.RunFunctionResponse) string {
+	t.Helper()
+	if n := len(rsp.GetDesired().GetResources()); n > 0 {
+		t.Errorf("a Fatal response must leave desired state untouched, got %d desired resources", n)
+	}
+	for _, res := range rsp.GetResults() {
+		if res.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return res.GetMessage()
+		}
+	}
+	t.Fatalf("no Fatal result in response")
+	return ""
+}
+
+// desired decodes a desired composed resource into a typed object.
+func desired[T runtime.Object](t *testing.T, rsp *fnv1.RunFunctionResponse, key string, into T) T {
+	t.Helper()
+	r, ok := rsp.GetDesired().GetResources()[key]
+	if !ok {
+		t.Fatalf("no desired resource %q; have %v", key, keys(rsp))
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.GetResource().AsMap(), into); err != nil {
+		t.Fatalf("cannot decode desired resource %q: %v", key, err)
+	}
+	return into
+}
+
+func keys(rsp *fnv1.RunFunctionResponse) []string {
+	var ks []string
+	for k := range rsp.GetDesired().GetResources() {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+func engineContainer0(t *testing.T, rsp *fnv1.RunFunctionResponse, key string) corev1.Container {
+	t.Helper()
+	d := desired(t, rsp, key, &appsv1.Deployment{})
+	return d.Spec.Template.Spec.Containers[0]
+}
+
+// goldenCompare compares a response with testdata/golden/<name>.yaml, a
+// protojson rendering kept in YAML for review. Run `go test ./fn -update`
+// to rewrite the files, then read the diff before committing.
+func goldenCompare(t *testing.T, name string, got *fnv1.RunFunctionResponse) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+".yaml")
+	if *update {
+		j, err := protojson.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := yaml.JSONToYAML(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, y, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	y, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("cannot read golden file (run go test ./fn -update to create it): %v", err)
+	}
+	j, err := yaml.YAMLToJSON(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &fnv1.RunFunctionResponse{}
+	if err := protojson.Unmarshal(j, want); err != nil {
+		t.Fatalf("cannot parse golden file %s: %v", path, err)
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("response differs from %s (-want +got):\n%s", path, diff)
+	}
+}
+
+// setPath sets a value in an XR map at a dotted path, creating objects.
+func setPath(m map[string]any, path string, v any) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	if v == nil {
+		delete(m, parts[len(parts)-1])
+		return
+	}
+	m[parts[len(parts)-1]] = v
+}
