@@ -3,6 +3,7 @@ package fn
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -81,8 +82,12 @@ func specPathError(msg string) string {
 		msg = strings.ReplaceAll(msg, p, p+"spec.")
 	}
 	msg = strings.ReplaceAll(msg, "Go struct field ProductionStackSpec.", "spec.")
-	return msg
+	// Inline structs show in the decoder's paths ("spec.EngineConfig.replicas");
+	// the user's manifest has no such level.
+	return embeddedField.ReplaceAllString(msg, "")
 }
+
+var embeddedField = regexp.MustCompile(`(EngineConfig|Model)\.`)
 
 // stackIdentity is where the stack's objects live and what they are named
 // after.

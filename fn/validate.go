@@ -113,8 +113,8 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 	atLeast(f, path+".replicas", c.Replicas, 0)
 	for i, e := range c.Env {
 		p := fmt.Sprintf("%s.env[%d]", path, i)
-		if msgs := validation.IsEnvVarName(e.Name); len(msgs) > 0 {
-			f.errorf("%s.name %q is not a valid environment variable name: %s", p, e.Name, strings.Join(msgs, "; "))
+		if !isEnvVarName(e.Name) {
+			f.errorf("%s.name %q is not a valid environment variable name: use printable ASCII characters other than '='", p, e.Name)
 		}
 		if e.Value != "" && e.ValueFrom != nil {
 			f.errorf("%s: set value or valueFrom, not both", p)
@@ -230,6 +230,17 @@ func onlyReadWriteOnce(s *v1alpha1.Storage) bool {
 		}
 	}
 	return true
+}
+
+// isEnvVarName is Kubernetes' rule for environment variable names since 1.34:
+// one or more printable ASCII characters other than '='.
+func isEnvVarName(s string) bool {
+	for _, c := range s {
+		if c < ' ' || c > '~' || c == '=' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // isTokenChar reports whether c may appear in an HTTP header name (RFC 9110).

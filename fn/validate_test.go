@@ -1,0 +1,260 @@
+package fn
+
+import (
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// TestValidationErrors: each bad spec gives a Fatal result whose message
+// names the field, the bad value and what is allowed, and no desired state.
+func TestValidationErrors(t *testing.T) {
+	const prefix = "invalid ProductionStack: "
+	model2 := map[string]any{"name": "b", "modelURL": "org/b"}
+	cases := map[string]struct {
+		xr   map[string]any
+		want string
+	}{
+		"BothModelAndModels": {
+			xr:   with("models", []any{model2}),
+			want: prefix + "spec.model and spec.models are both set: set spec.model for one model or spec.models for several, not both",
+		},
+		"NeitherModelNorModels": {
+			xr:   with("model", nil),
+			want: prefix + "spec.model is required: set spec.model (one model) or spec.models (several models behind one router)",
+		},
+		"NoURLNorPath": {
+			xr:   with("model.modelURL", nil),
+			want: prefix + "spec.model: set modelURL (a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct) or path (a local path to the model files)",
+		},
+		"EmptyURLAndPathAsInSeed": {
+			xr:   with("model.modelURL", "", "model.path", ""),
+			want: prefix + "spec.model: set modelURL (a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct) or path (a local path to the model files)",
+		},
+		"EnableToolWithoutParser": {
+			xr:   with("model.enableTool", true),
+			want: prefix + "spec.model.toolCallParser is required when enableTool is true: set a parser such as hermes, llama3_json or mistral (vLLM refuses to start without one)",
+		},
+		"GPUMemoryUtilizationAboveOne": {
+			xr:   with("vllmConfig.gpuMemoryUtilization", "1.5"),
+			want: prefix + `spec.vllmConfig.gpuMemoryUtilization "1.5" is invalid: must be a number greater than 0 and at most 1, e.g. "0.9"`,
+		},
+		"GPUMemoryUtilizationZero": {
+			xr:   with("vllmConfig.gpuMemoryUtilization", "0"),
+			want: prefix + `spec.vllmConfig.gpuMemoryUtilization "0" is invalid: must be a number greater than 0 and at most 1, e.g. "0.9"`,
+		},
+		"GPUMemoryUtilizationNotANumber": {
+			xr:   with("vllmConfig.gpuMemoryUtilization", "ninety"),
+			want: prefix + `spec.vllmConfig.gpuMemoryUtilization "ninety" is invalid: must be a number greater than 0 and at most 1, e.g. "0.9"`,
+		},
+		"TensorParallelAboveGPUs": {
+			xr:   with("vllmConfig.tensorParallelSize", 4, "resources.gpu", "2"),
+			want: prefix + `spec: vllmConfig.tensorParallelSize 4 needs 4 GPUs but resources.gpu is "2": raise resources.gpu or lower tensorParallelSize`,
+		},
+		"TensorParallelWithoutGPUs": {
+			xr:   with("vllmConfig.tensorParallelSize", 2),
+			want: prefix + `spec: vllmConfig.tensorParallelSize 2 needs 2 GPUs but resources.gpu is "": raise resources.gpu or lower tensorParallelSize`,
+		},
+		"TensorParallelInheritedByItem": {
+			xr: with("model", nil, "vllmConfig.tensorParallelSize", 2, "resources.gpu", "2",
+				"models", []any{map[string]any{"name": "a", "modelURL": "org/a"}, map[string]any{"name": "b", "modelURL": "org/b", "resources": map[string]any{"gpu": "1"}}}),
+			want: prefix + `spec.models[1]: vllmConfig.tensorParallelSize 2 needs 2 GPUs but resources.gpu is "1": raise resources.gpu or lower tensorParallelSize`,
+		},
+		"DuplicateModelNames": {
+			xr:   with("model", nil, "models", []any{model2, model2}),
+			want: prefix + `spec.models[1].name "b" is also the name of spec.models[0]: model names must be unique within a stack`,
+		},
+		"ModelNamesCollideAsDNSLabels": {
+			xr:   with("model", nil, "models", []any{map[string]any{"name": "Llama.3", "modelURL": "x"}, map[string]any{"name": "llama-3", "modelURL": "y"}}),
+			want: prefix + `spec.models[1].name "llama-3" and spec.models[0].name "Llama.3" both make the object name "llama-3": rename one of them`,
+		},
+		"ModelNameNotMadeValid": {
+			xr:   with("model.name", "!!!"),
+			want: prefix + `spec.model.name "!!!" cannot be made a DNS label for object names: use letters, digits, '-' or '.'`,
+		},
+		"ModelNameMissing": {
+			xr:   with("model.name", ""),
+			want: prefix + "spec.model.name is required: name the model, e.g. llama3",
+		},
+		"StackNameStartsWithDigit": {
+			xr: func() map[string]any {
+				xr := minimalXR()
+				setPath(xr, "metadata.name", "1st")
+				return xr
+			}(),
+			want: prefix + `metadata.name "1st" cannot name the stack's Services (1st-router-service must be a DNS-1035 label): use a name that starts with a letter`,
+		},
+		"UnparsableMemory": {
+			xr:   with("resources.memory", "16GB"),
+			want: prefix + `spec.resources.memory "16GB" is not a Kubernetes quantity: use a value such as 16Gi or 16000Mi`,
+		},
+		"UnparsableCPU": {
+			xr:   with("resources.cpu", "four"),
+			want: prefix + `spec.resources.cpu "four" is not a Kubernetes quantity: use a value such as 4 or 3500m`,
+		},
+		"FractionalGPU": {
+			xr:   with("resources.gpu", "0.5"),
+			want: prefix + `spec.resources.gpu "0.5" is invalid: must be a whole number of GPUs, e.g. "1"`,
+		},
+		"BadGPUType": {
+			xr:   with("resources.gpuType", "gpu"),
+			want: prefix + `spec.resources.gpuType "gpu" is not an extended resource name: use a name such as nvidia.com/gpu or amd.com/gpu`,
+		},
+		"UnparsableStorageSize": {
+			xr:   with("storage.size", "lots"),
+			want: prefix + `spec.storage.size "lots" is not a Kubernetes quantity: use a value such as 50Gi`,
+		},
+		"UnparsableLMCacheBuffer": {
+			xr:   with("lmcacheConfig.enabled", true, "lmcacheConfig.cpuOffloadingBufferSize", "4GiB"),
+			want: prefix + `spec.lmcacheConfig.cpuOffloadingBufferSize "4GiB" is invalid: use a quantity such as 4Gi or a plain number of GiB such as 4`,
+		},
+		"NegativeLMCacheBuffer": {
+			xr:   with("lmcacheConfig.diskOffloadingBufferSize", "-1"),
+			want: prefix + `spec.lmcacheConfig.diskOffloadingBufferSize "-1" is invalid: use a quantity such as 4Gi or a plain number of GiB such as 4`,
+		},
+		"CPUBufferNotBelowMemory": {
+			xr:   with("lmcacheConfig.enabled", true, "lmcacheConfig.cpuOffloadingBufferSize", "16Gi", "resources.memory", "16Gi"),
+			want: prefix + "spec: lmcacheConfig.cpuOffloadingBufferSize 16Gi must be less than resources.memory 16Gi: the buffer lives in the engine's memory; raise resources.memory or lower the buffer",
+		},
+		"RouterTypeUnknown": {
+			xr:   with("routerConfig.routerType", "random"),
+			want: prefix + `spec.routerConfig.routerType "random" is not supported: use one of roundrobin, session, prefixaware`,
+		},
+		"RouterTypeKVAware": {
+			xr:   with("routerConfig.routerType", "kvaware"),
+			want: prefix + `spec.routerConfig.routerType "kvaware" is not supported yet: it needs LMCache's controller wiring; use one of roundrobin, session, prefixaware`,
+		},
+		"SessionKeyNotAHeader": {
+			xr:   with("routerConfig.routerType", "session", "routerConfig.sessionKey", "user id"),
+			want: prefix + `spec.routerConfig.sessionKey "user id" is not an HTTP header name: use letters, digits and '-', e.g. x-user-id`,
+		},
+		"NegativeReplicas": {
+			xr:   with("replicas", -1),
+			want: prefix + "spec.replicas -1 is invalid: must be 0 or more",
+		},
+		"NegativeRouterReplicas": {
+			xr:   with("routerConfig.replicas", -2),
+			want: prefix + "spec.routerConfig.replicas -2 is invalid: must be 0 or more",
+		},
+		"DTypeUnknown": {
+			xr:   with("model.dtype", "fp8"),
+			want: prefix + `spec.model.dtype "fp8" is not supported: use one of auto, half, float16, bfloat16, float, float32`,
+		},
+		"DeploymentStrategyUnknown": {
+			xr:   with("deploymentStrategy", "BlueGreen"),
+			want: prefix + `spec.deploymentStrategy "BlueGreen" is not supported: use one of RollingUpdate, Recreate`,
+		},
+		"PullPolicyUnknown": {
+			xr:   with("vllmConfig.imagePullPolicy", "Sometimes"),
+			want: prefix + `spec.vllmConfig.imagePullPolicy "Sometimes" is not supported: use one of Always, IfNotPresent, Never`,
+		},
+		"RemoteSerdeUnknown": {
+			xr:   with("lmcacheConfig.remoteSerde", "json"),
+			want: prefix + `spec.lmcacheConfig.remoteSerde "json" is not supported: use one of naive, cachegen`,
+		},
+		"AccessModeUnknown": {
+			xr:   with("storage.accessModes", []any{"ReadWriteSome"}),
+			want: prefix + `spec.storage.accessModes[0] "ReadWriteSome" is not supported: use one of ReadWriteOnce, ReadOnlyMany, ReadWriteMany, ReadWriteOncePod`,
+		},
+		"ExistingClaimWithSize": {
+			xr:   with("storage.existingClaimName", "models", "storage.size", "10Gi"),
+			want: prefix + "spec.storage.existingClaimName is set, so the stack mounts a claim it does not own: leave out spec.storage.size, storageClassName and accessModes",
+		},
+		"HFTokenSecretWithoutName": {
+			xr:   with("vllmConfig.hfTokenSecret", map[string]any{"key": "token"}),
+			want: prefix + "spec.vllmConfig.hfTokenSecret.name is required: name the Secret that holds the Hugging Face token",
+		},
+		"MaxNumSeqsZero": {
+			xr:   with("model.maxNumSeqs", 0),
+			want: prefix + "spec.model.maxNumSeqs 0 is invalid: must be at least 1",
+		},
+		"EnvNameInvalid": {
+			xr:   with("env", []any{map[string]any{"name": "", "value": "x"}}),
+			want: prefix + `spec.env[0].name "" is not a valid environment variable name: use printable ASCII characters other than '='`,
+		},
+		"ItemOverridePathNamed": {
+			xr:   with("model", nil, "models", []any{map[string]any{"name": "a", "modelURL": "x", "vllmConfig": map[string]any{"gpuMemoryUtilization": "2"}}}),
+			want: prefix + `spec.models[0].vllmConfig.gpuMemoryUtilization "2" is invalid: must be a number greater than 0 and at most 1, e.g. "0.9"`,
+		},
+		"SeveralErrorsAtOnce": {
+			xr: with("model.enableTool", true, "replicas", -1),
+			want: prefix + "spec.replicas -1 is invalid: must be 0 or more; " +
+				"spec.model.toolCallParser is required when enableTool is true: set a parser such as hermes, llama3_json or mistral (vLLM refuses to start without one)",
+		},
+		"UnknownField": {
+			xr:   with("model.modelUrl", "org/m"),
+			want: `spec has fields the ProductionStack API does not know: unknown field "spec.model.modelUrl"; check the spelling against ` + "`kubectl explain productionstack.spec`",
+		},
+		"WrongType": {
+			xr:   with("replicas", "two"),
+			want: `cannot decode spec: cannot unmarshal string into spec.replicas of type int32`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := fatal(t, run(t, req(t, tc.xr, nil, nil)))
+			if got != tc.want {
+				t.Errorf("Fatal message:\n got: %s\nwant: %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFatalLeavesDesiredUntouched: a bad spec must not change what earlier
+// steps desired, so Crossplane applies nothing new and the stack keeps
+// running as it was.
+func TestFatalLeavesDesiredUntouched(t *testing.T) {
+	r := req(t, with("replicas", -1), nil, nil)
+	prior := &fnv1.State{Resources: map[string]*fnv1.Resource{
+		"engine-m": {Resource: toStruct(t, map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "kept"}})},
+	}}
+	r.Desired = prior
+	rsp := run(t, r)
+	if len(rsp.GetDesired().GetResources()) != 1 || rsp.GetDesired().GetResources()["engine-m"].GetResource().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue() != "kept" {
+		t.Errorf("desired state changed on a Fatal result: %v", rsp.GetDesired())
+	}
+	if len(rsp.GetResults()) != 1 || rsp.GetResults()[0].GetSeverity() != fnv1.Severity_SEVERITY_FATAL {
+		t.Errorf("want exactly one Fatal result, got %v", rsp.GetResults())
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	cases := map[string]struct {
+		xr   map[string]any
+		want []string
+	}{
+		"None": {xr: minimalXR()},
+		"MaxLorasWithoutLoRA": {
+			xr:   with("vllmConfig.maxLoras", 4),
+			want: []string{"spec: vllmConfig.maxLoras 4 has no effect because spec.model.enableLoRA is false"},
+		},
+		"ReadWriteOnceWithReplicas": {
+			xr:   with("replicas", 2),
+			want: []string{"spec: storage is ReadWriteOnce but replicas is 2: replicas scheduled on other nodes cannot mount the model cache; use accessModes [ReadWriteMany] or one replica"},
+		},
+		"ReadWriteManyWithReplicas": {xr: with("replicas", 2, "storage.accessModes", []any{"ReadWriteMany"})},
+		"NoStorageWithReplicas":     {xr: with("replicas", 2, "storage.enabled", false)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := mustRun(t, req(t, tc.xr, nil, nil))
+			var got []string
+			for _, r := range rsp.GetResults() {
+				if r.GetSeverity() != fnv1.Severity_SEVERITY_WARNING {
+					t.Errorf("unexpected result severity %v: %s", r.GetSeverity(), r.GetMessage())
+				}
+				if r.GetTarget() != fnv1.Target_TARGET_COMPOSITE_AND_CLAIM {
+					t.Errorf("warning should reach the claim too, target = %v", r.GetTarget())
+				}
+				got = append(got, r.GetMessage())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("warnings:\n got: %q\nwant: %q", got, tc.want)
+			}
+			if len(rsp.GetDesired().GetResources()) == 0 {
+				t.Error("a warning must not stop the stack from being composed")
+			}
+		})
+	}
+}
