@@ -147,7 +147,7 @@ func TestEngineEnv(t *testing.T) {
 			want: env("HF_HOME", "/cache", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True", "B", "2"),
 		},
 		"UserEnvValueFrom": {
-			xr: with("env", []any{map[string]any{"name": "KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "s", "key": "k"}}}}),
+			xr:   with("env", []any{map[string]any{"name": "KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "s", "key": "k"}}}}),
 			want: append(env("HF_HOME", "/data"), secretEnv("KEY", "s", "k")),
 		},
 	}
@@ -237,7 +237,7 @@ func TestEngineDeployment(t *testing.T) {
 	}{
 		"Defaults": {xr: minimalXR(), wantReplicas: 1, wantStrategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
 			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(0))}}},
-		"Recreate":     {xr: with("deploymentStrategy", "Recreate", "replicas", 3, "storage.accessModes", []any{"ReadWriteMany"}), wantReplicas: 3, wantStrategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}},
+		"Recreate": {xr: with("deploymentStrategy", "Recreate", "replicas", 3, "storage.accessModes", []any{"ReadWriteMany"}), wantReplicas: 3, wantStrategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}},
 		"ZeroReplicas": {xr: with("replicas", 0), wantReplicas: 0, wantStrategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
 			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(0))}}},
 	}

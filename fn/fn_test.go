@@ -89,9 +89,9 @@ func TestTTL(t *testing.T) {
 		input map[string]any
 		want  time.Duration
 	}{
-		"Default":    {want: time.Minute},
-		"Flag":       {opts: []Option{WithTTL(15 * time.Second)}, want: 15 * time.Second},
-		"InputWins":  {opts: []Option{WithTTL(15 * time.Second)}, input: map[string]any{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input", "ttl": "2m"}, want: 2 * time.Minute},
+		"Default":   {want: time.Minute},
+		"Flag":      {opts: []Option{WithTTL(15 * time.Second)}, want: 15 * time.Second},
+		"InputWins": {opts: []Option{WithTTL(15 * time.Second)}, input: map[string]any{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input", "ttl": "2m"}, want: 2 * time.Minute},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,159 @@
+package fn
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func TestRouterArgs(t *testing.T) {
+	base := []string{"--host", "0.0.0.0", "--port", "8000", "--service-discovery", "k8s", "--k8s-namespace", "llm",
+		"--k8s-label-selector", "app.kubernetes.io/instance=s,app.kubernetes.io/component=serving-engine"}
+	tail := []string{"--engine-stats-interval", "15", "--request-stats-window", "60"}
+	join := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	cases := map[string]struct {
+		xr   map[string]any
+		want []string
+	}{
+		"DefaultRoundRobin":        {xr: minimalXR(), want: join(base, []string{"--routing-logic", "roundrobin"}, tail)},
+		"SessionDefaultKey":        {xr: with("routerConfig.routerType", "session"), want: join(base, []string{"--routing-logic", "session", "--session-key", "x-user-id"}, tail)},
+		"SessionKey":               {xr: with("routerConfig.routerType", "session", "routerConfig.sessionKey", "x-session-id"), want: join(base, []string{"--routing-logic", "session", "--session-key", "x-session-id"}, tail)},
+		"KeyIgnoredWithoutSession": {xr: with("routerConfig.sessionKey", "x-session-id"), want: join(base, []string{"--routing-logic", "roundrobin"}, tail)},
+		"PrefixAware":              {xr: with("routerConfig.routerType", "prefixaware"), want: join(base, []string{"--routing-logic", "prefixaware"}, tail)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := desired(t, mustRun(t, req(t, tc.xr, nil, nil)), "router", &appsv1.Deployment{})
+			if diff := cmp.Diff(tc.want, d.Spec.Template.Spec.Containers[0].Args); diff != "" {
+				t.Errorf("router args (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRouterDeployment(t *testing.T) {
+	cases := map[string]struct {
+		xr            map[string]any
+		input         map[string]any
+		wantImage     string
+		wantReplicas  int32
+		wantResources corev1.ResourceRequirements
+	}{
+		"Defaults":     {xr: minimalXR(), wantImage: "lmcache/lmstack-router:latest", wantReplicas: 1, wantResources: defaultRouterResources()},
+		"InputPinsTag": {xr: minimalXR(), input: compositionInput(), wantImage: "lmcache/lmstack-router:v0.1.12", wantReplicas: 1, wantResources: defaultRouterResources()},
+		"StackOverridesImage": {xr: with("routerConfig.image", "registry.local/router:dev", "routerConfig.replicas", 2), input: compositionInput(),
+			wantImage: "registry.local/router:dev", wantReplicas: 2, wantResources: defaultRouterResources()},
+		"Resources": {xr: with("routerConfig.resources", map[string]any{"requests": map[string]any{"cpu": "1"}, "limits": map[string]any{"memory": "2Gi"}}),
+			wantImage: "lmcache/lmstack-router:latest", wantReplicas: 1, wantResources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+			}},
+		"ZeroReplicas": {xr: with("routerConfig.replicas", 0), wantImage: "lmcache/lmstack-router:latest", wantReplicas: 0, wantResources: defaultRouterResources()},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := desired(t, mustRun(t, req(t, tc.xr, tc.input, nil)), "router", &appsv1.Deployment{})
+			pod := d.Spec.Template.Spec
+			c := pod.Containers[0]
+			if c.Image != tc.wantImage {
+				t.Errorf("image = %q, want %q", c.Image, tc.wantImage)
+			}
+			if d.Spec.Replicas == nil || *d.Spec.Replicas != tc.wantReplicas {
+				t.Errorf("replicas = %v, want %d", d.Spec.Replicas, tc.wantReplicas)
+			}
+			if diff := cmp.Diff(tc.wantResources, c.Resources); diff != "" {
+				t.Errorf("resources (-want +got):\n%s", diff)
+			}
+			if len(c.Command) != 0 {
+				t.Errorf("command = %q, want none: the image's entrypoint is vllm-router", c.Command)
+			}
+			if pod.ServiceAccountName != "s-router-service-account" {
+				t.Errorf("serviceAccountName = %q", pod.ServiceAccountName)
+			}
+			if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot {
+				t.Errorf("router pod must run as non-root: %+v", pod.SecurityContext)
+			}
+			if c.SecurityContext == nil || c.SecurityContext.AllowPrivilegeEscalation == nil || *c.SecurityContext.AllowPrivilegeEscalation {
+				t.Errorf("router container must not allow privilege escalation: %+v", c.SecurityContext)
+			}
+			if c.ReadinessProbe.HTTPGet.Path != "/health" || c.ReadinessProbe.HTTPGet.Port.IntValue() != 8000 ||
+				c.LivenessProbe.HTTPGet.Path != "/health" || c.LivenessProbe.HTTPGet.Port.IntValue() != 8000 {
+				t.Errorf("router probes must GET /health on 8000: %+v %+v", c.ReadinessProbe, c.LivenessProbe)
+			}
+		})
+	}
+}
+
+// TestRouterRBAC: the router may read and label pods of its own namespace,
+// through its own ServiceAccount.
+func TestRouterRBAC(t *testing.T) {
+	rsp := mustRun(t, req(t, minimalXR(), nil, nil))
+	sa := desired(t, rsp, "router-serviceaccount", &corev1.ServiceAccount{})
+	role := desired(t, rsp, "router-role", &rbacv1.Role{})
+	rb := desired(t, rsp, "router-rolebinding", &rbacv1.RoleBinding{})
+	if sa.Name != "s-router-service-account" || sa.Namespace != "llm" {
+		t.Errorf("ServiceAccount %s/%s", sa.Namespace, sa.Name)
+	}
+	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}}}
+	if diff := cmp.Diff(wantRules, role.Rules); diff != "" || role.Name != "s-reader" {
+		t.Errorf("Role %s rules (-want +got):\n%s", role.Name, diff)
+	}
+	wantRB := rbacv1.RoleBinding{
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "s-router-service-account", Namespace: "llm"}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "s-reader"},
+	}
+	if diff := cmp.Diff(wantRB.Subjects, rb.Subjects); diff != "" {
+		t.Errorf("RoleBinding subjects (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantRB.RoleRef, rb.RoleRef); diff != "" || rb.Name != "s-deployment-access-binding" {
+		t.Errorf("RoleBinding %s roleRef (-want +got):\n%s", rb.Name, diff)
+	}
+}
+
+// TestRouterSelectsOnlyItsStack: the router's discovery selector matches the
+// labels of this stack's engine pods and no other stack's.
+func TestRouterSelectsOnlyItsStack(t *testing.T) {
+	a := mustRun(t, req(t, minimalXR(), nil, nil))
+	other := minimalXR()
+	setPath(other, "metadata.name", "other")
+	b := mustRun(t, req(t, other, nil, nil))
+	engineA := desired(t, a, "engine-m", &appsv1.Deployment{}).Spec.Template.Labels
+	engineB := desired(t, b, "engine-m", &appsv1.Deployment{}).Spec.Template.Labels
+	sel := desired(t, a, "router", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Args[9]
+	matches := func(l map[string]string) bool {
+		return l["app.kubernetes.io/instance"] == "s" && l["app.kubernetes.io/component"] == "serving-engine"
+	}
+	if sel != "app.kubernetes.io/instance=s,app.kubernetes.io/component=serving-engine" || !matches(engineA) || matches(engineB) {
+		t.Errorf("selector %q must select stack s's engines %v and not stack other's %v", sel, engineA, engineB)
+	}
+}
+
+func TestServices(t *testing.T) {
+	rsp := mustRun(t, req(t, minimalXR(), nil, nil))
+	for key, want := range map[string]corev1.ServiceSpec{
+		"engine-m-service": {Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{
+			"app.kubernetes.io/name": "m", "app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "serving-engine"},
+			Ports: []corev1.ServicePort{{Name: "service-port", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intOrStr(8000)}}},
+		"router-service": {Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{
+			"app.kubernetes.io/name": "router", "app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "router"},
+			Ports: []corev1.ServicePort{{Name: "router-sport", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intOrStr(8000)}}},
+	} {
+		got := desired(t, rsp, key, &corev1.Service{})
+		if diff := cmp.Diff(want, got.Spec); diff != "" {
+			t.Errorf("%s spec (-want +got):\n%s", key, diff)
+		}
+	}
+}
+
+func intOrStr(n int32) intstr.IntOrString { return intstr.FromInt32(n) }
