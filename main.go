@@ -29,12 +29,16 @@ func run(args []string) error {
 		insecure = fs.Bool("insecure", false, "Run without mTLS credentials. If you supply this flag --tls-server-certs-dir will be ignored.")
 		ttl      = fs.Duration("ttl", fn.DefaultTTL, "How long Crossplane may cache a response; the requeue interval of realtime compositions. The Input's ttl overrides it.")
 		maxRecv  = fs.Int("max-recv-message-size", 4*1024*1024, "Maximum size in bytes of a RunFunctionRequest the server accepts.")
+		metrics  = fs.String("metrics-address", ":8080", "Address of the Prometheus metrics endpoint; empty disables it.")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *ttl <= 0 {
 		return fmt.Errorf("--ttl must be positive, got %s", *ttl)
+	}
+	if !*insecure && *tlsCerts == "" {
+		return fmt.Errorf("no credentials: pass --tls-server-certs-dir (or TLS_SERVER_CERTS_DIR), as Crossplane does, or --insecure for local development")
 	}
 	if *maxRecv <= 0 {
 		return fmt.Errorf("--max-recv-message-size must be positive, got %d", *maxRecv)
@@ -44,10 +48,11 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("cannot create logger: %w", err)
 	}
+	fn.UseDeterministicCodec()
 	return function.Serve(fn.New(log, fn.WithTTL(*ttl)),
 		function.Listen(*network, *address),
 		function.MTLSCertificates(*tlsCerts),
 		function.Insecure(*insecure),
-		function.MaxRecvMessageSize(*maxRecv))
+		function.MaxRecvMessageSize(*maxRecv),
+		function.WithMetricsServer(*metrics))
 }
-
