@@ -156,3 +156,13 @@ func TestLegacyClaim(t *testing.T) {
 		t.Errorf("Fatal message:\n got: %s\nwant: %s", got, want)
 	}
 }
+
+// TestRenderWithoutNamespace: `crossplane render` of the seed manifest, which
+// has no namespace, renders into "default", where kubectl would apply it.
+func TestRenderWithoutNamespace(t *testing.T) {
+	xr := loadXR(t, "../example/xr.yaml", "")
+	d := desired(t, mustRun(t, req(t, xr, nil, nil)), "router", &appsv1.Deployment{})
+	if d.Namespace != "default" || d.Spec.Template.Spec.Containers[0].Args[7] != "default" {
+		t.Errorf("router %s/%s discovers engines in %q, want namespace default", d.Namespace, d.Name, d.Spec.Template.Spec.Containers[0].Args[7])
+	}
+}

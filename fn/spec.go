@@ -21,6 +21,11 @@ import (
 const (
 	labelClaimName      = "crossplane.io/claim-name"
 	labelClaimNamespace = "crossplane.io/claim-namespace"
+
+	// namespacedKind is the XR kind of the namespaced XRD; the legacy XRD's
+	// XR kind is XProductionStack (its claim kind is ProductionStack).
+	namespacedKind   = "ProductionStack"
+	defaultNamespace = "default"
 )
 
 // crossplaneSpecFields are the spec fields Crossplane itself adds to an XR.
@@ -104,6 +109,12 @@ type stackIdentity struct {
 func identify(xr *composite.Unstructured) (stackIdentity, error) {
 	if ns := xr.GetNamespace(); ns != "" {
 		return stackIdentity{name: xr.GetName(), namespace: ns}, nil
+	}
+	if xr.GetKind() == namespacedKind {
+		// Only `crossplane render` of a manifest without a namespace gets
+		// here: the API server always sets a namespaced XR's namespace.
+		// Render it where `kubectl apply` would put it by default.
+		return stackIdentity{name: xr.GetName(), namespace: defaultNamespace}, nil
 	}
 	labels := xr.GetLabels()
 	ns, name := labels[labelClaimNamespace], labels[labelClaimName]
