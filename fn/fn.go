@@ -123,7 +123,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, fmt.Errorf("cannot get the desired ProductionStack: %w", err))
 		return rsp, nil
 	}
-	st := observe(s, observed)
+	// Ask for the stack's pods on every call; Crossplane sends them on the
+	// next call of this reconcile, and the status explains unready pods.
+	requirePods(rsp, s)
+	st := observe(s, observed, requiredPods(req))
 	if err := writeStatus(dxr.Resource, st); err != nil {
 		response.Fatal(rsp, fmt.Errorf("cannot write the ProductionStack's status: %w", err))
 		return rsp, nil

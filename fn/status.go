@@ -2,6 +2,7 @@ package fn
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,6 +25,54 @@ const (
 	conditionRouterReady  = "RouterReady"
 	conditionStorageReady = "StorageReady"
 )
+
+// Reasons of the conditions.
+const (
+	reasonAvailable = "Available"
+	reasonBound     = "Bound"
+	reasonNoClaims  = "NoClaims"
+
+	reasonUnschedulable    = "Unschedulable"
+	reasonImagePullError   = "ImagePullError"
+	reasonCrashLoopBackOff = "CrashLoopBackOff"
+	reasonContainerConfig  = "ContainerConfigError"
+	reasonPodFailed        = "PodFailed"
+	reasonReplicaFailure   = "ReplicaFailure"
+	reasonProgressDeadline = "ProgressDeadlineExceeded"
+	reasonClaimLost        = "ClaimLost"
+	reasonStarting         = "Starting"
+	reasonNotReady         = "NotReady"
+	reasonContainerWaiting = "ContainerWaiting"
+	reasonPodPending       = "PodPending"
+	reasonClaimPending     = "ClaimPending"
+	reasonRollingOut       = "RollingOut"
+	reasonUnavailable      = "Unavailable"
+	reasonCreating         = "Creating"
+)
+
+// severity orders the reasons of a condition that is False, most severe
+// first: a component with several issues reports the one a person must act
+// on (no GPU free) rather than one that passes by itself (rolling out).
+var severity = []string{
+	reasonUnschedulable, reasonImagePullError, reasonCrashLoopBackOff, reasonContainerConfig,
+	reasonPodFailed, reasonReplicaFailure, reasonProgressDeadline, reasonClaimLost,
+	reasonStarting, reasonNotReady, reasonContainerWaiting, reasonPodPending, reasonClaimPending,
+	reasonRollingOut, reasonUnavailable, reasonCreating,
+}
+
+// worst returns the most severe of reasons.
+func worst(reasons ...string) string {
+	found, rank := "", len(severity)
+	for _, r := range reasons {
+		if i := slices.Index(severity, r); i >= 0 && i < rank {
+			found, rank = r, i
+		}
+	}
+	return found
+}
+
+// maxModelsListed bounds the models the EnginesReady message explains.
+const maxModelsListed = 8
 
 // ready tells Crossplane whether one composed object is ready, from its
 // observed state. Crossplane marks the XR Ready only when every composed
@@ -54,15 +103,20 @@ func deploymentReady(d *appsv1.Deployment) bool {
 	if d.Status.ObservedGeneration < d.Generation {
 		return false
 	}
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
+	want := wantReplicas(d)
 	if want == 0 {
 		return true
 	}
 	return d.Status.UpdatedReplicas == want && d.Status.AvailableReplicas == want &&
 		deploymentCondition(d, appsv1.DeploymentAvailable) == corev1.ConditionTrue
+}
+
+// wantReplicas is spec.replicas; the API server defaults it to 1.
+func wantReplicas(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
 }
 
 func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) corev1.ConditionStatus {
@@ -86,16 +140,26 @@ func asDeployment(u *composed.Unstructured) (*appsv1.Deployment, error) {
 type stackStatus struct {
 	endpoint string
 	models   []modelStatus
-	router   v1alpha1.RouterStatus
-	// routerIssue and claims explain a router or storage that is not ready.
-	routerIssue string
-	claims      []claimStatus
+	router   routerStatus
+	claims   []claimStatus
 }
 
 type modelStatus struct {
 	v1alpha1.ModelStatus
-	ready bool
-	issue string // why the model does not serve, for a person to act on
+	progress
+}
+
+type routerStatus struct {
+	v1alpha1.RouterStatus
+	progress
+}
+
+// progress says whether a component is ready and, when it is not, why: a
+// reason for the condition and a message for a person to act on.
+type progress struct {
+	ready   bool
+	reason  string
+	message string
 }
 
 type claimStatus struct {
@@ -103,63 +167,103 @@ type claimStatus struct {
 	phase string // "" when not created yet
 }
 
-// observe summarises the observed composed objects of a stack.
-func observe(s *stack, observed map[resource.Name]resource.ObservedComposed) stackStatus {
+// observe summarises the observed composed objects and pods of a stack.
+func observe(s *stack, observed map[resource.Name]resource.ObservedComposed, pods stackPods) stackStatus {
 	st := stackStatus{endpoint: fmt.Sprintf("http://%s.%s.svc.cluster.local/v1", s.names.routerService(), s.namespace)}
 	for _, e := range s.engines {
-		ms := modelStatus{ModelStatus: v1alpha1.ModelStatus{Name: e.model.Name, ServedModelName: e.served, Replicas: *e.cfg.Replicas}}
-		ms.ready, ms.issue = deploymentProgress(observed[resource.Name(engineKey(e.id))], s.names.engineDeployment(e.id), &ms.ReadyReplicas, &ms.AvailableReplicas, &ms.UpdatedReplicas)
-		st.models = append(st.models, ms)
+		ds, p := deploymentProgress(observed[resource.Name(engineKey(e.id))], s.names.engineDeployment(e.id), pods.engines[shorten(e.id, maxLabelLength)])
+		st.models = append(st.models, modelStatus{
+			ModelStatus: v1alpha1.ModelStatus{
+				Name: e.model.Name, ServedModelName: e.served, Replicas: *e.cfg.Replicas,
+				ReadyReplicas: ds.ReadyReplicas, AvailableReplicas: ds.AvailableReplicas, UpdatedReplicas: ds.UpdatedReplicas,
+			},
+			progress: p,
+		})
 		if ownsClaim(e) {
 			c := claimStatus{name: s.names.storageClaim(e.id)}
 			if o := observed[resource.Name(engineStorageKey(e.id))]; o.Resource != nil {
 				c.phase, _ = o.Resource.GetString("status.phase")
-				if c.phase == "" {
-					c.phase = string(corev1.ClaimPending)
-				}
+				c.phase = or(c.phase, string(corev1.ClaimPending)) // no status yet
 			}
 			st.claims = append(st.claims, c)
 		}
 	}
-	st.router.Replicas = s.router.replicas
-	var routerReady bool
-	routerReady, st.routerIssue = deploymentProgress(observed[routerKey], s.names.routerDeployment(), &st.router.ReadyReplicas, new(int32), new(int32))
-	if routerReady {
-		st.routerIssue = ""
+
+	ds, p := deploymentProgress(observed[routerKey], s.names.routerDeployment(), pods.router)
+	// The router routes only through its Service: the endpoint is its DNS name.
+	if observed[routerServiceKey].Resource == nil {
+		missing := fmt.Sprintf("Service %s is not created yet", s.names.routerService())
+		if p.ready {
+			p = progress{reason: reasonCreating, message: missing}
+		} else {
+			p.reason, p.message = worst(p.reason, reasonCreating), p.message+"; "+missing
+		}
+	}
+	st.router = routerStatus{
+		RouterStatus: v1alpha1.RouterStatus{RouterType: s.router.routerType, Replicas: s.router.replicas, ReadyReplicas: ds.ReadyReplicas},
+		progress:     p,
 	}
 	return st
 }
 
 // deploymentProgress reads an observed Deployment's replica counts and says
-// whether it is ready and, if not, why.
-func deploymentProgress(o resource.ObservedComposed, name string, readyN, available, updated *int32) (bool, string) {
+// whether it is ready and, if not, why: from the Deployment's status and
+// conditions, then from its pods.
+func deploymentProgress(o resource.ObservedComposed, name string, pods []corev1.Pod) (appsv1.DeploymentStatus, progress) {
 	if o.Resource == nil {
-		return false, fmt.Sprintf("Deployment %s is not created yet", name)
+		return appsv1.DeploymentStatus{}, progress{reason: reasonCreating, message: fmt.Sprintf("Deployment %s is not created yet", name)}
 	}
 	d, err := asDeployment(o.Resource)
 	if err != nil {
-		return false, err.Error()
+		return appsv1.DeploymentStatus{}, progress{reason: reasonUnavailable, message: err.Error()}
 	}
-	*readyN, *available, *updated = d.Status.ReadyReplicas, d.Status.AvailableReplicas, d.Status.UpdatedReplicas
 	if deploymentReady(d) {
-		return true, ""
+		return d.Status, progress{ready: true, reason: reasonAvailable}
 	}
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
-	issue := fmt.Sprintf("%d/%d replicas available", d.Status.AvailableReplicas, want)
-	if d.Status.ObservedGeneration < d.Generation {
-		issue += ", rollout not yet observed by the Deployment controller"
+
+	want := wantReplicas(d)
+	p := progress{reason: reasonUnavailable, message: fmt.Sprintf("%d/%d replicas available", d.Status.AvailableReplicas, want)}
+	switch {
+	case d.Status.ObservedGeneration < d.Generation:
+		p.reason = reasonRollingOut
+		p.message += ", the Deployment controller has not seen the latest spec yet"
+	case d.Status.UpdatedReplicas < want:
+		p.reason = reasonRollingOut
+		p.message += fmt.Sprintf(", %d/%d updated to the latest spec", d.Status.UpdatedReplicas, want)
+	case d.Status.AvailableReplicas >= want:
+		// Every replica counts as available, yet the Deployment does not
+		// say Available: its condition says why.
+		p.message += ", but the Deployment is not Available"
+		if c := conditionOf(d, appsv1.DeploymentAvailable); c != nil {
+			p.message += ": " + clean(join(c.Reason, c.Message))
+		}
 	}
 	for _, c := range d.Status.Conditions {
 		switch {
-		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse,
-			c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
-			issue += ": " + c.Message
+		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded":
+			// The message names a ReplicaSet; the reason is what matters.
+			p.reason = worst(p.reason, reasonProgressDeadline)
+			p.message += ": Deployment exceeded its progress deadline"
+		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
+			// e.g. FailedCreate: a ResourceQuota forbids the pods.
+			p.reason = worst(p.reason, reasonReplicaFailure)
+			p.message += ": " + clean(join(c.Reason, c.Message))
 		}
 	}
-	return false, issue
+	if reason, lines := podIssues(pods); len(lines) > 0 {
+		p.reason = worst(p.reason, reason)
+		p.message += "; " + strings.Join(lines, "; ")
+	}
+	return d.Status, p
+}
+
+func conditionOf(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if d.Status.Conditions[i].Type == t {
+			return &d.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // writeStatus sets the XR's status fields. Every field is declared in the
@@ -185,6 +289,7 @@ func writeStatus(xr *composite.Unstructured, st stackStatus) error {
 		"status.models":      models,
 		"status.readyModels": fmt.Sprintf("%d/%d", readyModels, len(st.models)),
 		"status.router": map[string]any{
+			"routerType":    st.router.RouterType,
 			"replicas":      int64(st.router.Replicas),
 			"readyReplicas": int64(st.router.ReadyReplicas),
 		},
@@ -197,49 +302,90 @@ func writeStatus(xr *composite.Unstructured, st stackStatus) error {
 }
 
 // setConditions reports, for a person, whether the engines, the router and
-// the model caches are ready and what to look at when they are not.
+// the model caches are ready and what to look at when they are not. The
+// messages hold no times or counters that change by themselves, so an
+// unchanged stack gets unchanged conditions.
 func setConditions(rsp *fnv1.RunFunctionResponse, st stackStatus) {
+	enginesCondition(rsp, st.models)
+	routerCondition(rsp, st.router)
+	storageCondition(rsp, st.claims)
+}
+
+func enginesCondition(rsp *fnv1.RunFunctionResponse, models []modelStatus) {
+	var scaledDown, reasons []string
 	var waiting []string
-	for _, m := range st.models {
-		if !m.ready {
-			waiting = append(waiting, m.Name+": "+m.issue)
+	for _, m := range models {
+		switch {
+		case !m.ready:
+			reasons = append(reasons, m.reason)
+			if len(waiting) < maxModelsListed {
+				waiting = append(waiting, m.Name+": "+m.message)
+			}
+		case m.Replicas == 0:
+			scaledDown = append(scaledDown, m.Name)
 		}
 	}
-	if len(waiting) == 0 {
-		response.ConditionTrue(rsp, conditionEnginesReady, "Available").
-			WithMessage(fmt.Sprintf("all %d models are serving", len(st.models))).TargetCompositeAndClaim()
-	} else {
-		response.ConditionFalse(rsp, conditionEnginesReady, "Unavailable").
-			WithMessage(fmt.Sprintf("%d of %d models not serving: %s", len(waiting), len(st.models), strings.Join(waiting, "; "))).TargetCompositeAndClaim()
+	summary := fmt.Sprintf("%d/%d models ready", len(models)-len(reasons), len(models))
+	if len(reasons) == 0 {
+		if len(scaledDown) > 0 {
+			summary += "; scaled to 0 replicas: " + strings.Join(scaledDown, ", ")
+		}
+		response.ConditionTrue(rsp, conditionEnginesReady, reasonAvailable).WithMessage(summary).TargetCompositeAndClaim()
+		return
 	}
-
-	if st.routerIssue == "" {
-		response.ConditionTrue(rsp, conditionRouterReady, "Available").
-			WithMessage(fmt.Sprintf("router is routing: %d/%d replicas ready", st.router.ReadyReplicas, st.router.Replicas)).TargetCompositeAndClaim()
-	} else {
-		response.ConditionFalse(rsp, conditionRouterReady, "Unavailable").
-			WithMessage("router: " + st.routerIssue).TargetCompositeAndClaim()
+	if more := len(reasons) - len(waiting); more > 0 {
+		waiting = append(waiting, fmt.Sprintf("%d more models not ready", more))
 	}
+	response.ConditionFalse(rsp, conditionEnginesReady, worst(reasons...)).
+		WithMessage(summary + ". " + strings.Join(waiting, ". ")).TargetCompositeAndClaim()
+}
 
-	var unbound []string
-	for _, c := range st.claims {
+func routerCondition(rsp *fnv1.RunFunctionResponse, r routerStatus) {
+	if !r.ready {
+		response.ConditionFalse(rsp, conditionRouterReady, r.reason).WithMessage(r.message).TargetCompositeAndClaim()
+		return
+	}
+	msg := fmt.Sprintf("%d/%d router replicas ready", r.ReadyReplicas, r.Replicas)
+	if r.Replicas == 0 {
+		msg = "the router is scaled to 0 replicas: nothing answers at the endpoint"
+	}
+	response.ConditionTrue(rsp, conditionRouterReady, reasonAvailable).WithMessage(msg).TargetCompositeAndClaim()
+}
+
+func storageCondition(rsp *fnv1.RunFunctionResponse, claims []claimStatus) {
+	if len(claims) == 0 {
+		response.ConditionTrue(rsp, conditionStorageReady, reasonNoClaims).
+			WithMessage("the stack creates no model cache claims").TargetCompositeAndClaim()
+		return
+	}
+	var problems, reasons []string
+	pending := false
+	for _, c := range claims {
 		switch c.phase {
 		case string(corev1.ClaimBound):
+			continue
 		case "":
-			unbound = append(unbound, fmt.Sprintf("storage claim %s is not created yet", c.name))
+			reasons = append(reasons, reasonCreating)
+			problems = append(problems, fmt.Sprintf("storage claim %s is not created yet", c.name))
+		case string(corev1.ClaimLost):
+			reasons = append(reasons, reasonClaimLost)
+			problems = append(problems, fmt.Sprintf("storage claim %s is Lost: its PersistentVolume no longer exists", c.name))
 		default:
-			unbound = append(unbound, fmt.Sprintf("storage claim %s is %s", c.name, c.phase))
+			pending = true
+			reasons = append(reasons, reasonClaimPending)
+			problems = append(problems, fmt.Sprintf("storage claim %s is %s", c.name, c.phase))
 		}
 	}
-	switch {
-	case len(st.claims) == 0:
-		response.ConditionTrue(rsp, conditionStorageReady, "NoClaims").
-			WithMessage("the stack creates no model cache claims").TargetCompositeAndClaim()
-	case len(unbound) == 0:
-		response.ConditionTrue(rsp, conditionStorageReady, "Bound").
-			WithMessage(fmt.Sprintf("all %d model cache claims are bound", len(st.claims))).TargetCompositeAndClaim()
-	default:
-		response.ConditionFalse(rsp, conditionStorageReady, "Unbound").
-			WithMessage(strings.Join(unbound, "; ") + ": check the StorageClass and that a volume can be provisioned").TargetCompositeAndClaim()
+	if len(problems) == 0 {
+		response.ConditionTrue(rsp, conditionStorageReady, reasonBound).
+			WithMessage(fmt.Sprintf("%d/%d model cache claims bound", len(claims), len(claims))).TargetCompositeAndClaim()
+		return
 	}
+	msg := strings.Join(problems, "; ")
+	if pending {
+		// With a WaitForFirstConsumer StorageClass (the usual default) a claim
+		// stays Pending until its pod is scheduled: look at EnginesReady too.
+		msg += ": a claim binds once a volume is provisioned for it; with a WaitForFirstConsumer StorageClass, only after its engine pod is scheduled"
+	}
+	response.ConditionFalse(rsp, conditionStorageReady, worst(reasons...)).WithMessage(msg).TargetCompositeAndClaim()
 }

@@ -67,7 +67,7 @@ func TestDefinitions(t *testing.T) {
 	columns := []any{
 		map[string]any{"name": "MODELS", "type": "string", "jsonPath": ".status.readyModels"},
 		map[string]any{"name": "ENDPOINT", "type": "string", "jsonPath": ".status.endpoint"},
-		map[string]any{"name": "ROUTING", "type": "string", "jsonPath": ".spec.routerConfig.routerType"},
+		map[string]any{"name": "ROUTING", "type": "string", "jsonPath": ".status.router.routerType"},
 	}
 	cases := []struct {
 		d    definition

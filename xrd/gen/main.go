@@ -58,7 +58,7 @@ var categories = []any{"crossplane", "vllm"}
 var printerColumns = []any{
 	column("MODELS", ".status.readyModels"),
 	column("ENDPOINT", ".status.endpoint"),
-	column("ROUTING", ".spec.routerConfig.routerType"),
+	column("ROUTING", ".status.router.routerType"),
 }
 
 func column(name, path string) map[string]any {

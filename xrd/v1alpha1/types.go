@@ -406,6 +406,9 @@ type ModelStatus struct {
 
 // RouterStatus is the observed state of the router.
 type RouterStatus struct {
+	// Routing logic in effect: routerConfig.routerType or its default.
+	// +optional
+	RouterType string `json:"routerType,omitempty"`
 	// Desired replicas.
 	// +optional
 	Replicas int32 `json:"replicas"`
