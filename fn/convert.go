@@ -29,6 +29,10 @@ func toComposed(o runtime.Object) (*composed.Unstructured, error) {
 	if err := json.Unmarshal(b, &obj); err != nil {
 		return nil, fmt.Errorf("cannot decode %T: %w", o, err)
 	}
+	// The function never has an opinion on a composed object's status, and
+	// some status types have fields without omitempty (a PodDisruptionBudget's
+	// currentHealthy: 0): sending them would claim fields the controllers own.
+	delete(obj, "status")
 	prune(obj)
 	return &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: obj}}, nil
 }

@@ -45,11 +45,19 @@ type engine struct {
 
 // router is the router's configuration with defaults applied.
 type router struct {
-	routerType string
-	sessionKey string
-	image      string
-	replicas   int32
-	resources  corev1.ResourceRequirements
+	routerType    string
+	sessionKey    string
+	image         string
+	replicas      int32
+	resources     corev1.ResourceRequirements
+	discoveryType string // "" leaves the router's default (pod-ip)
+	extraArgs     []string
+	env           []corev1.EnvVar
+	apiKey        *v1alpha1.SecretKeySelector // also given to every engine
+	serviceType   corev1.ServiceType
+	servicePort   int32
+	serviceAnnots map[string]string
+	pdb           *v1alpha1.PodDisruptionBudget
 }
 
 // engines merges the top-level engine blocks into each model and applies
@@ -202,7 +210,7 @@ func resolveConfig(c v1alpha1.EngineConfig, in *v1beta1.Input) v1alpha1.EngineCo
 	if s.Enabled == nil {
 		s.Enabled = ptr.To(true)
 	}
-	if s.ExistingClaimName == "" {
+	if s.ExistingClaimName == "" && s.EmptyDir == nil {
 		if s.Size == "" {
 			s.Size = or(in.GetStorage().Size, DefaultStorageSize)
 		}
@@ -214,6 +222,16 @@ func resolveConfig(c v1alpha1.EngineConfig, in *v1beta1.Input) v1alpha1.EngineCo
 		}
 	}
 	c.Storage = s
+
+	if c.Scheduling == nil {
+		c.Scheduling = &v1alpha1.Scheduling{}
+	}
+	if c.Pod == nil {
+		c.Pod = &v1alpha1.PodConfig{}
+	}
+	if c.Probes == nil {
+		c.Probes = &v1alpha1.Probes{}
+	}
 	return c
 }
 
@@ -236,6 +254,19 @@ func resolveRouter(rc *v1alpha1.RouterConfig, in *v1beta1.Input) router {
 	} else {
 		r.resources = defaultRouterResources()
 	}
+	r.discoveryType = rc.K8sServiceDiscoveryType
+	r.extraArgs = rc.ExtraArgs
+	r.env = rc.Env
+	if k := rc.APIKeySecret; k != nil {
+		r.apiKey = &v1alpha1.SecretKeySelector{Name: k.Name, Key: or(k.Key, DefaultHFTokenKey)}
+	}
+	r.serviceType, r.servicePort = corev1.ServiceTypeClusterIP, servicePort
+	if svc := rc.Service; svc != nil {
+		r.serviceType = corev1.ServiceType(or(svc.Type, string(corev1.ServiceTypeClusterIP)))
+		r.servicePort = ptr.Deref(svc.Port, servicePort)
+		r.serviceAnnots = svc.Annotations
+	}
+	r.pdb = rc.PodDisruptionBudget
 	return r
 }
 

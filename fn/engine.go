@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
 // Ports and paths of the engine container. The router calls
@@ -41,9 +43,9 @@ func engineDeployment(s *stack, e engine) *appsv1.Deployment {
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(*e.cfg.Replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: engineSelector(s.name, e)},
-			Strategy: strategy(e.cfg.DeploymentStrategy),
+			Strategy: strategy(e.cfg.DeploymentStrategy, e.cfg.RollingUpdate),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				ObjectMeta: metav1.ObjectMeta{Labels: withExtraLabels(podLabels, e.cfg.Pod.Labels), Annotations: e.cfg.Pod.Annotations},
 				Spec:       enginePod(s, e),
 			},
 		},
@@ -51,47 +53,55 @@ func engineDeployment(s *stack, e engine) *appsv1.Deployment {
 	return d
 }
 
-func strategy(kind string) appsv1.DeploymentStrategy {
+func strategy(kind string, ru *v1alpha1.RollingUpdate) appsv1.DeploymentStrategy {
 	if kind == string(appsv1.RecreateDeploymentStrategyType) {
 		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	}
 	// A new engine pod must be ready before an old one stops: with
 	// maxUnavailable 0 the model keeps serving through a rollout.
-	return appsv1.DeploymentStrategy{
-		Type: appsv1.RollingUpdateDeploymentStrategyType,
-		RollingUpdate: &appsv1.RollingUpdateDeployment{
-			MaxSurge:       ptr.To(intstr.FromInt32(1)),
-			MaxUnavailable: ptr.To(intstr.FromInt32(0)),
-		},
+	r := &appsv1.RollingUpdateDeployment{
+		MaxSurge:       ptr.To(intstr.FromInt32(1)),
+		MaxUnavailable: ptr.To(intstr.FromInt32(0)),
 	}
+	if ru != nil && ru.MaxSurge != nil {
+		r.MaxSurge = ptr.To(*ru.MaxSurge)
+	}
+	if ru != nil && ru.MaxUnavailable != nil {
+		r.MaxUnavailable = ptr.To(*ru.MaxUnavailable)
+	}
+	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: r}
 }
 
 func enginePod(s *stack, e engine) corev1.PodSpec {
 	v := e.cfg.VLLMConfig
 	pod := corev1.PodSpec{
-		Containers: []corev1.Container{engineContainerSpec(e)},
-		Volumes:    engineVolumes(s, e),
+		InitContainers: e.cfg.Pod.InitContainers,
+		Containers:     []corev1.Container{engineContainerSpec(s, e)},
+		Volumes:        engineVolumes(s, e),
 	}
 	if v.ImagePullSecretName != "" {
 		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: v.ImagePullSecretName}}
 	}
+	schedule(&pod, e.cfg.Scheduling)
+	podIdentity(&pod, e.cfg.Pod)
 	return pod
 }
 
-func engineContainerSpec(e engine) corev1.Container {
+func engineContainerSpec(s *stack, e engine) corev1.Container {
 	v := e.cfg.VLLMConfig
 	image := imageRef(v.ImagePullRegistry, v.Image)
 	command := []string{"vllm", "serve"}
 	if strings.Contains(image, lmcacheImage) {
 		command[0] = lmcacheVLLMBinary
 	}
+	p := e.cfg.Probes
 	return corev1.Container{
 		Name:            engineContainer,
 		Image:           image,
 		ImagePullPolicy: corev1.PullPolicy(v.ImagePullPolicy),
 		Command:         command,
 		Args:            engineArgs(e),
-		Env:             engineEnv(e),
+		Env:             engineEnv(s, e),
 		Ports: []corev1.ContainerPort{{
 			Name: enginePortName, ContainerPort: enginePort, Protocol: corev1.ProtocolTCP,
 		}},
@@ -99,9 +109,10 @@ func engineContainerSpec(e engine) corev1.Container {
 		VolumeMounts: engineVolumeMounts(e),
 		// Large models take minutes to load: the startup probe allows
 		// 10 s x 60 before liveness takes over.
-		StartupProbe:   httpProbe(enginePort, 10, 60),
-		ReadinessProbe: httpProbe(enginePort, 5, 3),
-		LivenessProbe:  httpProbe(enginePort, 10, 3),
+		StartupProbe:    tune(httpProbe(enginePort, 10, 60), p.Startup),
+		ReadinessProbe:  tune(httpProbe(enginePort, 5, 3), p.Readiness),
+		LivenessProbe:   tune(httpProbe(enginePort, 10, 3), p.Liveness),
+		SecurityContext: e.cfg.Pod.ContainerSecurityContext,
 	}
 }
 
@@ -183,16 +194,17 @@ func appendSwitch(args []string, name string, b *bool) []string {
 
 // engineEnv computes the engine's environment, then applies the user's env:
 // an entry named like a computed variable replaces it in place.
-func engineEnv(e engine) []corev1.EnvVar {
+func engineEnv(s *stack, e engine) []corev1.EnvVar {
 	v := e.cfg.VLLMConfig
 	env := make([]corev1.EnvVar, 0, 16)
 	if enabled(e.cfg.Storage.Enabled) {
 		env = append(env, corev1.EnvVar{Name: "HF_HOME", Value: modelCachePath})
 	}
-	if s := v.HFTokenSecret; s != nil {
-		env = append(env, corev1.EnvVar{Name: "HF_TOKEN", ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.Key},
-		}})
+	if t := v.HFTokenSecret; t != nil {
+		env = append(env, secretEnv("HF_TOKEN", t))
+	}
+	if k := s.router.apiKey; k != nil {
+		env = append(env, secretEnv("VLLM_API_KEY", k))
 	}
 	if e.model.EnableLoRA {
 		env = append(env, corev1.EnvVar{Name: "VLLM_ALLOW_RUNTIME_LORA_UPDATING", Value: "True"})
@@ -268,6 +280,14 @@ func imageRef(registry, image string) string {
 		return image
 	}
 	return strings.TrimSuffix(registry, "/") + "/" + image
+}
+
+// secretEnv is an environment variable read from a Secret, so the value
+// never appears in the Deployment.
+func secretEnv(name string, ref *v1alpha1.SecretKeySelector) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+		SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}, Key: ref.Key},
+	}}
 }
 
 func itoa(n int32) string { return strconv.FormatInt(int64(n), 10) }

@@ -93,7 +93,7 @@ func TestEngineArgs(t *testing.T) {
 	}
 }
 
-func secretEnv(name, secret, key string) corev1.EnvVar {
+func secretEnvVar(name, secret, key string) corev1.EnvVar {
 	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}}}
 }
@@ -117,8 +117,8 @@ func TestEngineEnv(t *testing.T) {
 	}{
 		"StorageSetsHFHome": {xr: minimalXR(), want: hfHome},
 		"NoStorageNoEnv":    {xr: with("storage.enabled", false), want: nil},
-		"HFTokenDefaultKey": {xr: with("vllmConfig.hfTokenSecret.name", "hf"), want: append(env("HF_HOME", "/data"), secretEnv("HF_TOKEN", "hf", "token"))},
-		"HFTokenKey":        {xr: with("vllmConfig.hfTokenSecret", map[string]any{"name": "hf", "key": "hf_token"}), want: append(env("HF_HOME", "/data"), secretEnv("HF_TOKEN", "hf", "hf_token"))},
+		"HFTokenDefaultKey": {xr: with("vllmConfig.hfTokenSecret.name", "hf"), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "token"))},
+		"HFTokenKey":        {xr: with("vllmConfig.hfTokenSecret", map[string]any{"name": "hf", "key": "hf_token"}), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "hf_token"))},
 		"LoRA":              {xr: with("model.enableLoRA", true), want: env("HF_HOME", "/data", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True")},
 		"V1On":              {xr: with("vllmConfig.v1", true), want: env("HF_HOME", "/data", "VLLM_USE_V1", "1")},
 		"V1Off":             {xr: with("vllmConfig.v1", false), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
@@ -148,7 +148,7 @@ func TestEngineEnv(t *testing.T) {
 		},
 		"UserEnvValueFrom": {
 			xr:   with("env", []any{map[string]any{"name": "KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "s", "key": "k"}}}}),
-			want: append(env("HF_HOME", "/data"), secretEnv("KEY", "s", "k")),
+			want: append(env("HF_HOME", "/data"), secretEnvVar("KEY", "s", "k")),
 		},
 	}
 	for name, tc := range cases {

@@ -48,6 +48,9 @@ func TestRunFunctionGolden(t *testing.T) {
 		"session": {
 			xr: func(t *testing.T) map[string]any { return loadXR(t, "../example/stacks/session.yaml", "") },
 		},
+		"production": {
+			xr: func(t *testing.T) map[string]any { return loadXR(t, "../example/stacks/production.yaml", "") },
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

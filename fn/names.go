@@ -79,6 +79,14 @@ func (n names) chatTemplates(model string) string {
 	return shorten(n.stack+"-"+model+"-chat-templates", maxSubdomainLength)
 }
 
+func (n names) enginePDB(model string) string {
+	return shorten(n.stack+"-"+model+"-engine-pdb", maxSubdomainLength)
+}
+
+func (n names) routerPDB() string {
+	return shorten(n.stack+"-router-pdb", maxSubdomainLength)
+}
+
 func (n names) routerServiceAccount() string {
 	return shorten(n.stack+"-router-service-account", maxSubdomainLength)
 }
@@ -106,6 +114,7 @@ func engineKey(model string) string         { return "engine-" + model }
 func engineServiceKey(model string) string  { return "engine-" + model + "-service" }
 func engineStorageKey(model string) string  { return "engine-" + model + "-storage" }
 func engineTemplateKey(model string) string { return "engine-" + model + "-chat-template" }
+func enginePDBKey(model string) string      { return "engine-" + model + "-pdb" }
 
 const (
 	routerKey               = "router"
@@ -113,4 +122,5 @@ const (
 	routerServiceAccountKey = "router-serviceaccount"
 	routerRoleKey           = "router-role"
 	routerRoleBindingKey    = "router-rolebinding"
+	routerPDBKey            = "router-pdb"
 )

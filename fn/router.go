@@ -84,7 +84,7 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(s.router.replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: selector(s.name, componentRouter, componentRouter)},
-			Strategy: strategy(string(appsv1.RollingUpdateDeploymentStrategyType)),
+			Strategy: strategy(string(appsv1.RollingUpdateDeploymentStrategyType), nil),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: l},
 				Spec: corev1.PodSpec{
@@ -99,6 +99,7 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 						Name:  routerContainer,
 						Image: s.router.image,
 						Args:  routerArgs(s),
+						Env:   routerEnv(s),
 						Ports: []corev1.ContainerPort{{
 							Name: routerPortName, ContainerPort: routerPort, Protocol: corev1.ProtocolTCP,
 						}},
@@ -128,26 +129,45 @@ func routerArgs(s *stack) []string {
 		"--k8s-label-selector", engineDiscoverySelector(s.name),
 		"--routing-logic", s.router.routerType,
 	}
+	if s.router.discoveryType != "" {
+		args = append(args, "--k8s-service-discovery-type", s.router.discoveryType)
+	}
 	if s.router.routerType == "session" {
 		// The router exits at start-up with session routing and no key.
 		args = append(args, "--session-key", s.router.sessionKey)
 	}
-	return append(args,
+	args = append(args,
 		"--engine-stats-interval", strconv.Itoa(engineStatsInterval),
 		"--request-stats-window", strconv.Itoa(requestStatsWindow))
+	return append(args, s.router.extraArgs...)
+}
+
+// routerEnv: the API key, so the router can call engines that require it,
+// then the user's variables, replacing a computed one of the same name.
+func routerEnv(s *stack) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	if k := s.router.apiKey; k != nil {
+		env = append(env, secretEnv("VLLM_API_KEY", k))
+	}
+	return overrideEnv(env, s.router.env)
 }
 
 func routerService(s *stack) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: s.meta(s.names.routerService(), routerLabels(s)),
+		ObjectMeta: withAnnotations(s.meta(s.names.routerService(), routerLabels(s)), s.router.serviceAnnots),
 		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
+			Type:     s.router.serviceType,
 			Selector: selector(s.name, componentRouter, componentRouter),
 			Ports: []corev1.ServicePort{{
-				Name: routerSvcPortName, Port: servicePort, Protocol: corev1.ProtocolTCP,
+				Name: routerSvcPortName, Port: s.router.servicePort, Protocol: corev1.ProtocolTCP,
 				TargetPort: intstr.FromInt32(routerPort),
 			}},
 		},
 	}
+}
+
+func withAnnotations(m metav1.ObjectMeta, a map[string]string) metav1.ObjectMeta {
+	m.Annotations = a
+	return m
 }

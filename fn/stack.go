@@ -56,11 +56,18 @@ func compose(s *stack) []object {
 		if e.model.ChatTemplate != "" {
 			objs = append(objs, object{engineTemplateKey(e.id), chatTemplateConfigMap(s, e)})
 		}
+		if wantsPDB(e.cfg.PodDisruptionBudget) {
+			objs = append(objs, object{enginePDBKey(e.id), enginePDB(s, e)})
+		}
 	}
-	return append(objs,
+	objs = append(objs,
 		object{routerServiceAccountKey, routerServiceAccount(s)},
 		object{routerRoleKey, routerRole(s)},
 		object{routerRoleBindingKey, routerRoleBinding(s)},
 		object{routerKey, routerDeployment(s)},
 		object{routerServiceKey, routerService(s)})
+	if wantsPDB(s.router.pdb) {
+		objs = append(objs, object{routerPDBKey, routerPDB(s)})
+	}
+	return objs
 }

@@ -3,6 +3,7 @@ package fn
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -169,7 +170,7 @@ type claimStatus struct {
 
 // observe summarises the observed composed objects and pods of a stack.
 func observe(s *stack, observed map[resource.Name]resource.ObservedComposed, pods stackPods) stackStatus {
-	st := stackStatus{endpoint: fmt.Sprintf("http://%s.%s.svc.cluster.local/v1", s.names.routerService(), s.namespace)}
+	st := stackStatus{endpoint: endpoint(s)}
 	for _, e := range s.engines {
 		ds, p := deploymentProgress(observed[resource.Name(engineKey(e.id))], s.names.engineDeployment(e.id), pods.engines[shorten(e.id, maxLabelLength)])
 		st.models = append(st.models, modelStatus{
@@ -388,4 +389,13 @@ func storageCondition(rsp *fnv1.RunFunctionResponse, claims []claimStatus) {
 		msg += ": a claim binds once a volume is provisioned for it; with a WaitForFirstConsumer StorageClass, only after its engine pod is scheduled"
 	}
 	response.ConditionFalse(rsp, conditionStorageReady, worst(reasons...)).WithMessage(msg).TargetCompositeAndClaim()
+}
+
+// endpoint is the router's OpenAI-compatible URL inside the cluster.
+func endpoint(s *stack) string {
+	host := s.names.routerService() + "." + s.namespace + ".svc.cluster.local"
+	if s.router.servicePort != servicePort {
+		host += ":" + strconv.Itoa(int(s.router.servicePort))
+	}
+	return "http://" + host + "/v1"
 }

@@ -4,24 +4,35 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // ownsClaim reports whether the stack creates the model cache claim itself;
-// with existingClaimName it mounts a claim it does not own.
+// with existingClaimName it mounts a claim it does not own, with emptyDir it
+// needs none.
 func ownsClaim(e engine) bool {
-	return enabled(e.cfg.Storage.Enabled) && e.cfg.Storage.ExistingClaimName == ""
+	st := e.cfg.Storage
+	return enabled(st.Enabled) && st.ExistingClaimName == "" && st.EmptyDir == nil
 }
 
-// claimName is the claim mounted at /data, or "" when storage is disabled.
-func claimName(s *stack, e engine) string {
+// modelCacheVolume is the volume mounted at /data, if storage is enabled.
+func modelCacheVolume(s *stack, e engine) (corev1.Volume, bool) {
+	st := e.cfg.Storage
+	var src corev1.VolumeSource
 	switch {
-	case !enabled(e.cfg.Storage.Enabled):
-		return ""
-	case e.cfg.Storage.ExistingClaimName != "":
-		return e.cfg.Storage.ExistingClaimName
+	case !enabled(st.Enabled):
+		return corev1.Volume{}, false
+	case st.EmptyDir != nil:
+		src.EmptyDir = &corev1.EmptyDirVolumeSource{}
+		if st.EmptyDir.SizeLimit != "" {
+			src.EmptyDir.SizeLimit = ptr.To(resource.MustParse(st.EmptyDir.SizeLimit))
+		}
+	case st.ExistingClaimName != "":
+		src.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: st.ExistingClaimName}
 	default:
-		return s.names.storageClaim(e.id)
+		src.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.names.storageClaim(e.id)}
 	}
+	return corev1.Volume{Name: volumeModelCache, VolumeSource: src}, true
 }
 
 // storageClaim builds the model cache claim. Model weights are downloaded
@@ -47,10 +58,8 @@ func storageClaim(s *stack, e engine) *corev1.PersistentVolumeClaim {
 // engineVolumes lists the engine pod's volumes in a fixed order.
 func engineVolumes(s *stack, e engine) []corev1.Volume {
 	var vols []corev1.Volume
-	if c := claimName(s, e); c != "" {
-		vols = append(vols, corev1.Volume{Name: volumeModelCache, VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c},
-		}})
+	if v, ok := modelCacheVolume(s, e); ok {
+		vols = append(vols, v)
 	}
 	if e.model.ChatTemplate != "" {
 		vols = append(vols, corev1.Volume{Name: volumeTemplates, VolumeSource: corev1.VolumeSource{
@@ -60,7 +69,7 @@ func engineVolumes(s *stack, e engine) []corev1.Volume {
 	if needsShm(e) {
 		// NCCL exchanges tensors between tensor-parallel workers through
 		// /dev/shm; the container runtime's 64Mi default is far too small.
-		size := resource.MustParse(DefaultShmSize)
+		size := resource.MustParse(or(e.cfg.Storage.ShmSize, DefaultShmSize))
 		vols = append(vols, corev1.Volume{Name: volumeShm, VolumeSource: corev1.VolumeSource{
 			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &size},
 		}})
@@ -68,7 +77,7 @@ func engineVolumes(s *stack, e engine) []corev1.Volume {
 	if v, ok := lmcacheDiskVolume(e); ok {
 		vols = append(vols, v)
 	}
-	return vols
+	return append(vols, e.cfg.Storage.ExtraVolumes...)
 }
 
 func engineVolumeMounts(e engine) []corev1.VolumeMount {
@@ -85,10 +94,12 @@ func engineVolumeMounts(e engine) []corev1.VolumeMount {
 	if _, ok := lmcacheDiskVolume(e); ok {
 		mounts = append(mounts, corev1.VolumeMount{Name: volumeLMCacheDisk, MountPath: lmcacheDiskPath})
 	}
-	return mounts
+	return append(mounts, e.cfg.Storage.ExtraVolumeMounts...)
 }
 
+// needsShm: NCCL exchanges tensors between tensor-parallel workers through
+// /dev/shm; an explicit shmSize mounts it whatever the parallelism.
 func needsShm(e engine) bool {
 	tp := e.cfg.VLLMConfig.TensorParallelSize
-	return tp != nil && *tp > 1
+	return (tp != nil && *tp > 1) || e.cfg.Storage.ShmSize != ""
 }

@@ -2,12 +2,16 @@ package fn
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
@@ -36,6 +40,8 @@ var (
 	remoteSerdes         = []string{"naive", "cachegen"}
 	routerTypes          = []string{"roundrobin", "session", "prefixaware"}
 	accessModes          = []string{"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"}
+	discoveryTypes       = []string{"pod-ip", "service-name"}
+	serviceTypes         = []string{"ClusterIP", "NodePort", "LoadBalancer"}
 )
 
 // validate checks a decoded spec and its resolved engines. Checks on a single
@@ -165,8 +171,21 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 			}
 		}
 	}
+	validatePod(f, path, c)
 	if s := c.Storage; s != nil {
 		p := path + ".storage"
+		quantity(f, p+".shmSize", s.ShmSize, "20Gi")
+		if s.EmptyDir != nil {
+			quantity(f, p+".emptyDir.sizeLimit", s.EmptyDir.SizeLimit, "100Gi")
+			if s.ExistingClaimName != "" {
+				f.errorf("%s: set emptyDir or existingClaimName, not both", p)
+			}
+		}
+		for i, v := range s.ExtraVolumes {
+			if reservedVolumes[v.Name] {
+				f.errorf("%s.extraVolumes[%d].name %q is used by the stack itself: choose another name", p, i, v.Name)
+			}
+		}
 		quantity(f, p+".size", s.Size, "50Gi")
 		objectName(f, p+".storageClassName", s.StorageClassName)
 		objectName(f, p+".existingClaimName", s.ExistingClaimName)
@@ -179,9 +198,98 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 	}
 }
 
+// reservedVolumes are the engine pod's own volumes.
+var reservedVolumes = map[string]bool{volumeModelCache: true, volumeTemplates: true, volumeShm: true, volumeLMCacheDisk: true}
+
+// reservedLabels are the labels the stack sets on every engine pod; the
+// selectors, the router and the LoRA controller rely on them.
+var reservedLabels = []string{labelName, labelInstance, labelComponent, labelPartOf, labelManagedBy, labelModel}
+
+// validatePod checks the scheduling, pod, probes, rollout and disruption
+// blocks as written at path.
+func validatePod(f *findings, path string, c v1alpha1.EngineConfig) {
+	if sc := c.Scheduling; sc != nil {
+		p := path + ".scheduling"
+		labelMap(f, p+".nodeSelector", sc.NodeSelector)
+		objectName(f, p+".runtimeClassName", sc.RuntimeClassName)
+		objectName(f, p+".priorityClassName", sc.PriorityClassName)
+		objectName(f, p+".schedulerName", sc.SchedulerName)
+	}
+	if pc := c.Pod; pc != nil {
+		p := path + ".pod"
+		labelMap(f, p+".labels", pc.Labels)
+		for _, k := range reservedLabels {
+			if _, ok := pc.Labels[k]; ok {
+				f.errorf("%s.labels[%s] would replace a label the stack sets on every engine pod: remove it", p, k)
+			}
+		}
+		for _, k := range sortedKeys(pc.Annotations) {
+			if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+				f.errorf("%s.annotations key %q is invalid: %s", p, k, strings.Join(msgs, "; "))
+			}
+		}
+		objectName(f, p+".serviceAccountName", pc.ServiceAccountName)
+		for i, ic := range pc.InitContainers {
+			if msgs := validation.IsDNS1123Label(ic.Name); len(msgs) > 0 || ic.Name == engineContainer {
+				f.errorf("%s.initContainers[%d].name %q is invalid: use a DNS label other than %q", p, i, ic.Name, engineContainer)
+			}
+			if ic.Image == "" {
+				f.errorf("%s.initContainers[%d].image is required", p, i)
+			}
+		}
+	}
+	if pr := c.Probes; pr != nil {
+		for _, probe := range []struct {
+			name string
+			p    *v1alpha1.Probe
+		}{{"startup", pr.Startup}, {"readiness", pr.Readiness}, {"liveness", pr.Liveness}} {
+			if probe.p == nil {
+				continue
+			}
+			p := path + ".probes." + probe.name
+			atLeast(f, p+".initialDelaySeconds", probe.p.InitialDelaySeconds, 0)
+			atLeast(f, p+".periodSeconds", probe.p.PeriodSeconds, 1)
+			atLeast(f, p+".timeoutSeconds", probe.p.TimeoutSeconds, 1)
+			atLeast(f, p+".failureThreshold", probe.p.FailureThreshold, 1)
+		}
+	}
+	if ru := c.RollingUpdate; ru != nil {
+		p := path + ".rollingUpdate"
+		intOrPercent(f, p+".maxSurge", ru.MaxSurge)
+		intOrPercent(f, p+".maxUnavailable", ru.MaxUnavailable)
+		if isZero(ru.MaxSurge) && isZero(ru.MaxUnavailable) {
+			f.errorf("%s: maxSurge and maxUnavailable cannot both be 0: a rollout could never make progress", p)
+		}
+	}
+	validatePDB(f, path+".podDisruptionBudget", c.PodDisruptionBudget)
+}
+
+func validatePDB(f *findings, p string, pdb *v1alpha1.PodDisruptionBudget) {
+	if pdb == nil {
+		return
+	}
+	intOrPercent(f, p+".minAvailable", pdb.MinAvailable)
+	intOrPercent(f, p+".maxUnavailable", pdb.MaxUnavailable)
+	if pdb.MinAvailable != nil && pdb.MaxUnavailable != nil {
+		f.errorf("%s: set minAvailable or maxUnavailable, not both", p)
+	}
+}
+
 // validateEngine runs the checks that span fields, on a merged engine.
 func validateEngine(f *findings, e engine) {
 	c, p := e.cfg, e.block
+	if c.DeploymentStrategy == string(appsv1.RecreateDeploymentStrategyType) && c.RollingUpdate != nil {
+		f.errorf("%s: rollingUpdate is set but deploymentStrategy is Recreate: remove rollingUpdate or use RollingUpdate", p)
+	}
+	volumes := maps.Clone(reservedVolumes)
+	for _, v := range c.Storage.ExtraVolumes {
+		volumes[v.Name] = true
+	}
+	for i, m := range c.Storage.ExtraVolumeMounts {
+		if !volumes[m.Name] {
+			f.errorf("%s: storage.extraVolumeMounts[%d] mounts volume %q, which no volume of the pod has: add it to storage.extraVolumes", p, i, m.Name)
+		}
+	}
 	n, err := gpus(c.Resources.GPU)
 	if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && int64(*tp) > n {
 		f.errorf("%s: vllmConfig.tensorParallelSize %d needs %d GPUs but resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", p, *tp, *tp, c.Resources.GPU)
@@ -215,9 +323,71 @@ func validateRouter(f *findings, rc *v1alpha1.RouterConfig, r router) {
 			break
 		}
 	}
-	if rc != nil {
-		atLeast(f, p+".replicas", rc.Replicas, 0)
+	if rc == nil {
+		return
 	}
+	atLeast(f, p+".replicas", rc.Replicas, 0)
+	oneOf(f, p+".k8sServiceDiscoveryType", rc.K8sServiceDiscoveryType, discoveryTypes)
+	for i, e := range rc.Env {
+		if !isEnvVarName(e.Name) {
+			f.errorf("%s.env[%d].name %q is not a valid environment variable name: use printable ASCII characters other than '='", p, i, e.Name)
+		}
+	}
+	if k := rc.APIKeySecret; k != nil {
+		if k.Name == "" {
+			f.errorf("%s.apiKeySecret.name is required: name the Secret that holds the API key", p)
+		}
+		objectName(f, p+".apiKeySecret.name", k.Name)
+	}
+	if svc := rc.Service; svc != nil {
+		oneOf(f, p+".service.type", svc.Type, serviceTypes)
+		if svc.Port != nil && (*svc.Port < 1 || *svc.Port > 65535) {
+			f.errorf("%s.service.port %d is invalid: must be a port number from 1 to 65535", p, *svc.Port)
+		}
+		for _, k := range sortedKeys(svc.Annotations) {
+			if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+				f.errorf("%s.service.annotations key %q is invalid: %s", p, k, strings.Join(msgs, "; "))
+			}
+		}
+	}
+	validatePDB(f, p+".podDisruptionBudget", rc.PodDisruptionBudget)
+}
+
+// labelMap checks label keys and values, in key order.
+func labelMap(f *findings, field string, m map[string]string) {
+	for _, k := range sortedKeys(m) {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			f.errorf("%s key %q is not a valid label key: %s", field, k, strings.Join(msgs, "; "))
+		}
+		if !isLabelValue(m[k]) {
+			f.errorf("%s[%s] %q is not a valid label value: use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", field, k, m[k])
+		}
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// intOrPercent checks a count or percentage such as 1 or "25%".
+func intOrPercent(f *findings, field string, v *intstr.IntOrString) {
+	if v == nil {
+		return
+	}
+	if v.Type == intstr.Int {
+		if v.IntVal < 0 {
+			f.errorf("%s %d is invalid: must be 0 or more", field, v.IntVal)
+		}
+		return
+	}
+	n, ok := strings.CutSuffix(v.StrVal, "%")
+	if x, err := strconv.Atoi(n); !ok || err != nil || x < 0 || x > 100 {
+		f.errorf("%s %q is invalid: use a number such as 1 or a percentage such as \"25%%\"", field, v.StrVal)
+	}
+}
+
+func isZero(v *intstr.IntOrString) bool {
+	return v != nil && (v.Type == intstr.Int && v.IntVal == 0 || v.Type == intstr.String && v.StrVal == "0%")
 }
 
 func onlyReadWriteOnce(s *v1alpha1.Storage) bool {

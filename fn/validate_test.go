@@ -177,6 +177,74 @@ func TestValidationErrors(t *testing.T) {
 			xr:   with("model", nil, "models", []any{map[string]any{"name": "a", "modelURL": "x", "vllmConfig": map[string]any{"gpuMemoryUtilization": "2"}}}),
 			want: prefix + `spec.models[0].vllmConfig.gpuMemoryUtilization "2" is invalid: must be a number greater than 0 and at most 1, e.g. "0.9"`,
 		},
+		"ReservedPodLabel": {
+			xr:   with("pod.labels", map[string]any{"app.kubernetes.io/instance": "x"}),
+			want: prefix + "spec.pod.labels[app.kubernetes.io/instance] would replace a label the stack sets on every engine pod: remove it",
+		},
+		"BadPodLabelValue": {
+			xr:   with("pod.labels", map[string]any{"team": "ml platform"}),
+			want: prefix + `spec.pod.labels[team] "ml platform" is not a valid label value: use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
+		},
+		"BadNodeSelectorKey": {
+			xr:   with("scheduling.nodeSelector", map[string]any{"gpu type": "a100"}),
+			want: prefix + `spec.scheduling.nodeSelector key "gpu type" is not a valid label key: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+		},
+		"InitContainerNamedVLLM": {
+			xr:   with("pod.initContainers", []any{map[string]any{"name": "vllm", "image": "busybox"}}),
+			want: prefix + `spec.pod.initContainers[0].name "vllm" is invalid: use a DNS label other than "vllm"`,
+		},
+		"ProbePeriodZero": {
+			xr:   with("probes.startup.periodSeconds", 0),
+			want: prefix + "spec.probes.startup.periodSeconds 0 is invalid: must be at least 1",
+		},
+		"RollingUpdateBothZero": {
+			xr:   with("rollingUpdate", map[string]any{"maxSurge": 0, "maxUnavailable": "0%"}),
+			want: prefix + "spec.rollingUpdate: maxSurge and maxUnavailable cannot both be 0: a rollout could never make progress",
+		},
+		"RollingUpdateBadPercent": {
+			xr:   with("rollingUpdate.maxSurge", "150%"),
+			want: prefix + `spec.rollingUpdate.maxSurge "150%" is invalid: use a number such as 1 or a percentage such as "25%"`,
+		},
+		"RollingUpdateWithRecreate": {
+			xr:   with("deploymentStrategy", "Recreate", "rollingUpdate.maxSurge", 2),
+			want: prefix + "spec: rollingUpdate is set but deploymentStrategy is Recreate: remove rollingUpdate or use RollingUpdate",
+		},
+		"PDBBothBounds": {
+			xr:   with("podDisruptionBudget", map[string]any{"minAvailable": 1, "maxUnavailable": 1}),
+			want: prefix + "spec.podDisruptionBudget: set minAvailable or maxUnavailable, not both",
+		},
+		"EmptyDirWithExistingClaim": {
+			xr:   with("storage", map[string]any{"emptyDir": map[string]any{}, "existingClaimName": "models"}),
+			want: prefix + "spec.storage: set emptyDir or existingClaimName, not both",
+		},
+		"ShmSizeUnparsable": {
+			xr:   with("storage.shmSize", "lots"),
+			want: prefix + `spec.storage.shmSize "lots" is not a Kubernetes quantity: use a value such as 20Gi`,
+		},
+		"ExtraVolumeReservedName": {
+			xr:   with("storage.extraVolumes", []any{map[string]any{"name": "shm", "emptyDir": map[string]any{}}}),
+			want: prefix + `spec.storage.extraVolumes[0].name "shm" is used by the stack itself: choose another name`,
+		},
+		"ExtraMountWithoutVolume": {
+			xr:   with("storage.extraVolumeMounts", []any{map[string]any{"name": "adapters", "mountPath": "/adapters"}}),
+			want: prefix + `spec: storage.extraVolumeMounts[0] mounts volume "adapters", which no volume of the pod has: add it to storage.extraVolumes`,
+		},
+		"DiscoveryTypeUnknown": {
+			xr:   with("routerConfig.k8sServiceDiscoveryType", "dns"),
+			want: prefix + `spec.routerConfig.k8sServiceDiscoveryType "dns" is not supported: use one of pod-ip, service-name`,
+		},
+		"RouterServiceType": {
+			xr:   with("routerConfig.service.type", "ExternalName"),
+			want: prefix + `spec.routerConfig.service.type "ExternalName" is not supported: use one of ClusterIP, NodePort, LoadBalancer`,
+		},
+		"RouterServicePort": {
+			xr:   with("routerConfig.service.port", 70000),
+			want: prefix + "spec.routerConfig.service.port 70000 is invalid: must be a port number from 1 to 65535",
+		},
+		"APIKeySecretWithoutName": {
+			xr:   with("routerConfig.apiKeySecret", map[string]any{"key": "k"}),
+			want: prefix + "spec.routerConfig.apiKeySecret.name is required: name the Secret that holds the API key",
+		},
 		"SeveralErrorsAtOnce": {
 			xr: with("model.enableTool", true, "replicas", -1),
 			want: prefix + "spec.replicas -1 is invalid: must be 0 or more; " +

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"reflect"
 	"slices"
 	"sort"
@@ -274,6 +275,12 @@ func (w *walker) compare(path string, node any, t reflect.Type) {
 		w.defaults[path] = d
 	}
 
+	if n["x-kubernetes-int-or-string"] == true {
+		if t != reflect.TypeFor[intstr.IntOrString]() {
+			w.errorf("%s: schema is int-or-string, Go type %s is not intstr.IntOrString", path, t)
+		}
+		return
+	}
 	want := jsonType(t)
 	if got, _ := n["type"].(string); got != want {
 		w.errorf("%s: schema type %q, Go type %s wants %q", path, got, t, want)
@@ -281,6 +288,11 @@ func (w *walker) compare(path string, node any, t reflect.Type) {
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
+		if n["items"] == nil && n["x-kubernetes-preserve-unknown-fields"] == true && t.Elem().PkgPath() != ownPkg {
+			// A list of a Kubernetes type kept schemaless (containers,
+			// volumes): its full schema would make the CRD too large.
+			return
+		}
 		w.compare(path+"[]", n["items"], t.Elem())
 	case reflect.Map:
 		w.compare(path+"{}", n["additionalProperties"], t.Elem())

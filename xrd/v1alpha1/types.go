@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // ProductionStack is a vLLM serving stack: one or more vLLM engines behind the
@@ -161,6 +162,177 @@ type EngineConfig struct {
 	// downloaded once and survive restarts.
 	// +optional
 	Storage *Storage `json:"storage,omitempty"`
+
+	// Where engine pods may run: node selection, tolerations, affinity,
+	// runtime class, priority and scheduler.
+	// +optional
+	Scheduling *Scheduling `json:"scheduling,omitempty"`
+
+	// Engine pod settings: annotations, extra labels, security contexts,
+	// identity and init containers.
+	// +optional
+	Pod *PodConfig `json:"pod,omitempty"`
+
+	// Overrides of the engine's startup, readiness and liveness probes.
+	// +optional
+	Probes *Probes `json:"probes,omitempty"`
+
+	// Rolling update bounds for deploymentStrategy RollingUpdate. Default:
+	// maxSurge 1, maxUnavailable 0.
+	// +optional
+	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
+
+	// A PodDisruptionBudget for each model's engines, so node drains keep
+	// enough replicas serving.
+	// +optional
+	PodDisruptionBudget *PodDisruptionBudget `json:"podDisruptionBudget,omitempty"`
+}
+
+// Scheduling places engine pods on nodes.
+type Scheduling struct {
+	// Node labels a node must have to run the pods.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Taints the pods tolerate, e.g. nvidia.com/gpu:NoSchedule.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Node and pod affinity and anti-affinity.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// RuntimeClass of the pods, e.g. nvidia.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	RuntimeClassName string `json:"runtimeClassName,omitempty"`
+
+	// PriorityClass of the pods.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// Scheduler of the pods; unset uses the cluster's default scheduler.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SchedulerName string `json:"schedulerName,omitempty"`
+}
+
+// PodConfig holds engine pod settings.
+type PodConfig struct {
+	// Annotations of the pods (not of the Deployment).
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// Extra labels of the pods. They are never part of a selector, and may
+	// not replace the labels the stack sets.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Pod-level security context.
+	// +optional
+	SecurityContext *corev1.PodSecurityContext `json:"securityContext,omitempty"`
+
+	// Security context of the vllm container.
+	// +optional
+	ContainerSecurityContext *corev1.SecurityContext `json:"containerSecurityContext,omitempty"`
+
+	// ServiceAccount the engine pods run as; unset uses the namespace's
+	// default ServiceAccount.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// Mount a Kubernetes API token into the pods. Default: false (vLLM does
+	// not call the API).
+	// +optional
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
+
+	// Containers run to completion before vllm starts, e.g. to fetch weights
+	// from object storage into /data.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=array
+	InitContainers []corev1.Container `json:"initContainers,omitempty"`
+}
+
+// Probes overrides the engine's probes field by field: a field set here
+// replaces the default's (GET /health on 8000; startup every 10 s with 60
+// failures allowed, readiness every 5 s, liveness every 10 s, 3 failures).
+type Probes struct {
+	// Startup probe: how long a model may take to download and load.
+	// +optional
+	Startup *Probe `json:"startup,omitempty"`
+
+	// Readiness probe: when the router may send traffic.
+	// +optional
+	Readiness *Probe `json:"readiness,omitempty"`
+
+	// Liveness probe: when a hung engine is restarted.
+	// +optional
+	Liveness *Probe `json:"liveness,omitempty"`
+}
+
+// Probe is the tunable part of a probe; the check itself stays GET /health.
+type Probe struct {
+	// Seconds after the container starts before the first probe.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	InitialDelaySeconds *int32 `json:"initialDelaySeconds,omitempty"`
+
+	// Seconds between probes.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	PeriodSeconds *int32 `json:"periodSeconds,omitempty"`
+
+	// Seconds after which a probe times out.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+
+	// Consecutive failures after which the probe fails.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	FailureThreshold *int32 `json:"failureThreshold,omitempty"`
+}
+
+// RollingUpdate bounds a rolling update.
+type RollingUpdate struct {
+	// Pods created above the desired replicas during an update: a number or
+	// a percentage. Each surge pod needs its own GPUs.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
+
+	// Pods that may be unavailable during an update: a number or a
+	// percentage.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// PodDisruptionBudget limits voluntary disruptions (node drains). Set
+// minAvailable or maxUnavailable.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.minAvailable) && has(self.maxUnavailable))",message="set minAvailable or maxUnavailable, not both"
+type PodDisruptionBudget struct {
+	// Create the PodDisruptionBudget. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Pods that must stay available: a number or a percentage.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
+
+	// Pods that may be unavailable: a number or a percentage. Default: 1
+	// when neither is set.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }
 
 // VLLMConfig configures the vLLM engine container.
@@ -305,6 +477,53 @@ type RouterConfig struct {
 	// 1000Mi, limit memory 1000Mi.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// How the router reaches engines: pod-ip (each engine pod, the
+	// default) or service-name (each model's engine Service).
+	// +optional
+	// +kubebuilder:validation:Enum=pod-ip;service-name
+	K8sServiceDiscoveryType string `json:"k8sServiceDiscoveryType,omitempty"`
+
+	// Extra arguments appended verbatim to vllm-router, last.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	ExtraArgs []string `json:"extraArgs,omitempty"`
+
+	// Environment variables of the router container.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// Secret holding the API key clients must send (Authorization: Bearer),
+	// passed as VLLM_API_KEY to the router and to every engine.
+	// +optional
+	APIKeySecret *SecretKeySelector `json:"apiKeySecret,omitempty"`
+
+	// The router's Service.
+	// +optional
+	Service *RouterService `json:"service,omitempty"`
+
+	// A PodDisruptionBudget for the router.
+	// +optional
+	PodDisruptionBudget *PodDisruptionBudget `json:"podDisruptionBudget,omitempty"`
+}
+
+// RouterService configures the router's Service.
+type RouterService struct {
+	// Service type. Default: ClusterIP.
+	// +optional
+	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+	Type string `json:"type,omitempty"`
+
+	// Service port. Default: 80.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+
+	// Annotations of the Service, e.g. for a cloud load balancer.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // Resources of one engine replica.
@@ -334,6 +553,7 @@ type Resources struct {
 
 // Storage is the engine's model cache volume.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.emptyDir) || !has(self.existingClaimName) || size(self.existingClaimName) == 0",message="set emptyDir or existingClaimName, not both"
 // +kubebuilder:validation:XValidation:rule="!has(self.existingClaimName) || size(self.existingClaimName) == 0 || (!has(self.size) && !has(self.storageClassName) && !has(self.accessModes))",message="existingClaimName mounts a claim the stack does not own: leave out size, storageClassName and accessModes"
 type Storage struct {
 	// Mount a model cache volume. Default: true.
@@ -361,6 +581,39 @@ type Storage struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	ExistingClaimName string `json:"existingClaimName,omitempty"`
+
+	// Keep the model cache in an emptyDir of this size instead of a claim:
+	// weights are downloaded again whenever a pod starts on a new node.
+	// +optional
+	EmptyDir *EmptyDirStorage `json:"emptyDir,omitempty"`
+
+	// Size of the memory-backed /dev/shm. Default: 20Gi, mounted when
+	// vllmConfig.tensorParallelSize is above 1; setting it mounts /dev/shm
+	// whatever the parallelism.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	ShmSize string `json:"shmSize,omitempty"`
+
+	// Extra volumes of the engine pods.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=array
+	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`
+
+	// Extra mounts of the vllm container.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	ExtraVolumeMounts []corev1.VolumeMount `json:"extraVolumeMounts,omitempty"`
+}
+
+// EmptyDirStorage is a model cache that lives as long as the pod.
+type EmptyDirStorage struct {
+	// Size limit of the emptyDir, e.g. 100Gi; unset is unbounded.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	SizeLimit string `json:"sizeLimit,omitempty"`
 }
 
 // ProductionStackStatus is the observed state of a stack, written by the
