@@ -58,6 +58,7 @@ type router struct {
 	servicePort   int32
 	serviceAnnots map[string]string
 	pdb           *v1alpha1.PodDisruptionBudget
+	autoscaling   *v1alpha1.RouterAutoscaling
 }
 
 // engines merges the top-level engine blocks into each model and applies
@@ -267,6 +268,7 @@ func resolveRouter(rc *v1alpha1.RouterConfig, in *v1beta1.Input) router {
 		r.serviceAnnots = svc.Annotations
 	}
 	r.pdb = rc.PodDisruptionBudget
+	r.autoscaling = rc.Autoscaling
 	return r
 }
 

@@ -50,6 +50,9 @@ func engineDeployment(s *stack, e engine) *appsv1.Deployment {
 			},
 		},
 	}
+	if autoscaled(e) {
+		d.Spec.Replicas = nil // the autoscaler owns them
+	}
 	return d
 }
 

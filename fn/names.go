@@ -83,6 +83,18 @@ func (n names) enginePDB(model string) string {
 	return shorten(n.stack+"-"+model+"-engine-pdb", maxSubdomainLength)
 }
 
+func (n names) engineScaledObject(model string) string {
+	return shorten(n.stack+"-"+model+"-scaledobject", maxSubdomainLength)
+}
+
+func (n names) engineHPA(model string) string {
+	return shorten(n.stack+"-"+model+"-hpa", maxSubdomainLength)
+}
+
+func (n names) routerHPA() string {
+	return shorten(n.stack+"-router-hpa", maxSubdomainLength)
+}
+
 func (n names) routerPDB() string {
 	return shorten(n.stack+"-router-pdb", maxSubdomainLength)
 }
@@ -110,11 +122,12 @@ func (n names) routerService() string {
 // Composition resource names: the keys of the desired composed resources.
 // They are stable for the life of a stack; renaming one would make Crossplane
 // delete the object and create a new one.
-func engineKey(model string) string         { return "engine-" + model }
-func engineServiceKey(model string) string  { return "engine-" + model + "-service" }
-func engineStorageKey(model string) string  { return "engine-" + model + "-storage" }
-func engineTemplateKey(model string) string { return "engine-" + model + "-chat-template" }
-func enginePDBKey(model string) string      { return "engine-" + model + "-pdb" }
+func engineKey(model string) string           { return "engine-" + model }
+func engineServiceKey(model string) string    { return "engine-" + model + "-service" }
+func engineStorageKey(model string) string    { return "engine-" + model + "-storage" }
+func engineTemplateKey(model string) string   { return "engine-" + model + "-chat-template" }
+func enginePDBKey(model string) string        { return "engine-" + model + "-pdb" }
+func engineAutoscalerKey(model string) string { return "engine-" + model + "-autoscaler" }
 
 const (
 	routerKey               = "router"
@@ -123,4 +136,5 @@ const (
 	routerRoleKey           = "router-role"
 	routerRoleBindingKey    = "router-rolebinding"
 	routerPDBKey            = "router-pdb"
+	routerAutoscalerKey     = "router-autoscaler"
 )

@@ -78,7 +78,7 @@ func routerRoleBinding(s *stack) *rbacv1.RoleBinding {
 // routerDeployment builds the vLLM production-stack router.
 func routerDeployment(s *stack) *appsv1.Deployment {
 	l := routerLabels(s)
-	return &appsv1.Deployment{
+	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: s.meta(s.names.routerDeployment(), l),
 		Spec: appsv1.DeploymentSpec{
@@ -115,6 +115,10 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 			},
 		},
 	}
+	if routerAutoscaled(s) {
+		d.Spec.Replicas = nil // the HorizontalPodAutoscaler owns them
+	}
+	return d
 }
 
 // routerArgs are the arguments of vllm-router (the image's entrypoint). The

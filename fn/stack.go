@@ -59,6 +59,9 @@ func compose(s *stack) []object {
 		if wantsPDB(e.cfg.PodDisruptionBudget) {
 			objs = append(objs, object{enginePDBKey(e.id), enginePDB(s, e)})
 		}
+		if autoscaled(e) {
+			objs = append(objs, engineAutoscaler(s, e))
+		}
 	}
 	objs = append(objs,
 		object{routerServiceAccountKey, routerServiceAccount(s)},
@@ -68,6 +71,9 @@ func compose(s *stack) []object {
 		object{routerServiceKey, routerService(s)})
 	if wantsPDB(s.router.pdb) {
 		objs = append(objs, object{routerPDBKey, routerPDB(s)})
+	}
+	if routerAutoscaled(s) {
+		objs = append(objs, object{routerAutoscalerKey, routerHPA(s)})
 	}
 	return objs
 }

@@ -2,6 +2,7 @@ package fn
 
 import (
 	"fmt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,6 +87,12 @@ func ready(o resource.ObservedComposed) resource.Ready {
 	case "Deployment":
 		d, err := asDeployment(o.Resource)
 		if err != nil || !deploymentReady(d) {
+			return resource.ReadyFalse
+		}
+	case "ScaledObject":
+		// KEDA reports whether it can read the metric and drive the
+		// Deployment's HorizontalPodAutoscaler.
+		if !conditionTrue(o.Resource, "Ready") {
 			return resource.ReadyFalse
 		}
 	case "PersistentVolumeClaim":
@@ -173,9 +180,13 @@ func observe(s *stack, observed map[resource.Name]resource.ObservedComposed, pod
 	st := stackStatus{endpoint: endpoint(s)}
 	for _, e := range s.engines {
 		ds, p := deploymentProgress(observed[resource.Name(engineKey(e.id))], s.names.engineDeployment(e.id), pods.engines[shorten(e.id, maxLabelLength)])
+		replicas := *e.cfg.Replicas
+		if autoscaled(e) {
+			replicas = ds.Replicas // what the autoscaler runs now
+		}
 		st.models = append(st.models, modelStatus{
 			ModelStatus: v1alpha1.ModelStatus{
-				Name: e.model.Name, ServedModelName: e.served, Replicas: *e.cfg.Replicas,
+				Name: e.model.Name, ServedModelName: e.served, Replicas: replicas,
 				ReadyReplicas: ds.ReadyReplicas, AvailableReplicas: ds.AvailableReplicas, UpdatedReplicas: ds.UpdatedReplicas,
 			},
 			progress: p,
@@ -200,8 +211,12 @@ func observe(s *stack, observed map[resource.Name]resource.ObservedComposed, pod
 			p.reason, p.message = worst(p.reason, reasonCreating), p.message+"; "+missing
 		}
 	}
+	routerReplicas := s.router.replicas
+	if routerAutoscaled(s) {
+		routerReplicas = ds.Replicas
+	}
 	st.router = routerStatus{
-		RouterStatus: v1alpha1.RouterStatus{RouterType: s.router.routerType, Replicas: s.router.replicas, ReadyReplicas: ds.ReadyReplicas},
+		RouterStatus: v1alpha1.RouterStatus{RouterType: s.router.routerType, Replicas: routerReplicas, ReadyReplicas: ds.ReadyReplicas},
 		progress:     p,
 	}
 	return st
@@ -398,4 +413,15 @@ func endpoint(s *stack) string {
 		host += ":" + strconv.Itoa(int(s.router.servicePort))
 	}
 	return "http://" + host + "/v1"
+}
+
+// conditionTrue reports whether an observed object has condition typ True.
+func conditionTrue(u *composed.Unstructured, typ string) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			return m["status"] == "True"
+		}
+	}
+	return false
 }

@@ -262,6 +262,7 @@ func validatePod(f *findings, path string, c v1alpha1.EngineConfig) {
 		}
 	}
 	validatePDB(f, path+".podDisruptionBudget", c.PodDisruptionBudget)
+	validateAutoscaling(f, path+".autoscaling", c.Autoscaling)
 }
 
 func validatePDB(f *findings, p string, pdb *v1alpha1.PodDisruptionBudget) {
@@ -351,6 +352,7 @@ func validateRouter(f *findings, rc *v1alpha1.RouterConfig, r router) {
 		}
 	}
 	validatePDB(f, p+".podDisruptionBudget", rc.PodDisruptionBudget)
+	validateRouterAutoscaling(f, p+".autoscaling", rc.Autoscaling)
 }
 
 // labelMap checks label keys and values, in key order.

@@ -186,6 +186,119 @@ type EngineConfig struct {
 	// enough replicas serving.
 	// +optional
 	PodDisruptionBudget *PodDisruptionBudget `json:"podDisruptionBudget,omitempty"`
+
+	// Scale each model's engines with load. When enabled the stack no
+	// longer sets the Deployment's replicas: the autoscaler owns them.
+	// +optional
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+}
+
+// Autoscaling scales a model's engines: with KEDA on vLLM's queue length
+// (vllm:num_requests_waiting, read from Prometheus), or with a plain
+// HorizontalPodAutoscaler on CPU.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not exceed maxReplicas"
+type Autoscaling struct {
+	// Scale the engines. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Autoscaler: keda (a KEDA ScaledObject on the request queue; needs KEDA
+	// and Prometheus) or hpa (a HorizontalPodAutoscaler on CPU). Default:
+	// keda.
+	// +optional
+	// +kubebuilder:validation:Enum=keda;hpa
+	Type string `json:"type,omitempty"`
+
+	// Fewest replicas. Default: 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// Most replicas. Required when autoscaling is enabled.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+
+	// keda: waiting requests per replica that trigger a scale-up. Default: 5.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Threshold string `json:"threshold,omitempty"`
+
+	// keda: Prometheus server that scrapes the engines, e.g.
+	// http://prometheus-operated.monitoring:9090. Required with keda.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	PrometheusAddress string `json:"prometheusAddress,omitempty"`
+
+	// keda: PromQL query whose value is compared with threshold. Default:
+	// sum(vllm:num_requests_waiting{model_name="<servedModelName>",namespace="<namespace>"}).
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Query string `json:"query,omitempty"`
+
+	// keda: seconds between checks. Default: 15.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	PollingInterval *int32 `json:"pollingInterval,omitempty"`
+
+	// keda: seconds after the last activity before scaling to idleReplicas.
+	// Default: 360.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	CooldownPeriod *int32 `json:"cooldownPeriod,omitempty"`
+
+	// keda: replicas when there is no traffic at all, e.g. 0 to free the
+	// GPUs; must be below minReplicas.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	IdleReplicas *int32 `json:"idleReplicas,omitempty"`
+
+	// keda: replicas to run while Prometheus cannot be queried.
+	// +optional
+	Fallback *AutoscalingFallback `json:"fallback,omitempty"`
+
+	// hpa: target average CPU utilization in percent. Default: 80.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
+}
+
+// AutoscalingFallback is what KEDA does when its metric cannot be read.
+type AutoscalingFallback struct {
+	// Failed checks before falling back.
+	// +kubebuilder:validation:Minimum=1
+	FailureThreshold int32 `json:"failureThreshold"`
+
+	// Replicas while falling back.
+	// +kubebuilder:validation:Minimum=1
+	Replicas int32 `json:"replicas"`
+}
+
+// RouterAutoscaling scales the router with a HorizontalPodAutoscaler on CPU.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not exceed maxReplicas"
+type RouterAutoscaling struct {
+	// Scale the router. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Fewest replicas. Default: 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// Most replicas. Required when autoscaling is enabled.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+
+	// Target average CPU utilization in percent. Default: 80.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
 }
 
 // Scheduling places engine pods on nodes.
@@ -506,6 +619,11 @@ type RouterConfig struct {
 	// A PodDisruptionBudget for the router.
 	// +optional
 	PodDisruptionBudget *PodDisruptionBudget `json:"podDisruptionBudget,omitempty"`
+
+	// Scale the router with a HorizontalPodAutoscaler; replicas is then not
+	// set on its Deployment.
+	// +optional
+	Autoscaling *RouterAutoscaling `json:"autoscaling,omitempty"`
 }
 
 // RouterService configures the router's Service.
