@@ -59,6 +59,8 @@ type router struct {
 	serviceAnnots map[string]string
 	pdb           *v1alpha1.PodDisruptionBudget
 	autoscaling   *v1alpha1.RouterAutoscaling
+	ingress       *v1alpha1.Ingress
+	httpRoute     *v1alpha1.HTTPRoute
 }
 
 // engines merges the top-level engine blocks into each model and applies
@@ -269,6 +271,8 @@ func resolveRouter(rc *v1alpha1.RouterConfig, in *v1beta1.Input) router {
 	}
 	r.pdb = rc.PodDisruptionBudget
 	r.autoscaling = rc.Autoscaling
+	r.ingress = rc.Ingress
+	r.httpRoute = rc.HTTPRoute
 	return r
 }
 

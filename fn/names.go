@@ -95,6 +95,26 @@ func (n names) routerHPA() string {
 	return shorten(n.stack+"-router-hpa", maxSubdomainLength)
 }
 
+func (n names) routerIngress() string {
+	return shorten(n.stack+"-router-ingress", maxSubdomainLength)
+}
+
+func (n names) routerHTTPRoute() string {
+	return shorten(n.stack+"-router-route", maxSubdomainLength)
+}
+
+func (n names) engineServiceMonitor() string {
+	return shorten(n.stack+"-engines", maxSubdomainLength)
+}
+
+func (n names) routerServiceMonitor() string {
+	return shorten(n.stack+"-router", maxSubdomainLength)
+}
+
+func (n names) engineNetworkPolicy() string {
+	return shorten(n.stack+"-engines", maxSubdomainLength)
+}
+
 func (n names) routerPDB() string {
 	return shorten(n.stack+"-router-pdb", maxSubdomainLength)
 }
@@ -137,4 +157,9 @@ const (
 	routerRoleBindingKey    = "router-rolebinding"
 	routerPDBKey            = "router-pdb"
 	routerAutoscalerKey     = "router-autoscaler"
+	routerIngressKey        = "router-ingress"
+	routerHTTPRouteKey      = "router-httproute"
+	routerMonitorKey        = "router-servicemonitor"
+	engineMonitorKey        = "engines-servicemonitor"
+	engineNetworkPolicyKey  = "engines-networkpolicy"
 )

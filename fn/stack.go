@@ -16,17 +16,26 @@ type stack struct {
 	names     names
 	engines   []engine
 	router    router
+
+	serviceMonitor *v1alpha1.ServiceMonitor
+	networkPolicy  *v1alpha1.NetworkPolicy
 }
 
 func newStack(id stackIdentity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *stack {
 	name := shorten(dnsLabel(id.name), maxLabelLength)
-	return &stack{
+	st := &stack{
 		name:      name,
 		namespace: id.namespace,
 		names:     names{stack: name},
 		engines:   engines(spec, in),
 		router:    resolveRouter(spec.RouterConfig, in),
+
+		networkPolicy: spec.NetworkPolicy,
 	}
+	if spec.Monitoring != nil {
+		st.serviceMonitor = spec.Monitoring.ServiceMonitor
+	}
+	return st
 }
 
 // meta is the metadata of every object of the stack. The namespace is set
@@ -74,6 +83,20 @@ func compose(s *stack) []object {
 	}
 	if routerAutoscaled(s) {
 		objs = append(objs, object{routerAutoscalerKey, routerHPA(s)})
+	}
+	if in := s.router.ingress; on(in != nil, in.GetEnabled()) {
+		objs = append(objs, object{routerIngressKey, routerIngress(s, in)})
+	}
+	if r := s.router.httpRoute; on(r != nil, r.GetEnabled()) {
+		objs = append(objs, object{routerHTTPRouteKey, routerHTTPRoute(s, r)})
+	}
+	if m := s.serviceMonitor; on(m != nil, m.GetEnabled()) {
+		objs = append(objs,
+			object{engineMonitorKey, serviceMonitor(s, s.names.engineServiceMonitor(), componentEngine, servicePortName, m)},
+			object{routerMonitorKey, serviceMonitor(s, s.names.routerServiceMonitor(), componentRouter, routerSvcPortName, m)})
+	}
+	if np := s.networkPolicy; on(np != nil, np.GetEnabled()) {
+		objs = append(objs, object{engineNetworkPolicyKey, engineNetworkPolicy(s, np)})
 	}
 	return objs
 }

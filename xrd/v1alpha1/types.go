@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -46,6 +47,52 @@ type ProductionStackSpec struct {
 	// Router configuration.
 	// +optional
 	RouterConfig *RouterConfig `json:"routerConfig,omitempty"`
+
+	// Prometheus Operator ServiceMonitors for the engines and the router.
+	// +optional
+	Monitoring *Monitoring `json:"monitoring,omitempty"`
+
+	// A NetworkPolicy that lets only the router (and named scrape sources)
+	// reach the engines.
+	// +optional
+	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
+}
+
+// Monitoring configures metrics scraping.
+type Monitoring struct {
+	// ServiceMonitors for the engines' and the router's /metrics.
+	// +optional
+	ServiceMonitor *ServiceMonitor `json:"serviceMonitor,omitempty"`
+}
+
+// ServiceMonitor configures the Prometheus Operator ServiceMonitors.
+type ServiceMonitor struct {
+	// Create the ServiceMonitors. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Scrape interval. Default: 30s.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^([0-9]+(ms|s|m|h))+$`
+	Interval string `json:"interval,omitempty"`
+
+	// Labels of the ServiceMonitors, e.g. the release label your
+	// Prometheus selects them by.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// NetworkPolicy restricts traffic to the engines.
+type NetworkPolicy struct {
+	// Create the NetworkPolicy. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// More sources allowed to reach the engines' port 8000, e.g. the
+	// Prometheus pods that scrape them. The router is always allowed.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	AllowFrom []networkingv1.NetworkPolicyPeer `json:"allowFrom,omitempty"`
 }
 
 // ModelEngine is one model of a multi-model stack: the model's fields plus
@@ -624,6 +671,85 @@ type RouterConfig struct {
 	// set on its Deployment.
 	// +optional
 	Autoscaling *RouterAutoscaling `json:"autoscaling,omitempty"`
+
+	// An Ingress in front of the router's Service.
+	// +optional
+	Ingress *Ingress `json:"ingress,omitempty"`
+
+	// A Gateway API HTTPRoute to the router's Service.
+	// +optional
+	HTTPRoute *HTTPRoute `json:"httpRoute,omitempty"`
+}
+
+// Ingress exposes the router through an Ingress controller.
+type Ingress struct {
+	// Create the Ingress. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// IngressClass, e.g. nginx.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ClassName string `json:"className,omitempty"`
+
+	// Host name, e.g. llm.example.com; unset matches every host.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Host string `json:"host,omitempty"`
+
+	// Path prefix. Default: /.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Path string `json:"path,omitempty"`
+
+	// Annotations of the Ingress, e.g. for timeouts of long generations.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// TLS Secret for host.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	TLSSecretName string `json:"tlsSecretName,omitempty"`
+}
+
+// HTTPRoute attaches the router to Gateways.
+type HTTPRoute struct {
+	// Create the HTTPRoute. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Gateways the route attaches to.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	ParentRefs []ParentRef `json:"parentRefs"`
+
+	// Host names of the route.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Hostnames []string `json:"hostnames,omitempty"`
+
+	// Path prefix. Default: /.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Path string `json:"path,omitempty"`
+}
+
+// ParentRef names a Gateway.
+type ParentRef struct {
+	// Name of the Gateway.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Namespace of the Gateway; unset is the stack's namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// Listener of the Gateway.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SectionName string `json:"sectionName,omitempty"`
 }
 
 // RouterService configures the router's Service.

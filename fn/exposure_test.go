@@ -1,0 +1,125 @@
+package fn
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+func TestIngress(t *testing.T) {
+	rsp := mustRun(t, req(t, with("routerConfig.ingress", map[string]any{
+		"className": "nginx", "host": "llm.example.com", "tlsSecretName": "llm-tls",
+		"annotations": map[string]any{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"},
+	}), nil, nil))
+	ing := desired(t, rsp, "router-ingress", &networkingv1.Ingress{})
+	want := networkingv1.IngressSpec{
+		IngressClassName: ptr.To("nginx"),
+		TLS:              []networkingv1.IngressTLS{{Hosts: []string{"llm.example.com"}, SecretName: "llm-tls"}},
+		Rules: []networkingv1.IngressRule{{Host: "llm.example.com", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+			Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: ptr.To(networkingv1.PathTypePrefix), Backend: networkingv1.IngressBackend{
+				Service: &networkingv1.IngressServiceBackend{Name: "s-router-service", Port: networkingv1.ServiceBackendPort{Number: 80}}}}},
+		}}}},
+	}
+	if diff := cmp.Diff(want, ing.Spec); diff != "" {
+		t.Errorf("Ingress (-want +got):\n%s", diff)
+	}
+	if ing.Name != "s-router-ingress" || ing.Annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"] != "600" {
+		t.Errorf("Ingress %s annotations %v", ing.Name, ing.Annotations)
+	}
+	off := mustRun(t, req(t, with("routerConfig.ingress", map[string]any{"enabled": false}), nil, nil))
+	if _, ok := off.GetDesired().GetResources()["router-ingress"]; ok {
+		t.Error("a disabled Ingress must not be rendered")
+	}
+}
+
+func TestHTTPRoute(t *testing.T) {
+	rsp := mustRun(t, req(t, with("routerConfig.httpRoute", map[string]any{
+		"parentRefs": []any{map[string]any{"name": "public", "namespace": "gateways", "sectionName": "https"}},
+		"hostnames":  []any{"llm.example.com"},
+	}, "routerConfig.service.port", 8080), nil, nil))
+	got := rsp.GetDesired().GetResources()["router-httproute"].GetResource().AsMap()
+	want := map[string]any{
+		"parentRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "public", "namespace": "gateways", "sectionName": "https"}},
+		"hostnames":  []any{"llm.example.com"},
+		"rules": []any{map[string]any{
+			"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/"}}},
+			"backendRefs": []any{map[string]any{"name": "s-router-service", "port": float64(8080)}},
+		}},
+	}
+	if diff := cmp.Diff(want, got["spec"]); diff != "" {
+		t.Errorf("HTTPRoute spec (-want +got):\n%s", diff)
+	}
+	if got["apiVersion"] != "gateway.networking.k8s.io/v1" || got["kind"] != "HTTPRoute" {
+		t.Errorf("HTTPRoute type %v %v", got["apiVersion"], got["kind"])
+	}
+}
+
+func TestServiceMonitors(t *testing.T) {
+	rsp := mustRun(t, req(t, with("monitoring.serviceMonitor", map[string]any{"interval": "15s", "labels": map[string]any{"release": "kube-prometheus-stack"}}), nil, nil))
+	for key, want := range map[string]map[string]any{
+		"engines-servicemonitor": {
+			"selector":  map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "serving-engine"}},
+			"endpoints": []any{map[string]any{"port": "service-port", "path": "/metrics", "interval": "15s"}},
+		},
+		"router-servicemonitor": {
+			"selector":  map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "router"}},
+			"endpoints": []any{map[string]any{"port": "router-sport", "path": "/metrics", "interval": "15s"}},
+		},
+	} {
+		got := rsp.GetDesired().GetResources()[key].GetResource().AsMap()
+		if diff := cmp.Diff(want, got["spec"]); diff != "" {
+			t.Errorf("%s spec (-want +got):\n%s", key, diff)
+		}
+		labels := got["metadata"].(map[string]any)["labels"].(map[string]any)
+		if labels["release"] != "kube-prometheus-stack" || labels["app.kubernetes.io/instance"] != "s" {
+			t.Errorf("%s labels %v", key, labels)
+		}
+	}
+}
+
+func TestNetworkPolicy(t *testing.T) {
+	rsp := mustRun(t, req(t, with("networkPolicy.allowFrom", []any{map[string]any{
+		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}},
+	}}), nil, nil))
+	np := desired(t, rsp, "engines-networkpolicy", &networkingv1.NetworkPolicy{})
+	want := networkingv1.NetworkPolicySpec{
+		PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "serving-engine"}},
+		PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+		Ingress: []networkingv1.NetworkPolicyIngressRule{{
+			From: []networkingv1.NetworkPolicyPeer{
+				{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "router"}}},
+				{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "monitoring"}}},
+			},
+			Ports: []networkingv1.NetworkPolicyPort{{Port: ptr.To(intstr.FromInt32(8000))}},
+		}},
+	}
+	if diff := cmp.Diff(want, np.Spec); diff != "" {
+		t.Errorf("NetworkPolicy (-want +got):\n%s", diff)
+	}
+	if _, ok := mustRun(t, req(t, minimalXR(), nil, nil)).GetDesired().GetResources()["engines-networkpolicy"]; ok {
+		t.Error("the NetworkPolicy is off by default")
+	}
+}
+
+func TestExposureValidation(t *testing.T) {
+	const prefix = "invalid ProductionStack: "
+	for name, tc := range map[string]struct {
+		xr   map[string]any
+		want string
+	}{
+		"IngressHost":     {xr: with("routerConfig.ingress.host", "LLM Example"), want: prefix + `spec.routerConfig.ingress.host "LLM Example" is not a host name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
+		"IngressPath":     {xr: with("routerConfig.ingress.path", "v1"), want: prefix + `spec.routerConfig.ingress.path "v1" must start with /`},
+		"RouteNoParents":  {xr: with("routerConfig.httpRoute", map[string]any{"hostnames": []any{"a.example.com"}}), want: prefix + "spec.routerConfig.httpRoute.parentRefs is required: name the Gateway the route attaches to"},
+		"MonitorInterval": {xr: with("monitoring.serviceMonitor.interval", "often"), want: prefix + `spec.monitoring.serviceMonitor.interval "often" is invalid: use a duration such as 30s`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := fatal(t, run(t, req(t, tc.xr, nil, nil))); got != tc.want {
+				t.Errorf("Fatal message:\n got: %s\nwant: %s", got, tc.want)
+			}
+		})
+	}
+}
