@@ -85,6 +85,9 @@ func enginePod(s *stack, e engine) corev1.PodSpec {
 	if v.ImagePullSecretName != "" {
 		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: v.ImagePullSecretName}}
 	}
+	if loraSidecarOn(e) {
+		pod.Containers = append(pod.Containers, loraSidecar(e))
+	}
 	schedule(&pod, e.cfg.Scheduling)
 	podIdentity(&pod, e.cfg.Pod)
 	return pod
@@ -178,6 +181,7 @@ func engineArgs(e engine) []string {
 	if v.MaxLoras != nil && *v.MaxLoras > 0 {
 		args = append(args, "--max-loras", itoa(*v.MaxLoras))
 	}
+	args = append(args, loraArgs(e)...)
 	args = append(args, lmcacheArgs(e)...)
 	return append(args, v.ExtraArgs...)
 }
@@ -215,7 +219,7 @@ func engineEnv(s *stack, e engine) []corev1.EnvVar {
 	if v.V1 != nil {
 		env = append(env, corev1.EnvVar{Name: "VLLM_USE_V1", Value: boolDigit(*v.V1)})
 	}
-	env = append(env, lmcacheEnv(e)...)
+	env = append(env, lmcacheEnv(s, e)...)
 	env = overrideEnv(env, e.cfg.Env)
 	if len(env) == 0 {
 		return nil

@@ -32,7 +32,7 @@ func lmcacheArgs(e engine) []string {
 
 // lmcacheEnv configures LMCache. Buffer sizes are passed as numbers of GiB:
 // LMCache parses LMCACHE_MAX_LOCAL_*_SIZE as a number and rejects "4Gi".
-func lmcacheEnv(e engine) []corev1.EnvVar {
+func lmcacheEnv(s *stack, e engine) []corev1.EnvVar {
 	if !lmcacheOn(e) {
 		return nil
 	}
@@ -51,11 +51,16 @@ func lmcacheEnv(e engine) []corev1.EnvVar {
 			corev1.EnvVar{Name: "LMCACHE_LOCAL_DISK", Value: lmcacheDiskURL},
 			corev1.EnvVar{Name: "LMCACHE_MAX_LOCAL_DISK_SIZE", Value: gibString(l.DiskOffloadingBufferSize)})
 	}
-	if l.RemoteURL != "" {
-		env = append(env, corev1.EnvVar{Name: "LMCACHE_REMOTE_URL", Value: l.RemoteURL})
+	url, serde := l.RemoteURL, l.RemoteSerde
+	if url == "" && cacheServerOn(s) {
+		// The stack's own cache server, unless the engine names another.
+		url, serde = cacheServerURL(s), or(serde, or(s.cacheServer.Serde, defaultCacheServerSerde))
 	}
-	if l.RemoteSerde != "" {
-		env = append(env, corev1.EnvVar{Name: "LMCACHE_REMOTE_SERDE", Value: l.RemoteSerde})
+	if url != "" {
+		env = append(env, corev1.EnvVar{Name: "LMCACHE_REMOTE_URL", Value: url})
+	}
+	if serde != "" {
+		env = append(env, corev1.EnvVar{Name: "LMCACHE_REMOTE_SERDE", Value: serde})
 	}
 	return env
 }

@@ -115,6 +115,14 @@ func (n names) engineNetworkPolicy() string {
 	return shorten(n.stack+"-engines", maxSubdomainLength)
 }
 
+func (n names) cacheServerDeployment() string {
+	return shorten(n.stack+"-deployment-cache-server", maxSubdomainLength)
+}
+
+func (n names) cacheServerService() string {
+	return shorten(n.stack+"-cache-server-service", maxLabelLength)
+}
+
 func (n names) routerPDB() string {
 	return shorten(n.stack+"-router-pdb", maxSubdomainLength)
 }
@@ -162,4 +170,6 @@ const (
 	routerMonitorKey        = "router-servicemonitor"
 	engineMonitorKey        = "engines-servicemonitor"
 	engineNetworkPolicyKey  = "engines-networkpolicy"
+	cacheServerKey          = "cache-server"
+	cacheServerServiceKey   = "cache-server-service"
 )

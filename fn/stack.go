@@ -19,6 +19,7 @@ type stack struct {
 
 	serviceMonitor *v1alpha1.ServiceMonitor
 	networkPolicy  *v1alpha1.NetworkPolicy
+	cacheServer    *v1alpha1.LMCacheServer
 }
 
 func newStack(id stackIdentity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *stack {
@@ -34,6 +35,9 @@ func newStack(id stackIdentity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.
 	}
 	if spec.Monitoring != nil {
 		st.serviceMonitor = spec.Monitoring.ServiceMonitor
+	}
+	if spec.LMCacheConfig != nil {
+		st.cacheServer = spec.LMCacheConfig.Server
 	}
 	return st
 }
@@ -94,6 +98,11 @@ func compose(s *stack) []object {
 		objs = append(objs,
 			object{engineMonitorKey, serviceMonitor(s, s.names.engineServiceMonitor(), componentEngine, servicePortName, m)},
 			object{routerMonitorKey, serviceMonitor(s, s.names.routerServiceMonitor(), componentRouter, routerSvcPortName, m)})
+	}
+	if cacheServerOn(s) {
+		objs = append(objs,
+			object{cacheServerKey, cacheServerDeployment(s)},
+			object{cacheServerServiceKey, cacheServerService(s)})
 	}
 	if np := s.networkPolicy; on(np != nil, np.GetEnabled()) {
 		objs = append(objs, object{engineNetworkPolicyKey, engineNetworkPolicy(s, np)})

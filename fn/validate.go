@@ -67,6 +67,7 @@ func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, engs []engin
 	}
 	validateRouter(&f, spec.RouterConfig, r)
 	validateMonitoring(&f, spec.Monitoring)
+	validateCacheServer(&f, spec)
 	return f
 }
 
@@ -107,6 +108,14 @@ func validateModels(f *findings, engs []engine) {
 		}
 		if m.EnableTool && m.ToolCallParser == "" {
 			f.errorf("%s.toolCallParser is required when enableTool is true: set a parser such as hermes, llama3_json or mistral (vLLM refuses to start without one)", p)
+		}
+		if len(m.LoRAAdapters) > 0 && !m.EnableLoRA {
+			f.errorf("%s.loraAdapters needs enableLoRA: true: vLLM loads adapters only with LoRA enabled", p)
+		}
+		for i, a := range m.LoRAAdapters {
+			if a.Name == "" || a.Path == "" || strings.ContainsAny(a.Name, "= ") {
+				f.errorf("%s.loraAdapters[%d] needs a name (without '=' or spaces) and a path", p, i)
+			}
 		}
 		oneOf(f, p+".dtype", m.DType, dtypes)
 		atLeast(f, p+".maxNumSeqs", m.MaxNumSeqs, 1)

@@ -169,6 +169,25 @@ type Model struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	MaxModelLen *int32 `json:"maxModelLen,omitempty"`
+
+	// LoRA adapters loaded at start-up (--lora-modules name=path).
+	// Requires enableLoRA.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	LoRAAdapters []LoRAAdapter `json:"loraAdapters,omitempty"`
+}
+
+// LoRAAdapter is a LoRA adapter served under its own model name.
+type LoRAAdapter struct {
+	// Model name clients use for the adapter.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Local path or Hugging Face ID of the adapter.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Path string `json:"path"`
 }
 
 // EngineConfig holds the engine blocks shared by the top level (defaults) and
@@ -238,6 +257,28 @@ type EngineConfig struct {
 	// longer sets the Deployment's replicas: the autoscaler owns them.
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+
+	// The LoRA adapter download sidecar, run next to vllm when
+	// model.enableLoRA and storage are on. It downloads adapters into
+	// /data/lora-adapters for runtime loading.
+	// +optional
+	LoRASidecar *LoRASidecar `json:"loraSidecar,omitempty"`
+}
+
+// LoRASidecar configures the adapter download sidecar.
+type LoRASidecar struct {
+	// Run the sidecar. Default: true with model.enableLoRA and storage.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Sidecar image. Default: lmcache/lmstack-sidecar:latest.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
+
+	// Sidecar resources. Default: requests cpu 500m, memory 128Mi.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
 // Autoscaling scales a model's engines: with KEDA on vLLM's queue length
@@ -606,6 +647,39 @@ type LMCacheConfig struct {
 	// +optional
 	// +kubebuilder:validation:Enum="";naive;cachegen
 	RemoteSerde string `json:"remoteSerde,omitempty"`
+
+	// An LMCache cache server shared by the stack's engines. Engines with
+	// LMCache enabled and no remoteUrl use it. Stack-wide: set it at the
+	// top level only.
+	// +optional
+	Server *LMCacheServer `json:"server,omitempty"`
+}
+
+// LMCacheServer is the stack's LMCache cache server.
+type LMCacheServer struct {
+	// Run the cache server. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Image with tag. Default: lmcache/vllm-openai:latest.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
+
+	// Replicas. Default: 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Resources of the cache server; its memory holds the cache.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Serializer engines use with this server, unless they set remoteSerde.
+	// Default: naive.
+	// +optional
+	// +kubebuilder:validation:Enum=naive;cachegen
+	Serde string `json:"serde,omitempty"`
 }
 
 // RouterConfig configures the vLLM production-stack router.

@@ -1,0 +1,118 @@
+package fn
+
+import (
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
+)
+
+const (
+	componentCacheServer    = "cache-server"
+	cacheServerContainer    = "lmcache-server"
+	cacheServerPort         = 8080
+	cacheServerPortName     = "caserver-cport"
+	cacheServerSvcPortName  = "cacheserver-sport"
+	defaultCacheServerImg   = "lmcache/vllm-openai:latest"
+	defaultCacheServerSerde = "naive"
+)
+
+// cacheServerOn reports whether the stack runs an LMCache cache server.
+func cacheServerOn(s *stack) bool {
+	c := s.cacheServer
+	return c != nil && (c.Enabled == nil || *c.Enabled)
+}
+
+// cacheServerURL is what engines use as LMCACHE_REMOTE_URL.
+func cacheServerURL(s *stack) string {
+	return "lm://" + s.names.cacheServerService() + ":" + strconv.Itoa(servicePort)
+}
+
+func cacheServerLabels(s *stack) map[string]string {
+	return labels(s.name, componentCacheServer, componentCacheServer)
+}
+
+// cacheServerCommand picks the server entrypoint the image ships: the
+// lmcache/vllm-openai images changed it between releases (the Helm chart
+// makes the same choice).
+func cacheServerCommand(image string) string {
+	switch {
+	case strings.HasSuffix(image, ":latest-nightly"):
+		return "/opt/venv/bin/lmcache_server"
+	case strings.HasSuffix(image, ":latest"):
+		return "/opt/venv/bin/lmcache_v0_server"
+	default:
+		return "lmcache_experimental_server"
+	}
+}
+
+// cacheServerDeployment runs the LMCache server the engines share KV cache
+// through.
+func cacheServerDeployment(s *stack) *appsv1.Deployment {
+	c := s.cacheServer
+	image := or(c.Image, defaultCacheServerImg)
+	l := cacheServerLabels(s)
+	container := corev1.Container{
+		Name:    cacheServerContainer,
+		Image:   image,
+		Command: []string{cacheServerCommand(image), "0.0.0.0", strconv.Itoa(cacheServerPort)},
+		Ports:   []corev1.ContainerPort{{Name: cacheServerPortName, ContainerPort: cacheServerPort, Protocol: corev1.ProtocolTCP}},
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(cacheServerPort)}},
+			PeriodSeconds: 5, FailureThreshold: 3,
+		},
+	}
+	if c.Resources != nil {
+		container.Resources = *c.Resources.DeepCopy()
+	}
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: s.meta(s.names.cacheServerDeployment(), l),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(ptr.Deref(c.Replicas, 1)),
+			Selector: &metav1.LabelSelector{MatchLabels: selector(s.name, componentCacheServer, componentCacheServer)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: l},
+				Spec: corev1.PodSpec{
+					AutomountServiceAccountToken: ptr.To(false),
+					Containers:                   []corev1.Container{container},
+				},
+			},
+		},
+	}
+}
+
+func cacheServerService(s *stack) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: s.meta(s.names.cacheServerService(), cacheServerLabels(s)),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: selector(s.name, componentCacheServer, componentCacheServer),
+			Ports: []corev1.ServicePort{{
+				Name: cacheServerSvcPortName, Port: servicePort, Protocol: corev1.ProtocolTCP,
+				TargetPort: intstr.FromInt32(cacheServerPort),
+			}},
+		},
+	}
+}
+
+// validateCacheServer: the server is stack-wide, so only the top level may
+// configure it.
+func validateCacheServer(f *findings, spec *v1alpha1.ProductionStackSpec) {
+	for i, m := range spec.Models {
+		if m.LMCacheConfig != nil && m.LMCacheConfig.Server != nil {
+			f.errorf("spec.models[%d].lmcacheConfig.server: the cache server is shared by the stack: set it in spec.lmcacheConfig.server", i)
+		}
+	}
+	if l := spec.LMCacheConfig; l != nil && l.Server != nil {
+		oneOf(f, "spec.lmcacheConfig.server.serde", l.Server.Serde, remoteSerdes)
+		atLeast(f, "spec.lmcacheConfig.server.replicas", l.Server.Replicas, 0)
+	}
+}

@@ -1,0 +1,62 @@
+package fn
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+const (
+	loraSidecarContainer = "sidecar"
+	loraSidecarPort      = 30090
+	loraSidecarPortName  = "sidecar-port"
+	loraAdaptersDir      = modelCachePath + "/lora-adapters"
+	defaultLoRASidecar   = "lmcache/lmstack-sidecar:latest"
+)
+
+// loraArgs loads the model's static LoRA adapters at start-up.
+func loraArgs(e engine) []string {
+	if len(e.model.LoRAAdapters) == 0 {
+		return nil
+	}
+	args := make([]string, 0, 1+len(e.model.LoRAAdapters))
+	args = append(args, "--lora-modules")
+	for _, a := range e.model.LoRAAdapters {
+		args = append(args, a.Name+"="+a.Path)
+	}
+	return args
+}
+
+// loraSidecarOn: the sidecar downloads adapters onto the model cache, so it
+// runs with LoRA and storage unless turned off.
+func loraSidecarOn(e engine) bool {
+	sc := e.cfg.LoRASidecar
+	return e.model.EnableLoRA && enabled(e.cfg.Storage.Enabled) && (sc == nil || sc.Enabled == nil || *sc.Enabled)
+}
+
+// loraSidecar downloads LoRA adapters into /data/lora-adapters, where vLLM
+// loads them at run time (VLLM_ALLOW_RUNTIME_LORA_UPDATING).
+func loraSidecar(e engine) corev1.Container {
+	c := corev1.Container{
+		Name:  loraSidecarContainer,
+		Image: defaultLoRASidecar,
+		Env: []corev1.EnvVar{
+			{Name: "PORT", Value: strconv.Itoa(loraSidecarPort)},
+			{Name: "LORA_DOWNLOAD_BASE_DIR", Value: loraAdaptersDir},
+		},
+		Ports:        []corev1.ContainerPort{{Name: loraSidecarPortName, ContainerPort: loraSidecarPort, Protocol: corev1.ProtocolTCP}},
+		VolumeMounts: []corev1.VolumeMount{{Name: volumeModelCache, MountPath: modelCachePath}},
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("500m"),
+			corev1.ResourceMemory: resource.MustParse("128Mi"),
+		}},
+	}
+	if sc := e.cfg.LoRASidecar; sc != nil {
+		c.Image = or(sc.Image, c.Image)
+		if sc.Resources != nil {
+			c.Resources = *sc.Resources.DeepCopy()
+		}
+	}
+	return c
+}
