@@ -25,10 +25,10 @@ func TestCacheServer(t *testing.T) {
 		svc.Spec.Selector[labelComponent] != "cache-server" || d.Spec.Template.Labels[labelComponent] != "cache-server" {
 		t.Errorf("cache server Service %s %+v selects %v", svc.Name, svc.Spec.Ports, svc.Spec.Selector)
 	}
-	env := engineContainer0(t, rsp, "engine-m").Env
+	gotEnv := engineContainer0(t, rsp, "engine-m").Env
 	want := env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
 		"LMCACHE_REMOTE_URL", "lm://s-cache-server-service:80", "LMCACHE_REMOTE_SERDE", "naive")
-	if diff := cmp.Diff(want, env); diff != "" {
+	if diff := cmp.Diff(want, gotEnv); diff != "" {
 		t.Errorf("engines use the stack's cache server (-want +got):\n%s", diff)
 	}
 
