@@ -1,0 +1,164 @@
+# function-vllm-stack developer targets.
+#
+#   make tools       build the pinned CLIs into .tools/bin (reused while their go.mod/go.sum are unchanged)
+#   make build       go build -o _output/bin/function .
+#   make render      render example/ through the locally running function (crossplane render)
+#   make validate    render --include-full-xr, then `crossplane beta validate` against the XRD, offline
+#   make test        go vet + go test
+#   make xpkg        static linux/amd64 binary -> runtime image tarball -> _output/function-vllm-stack.xpkg
+#   make generate    go generate (controller-gen is built first)
+#   make tools-v2 / render-v2   optional: newer CLI (crossplane/cli/v2) + core binary renderer
+#
+# Every tool is a Go module under tools/ or hack/ pinned by go.mod/go.sum and
+# fetched through the Go module proxy; no Docker engine is needed.
+# Variables: RENDER_ARGS, FUNCTION_ARGS, RENDER_XR, RENDER_COMPOSITION,
+# RENDER_FUNCTIONS, VALIDATE_ARGS (see hack/render.sh, hack/validate.sh).
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := build
+.DELETE_ON_ERROR:
+
+GO ?= go
+
+ROOT       := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+OUTPUT_DIR := $(ROOT)/_output
+TOOLS_BIN  := $(ROOT)/.tools/bin
+
+FUNCTION_BIN := $(OUTPUT_DIR)/bin/function
+
+# Reads the version of module $(1) required in go.mod file $(2).
+mod_version = $(shell grep -oE '$(1) v[^ ]+' $(2) | head -n1 | cut -d' ' -f2)
+
+# Tool modules build on their own: no go.work, no go.mod/go.sum edits.
+TOOL_GO := GOWORK=off CGO_ENABLED=0 $(GO) build -mod=readonly -trimpath
+
+# Crossplane CLI ("crank" of crossplane/crossplane), pinned in tools/crossplane/go.mod.
+CROSSPLANE         := $(TOOLS_BIN)/crossplane
+CROSSPLANE_VERSION := $(call mod_version,github.com/crossplane/crossplane/v2,$(ROOT)/tools/crossplane/go.mod)
+
+# Newer standalone CLI (github.com/crossplane/cli/v2) and the Crossplane core
+# binary whose `internal render` it runs (`crossplane render --crossplane-binary`).
+# Optional: only `make tools-v2` / `make render-v2` build them.
+CROSSPLANE_V2           := $(TOOLS_BIN)/crossplane-v2
+CROSSPLANE_V2_VERSION   := $(call mod_version,github.com/crossplane/cli/v2,$(ROOT)/tools/crossplane-cli/go.mod)
+CROSSPLANE_CORE         := $(TOOLS_BIN)/crossplane-core
+CROSSPLANE_CORE_VERSION := $(call mod_version,github.com/crossplane/crossplane/v2,$(ROOT)/tools/crossplane-core/go.mod)
+
+# controller-gen, pinned in tools/controller-gen/go.mod (used by go generate).
+CONTROLLER_GEN := $(TOOLS_BIN)/controller-gen
+
+# Runtime image tarball writer (go-containerregistry), pinned in hack/imagebuild/go.mod.
+IMAGEBUILD := $(TOOLS_BIN)/imagebuild
+
+# Extra `crossplane render` args, e.g.
+#   make render RENDER_ARGS="--include-function-results --observed-resources=example/observed.yaml"
+RENDER_ARGS ?=
+# Extra function flags for render, e.g. FUNCTION_ARGS=--debug
+FUNCTION_ARGS ?=
+# Extra `crossplane beta validate` args, e.g. VALIDATE_ARGS=--skip-success-results
+VALIDATE_ARGS ?=
+# Inputs for render/validate.
+RENDER_XR          ?= example/xr.yaml
+RENDER_COMPOSITION ?= example/composition.yaml
+RENDER_FUNCTIONS   ?= example/functions.yaml
+
+# Package build.
+XPKG_ARCH      ?= amd64
+XPKG_BIN       := $(OUTPUT_DIR)/bin/linux_$(XPKG_ARCH)/function
+XPKG_IMAGE_TAR := $(OUTPUT_DIR)/image.tar
+XPKG_FILE      := $(OUTPUT_DIR)/function-vllm-stack.xpkg
+
+export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
+
+.PHONY: all tools tools-v2 build render render-v2 validate test xpkg generate clean clean-tools
+
+all: build
+
+# ---------------------------------------------------------------------------
+# Tools
+
+tools: $(CROSSPLANE) $(IMAGEBUILD) $(CONTROLLER_GEN)
+
+tools-v2: $(CROSSPLANE_V2) $(CROSSPLANE_CORE)
+
+$(CROSSPLANE): $(ROOT)/tools/crossplane/go.mod $(ROOT)/tools/crossplane/go.sum
+	@mkdir -p $(TOOLS_BIN)
+	@echo "building crossplane CLI $(CROSSPLANE_VERSION) (cold: ~6 min on 2 cores)"
+	cd $(ROOT)/tools/crossplane && $(TOOL_GO) \
+		-ldflags "-s -w -X github.com/crossplane/crossplane/v2/internal/version.version=$(CROSSPLANE_VERSION)" \
+		-o $@.tmp github.com/crossplane/crossplane/v2/cmd/crank
+	mv -f $@.tmp $@
+
+$(CROSSPLANE_V2): $(ROOT)/tools/crossplane-cli/go.mod $(ROOT)/tools/crossplane-cli/go.sum
+	@mkdir -p $(TOOLS_BIN)
+	@echo "building crossplane CLI (crossplane/cli) $(CROSSPLANE_V2_VERSION)"
+	cd $(ROOT)/tools/crossplane-cli && $(TOOL_GO) \
+		-ldflags "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$(CROSSPLANE_V2_VERSION)" \
+		-o $@.tmp github.com/crossplane/cli/v2/cmd/crossplane
+	mv -f $@.tmp $@
+
+$(CROSSPLANE_CORE): $(ROOT)/tools/crossplane-core/go.mod $(ROOT)/tools/crossplane-core/go.sum
+	@mkdir -p $(TOOLS_BIN)
+	@echo "building crossplane core $(CROSSPLANE_CORE_VERSION)"
+	cd $(ROOT)/tools/crossplane-core && $(TOOL_GO) \
+		-ldflags "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$(CROSSPLANE_CORE_VERSION)" \
+		-o $@.tmp github.com/crossplane/crossplane/v2/cmd/crossplane
+	mv -f $@.tmp $@
+
+$(CONTROLLER_GEN): $(ROOT)/tools/controller-gen/go.mod $(ROOT)/tools/controller-gen/go.sum
+	bash $(ROOT)/tools/controller-gen/build.sh
+
+$(IMAGEBUILD): $(ROOT)/hack/imagebuild/go.mod $(ROOT)/hack/imagebuild/go.sum $(ROOT)/hack/imagebuild/main.go
+	@mkdir -p $(TOOLS_BIN)
+	cd $(ROOT)/hack/imagebuild && $(TOOL_GO) -o $@.tmp .
+	mv -f $@.tmp $@
+
+# ---------------------------------------------------------------------------
+# Function
+
+build:
+	@mkdir -p $(OUTPUT_DIR)/bin
+	$(GO) build -o $(FUNCTION_BIN) .
+
+generate: $(CONTROLLER_GEN)
+	$(GO) generate -tags generate ./...
+
+test:
+	$(GO) vet ./...
+	$(GO) test ./...
+
+# ---------------------------------------------------------------------------
+# Render / validate (the function runs locally on a free 127.0.0.1 port)
+
+render: build $(CROSSPLANE)
+	$(ROOT)/hack/render.sh $(RENDER_XR) $(RENDER_COMPOSITION) $(RENDER_FUNCTIONS)
+
+render-v2: build $(CROSSPLANE_V2) $(CROSSPLANE_CORE)
+	CROSSPLANE=$(CROSSPLANE_V2) CROSSPLANE_CORE=$(CROSSPLANE_CORE) \
+		$(ROOT)/hack/render.sh $(RENDER_XR) $(RENDER_COMPOSITION) $(RENDER_FUNCTIONS)
+
+validate: build $(CROSSPLANE)
+	$(ROOT)/hack/validate.sh $(RENDER_XR) $(RENDER_COMPOSITION) $(RENDER_FUNCTIONS)
+
+# ---------------------------------------------------------------------------
+# Package
+
+xpkg: $(CROSSPLANE) $(IMAGEBUILD)
+	@test -f $(ROOT)/package/crossplane.yaml || { echo "package/crossplane.yaml is missing" >&2; exit 1; }
+	@mkdir -p $(dir $(XPKG_BIN))
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(XPKG_ARCH) $(GO) build -trimpath -ldflags "-s -w" -o $(XPKG_BIN) .
+	$(IMAGEBUILD) -binary $(XPKG_BIN) -output $(XPKG_IMAGE_TAR) -os linux -arch $(XPKG_ARCH)
+	rm -f $(XPKG_FILE)
+	$(CROSSPLANE) xpkg build --package-root=$(ROOT)/package \
+		--embed-runtime-image-tarball=$(XPKG_IMAGE_TAR) -o $(XPKG_FILE)
+	@ls -l $(XPKG_FILE)
+
+# ---------------------------------------------------------------------------
+
+clean:
+	rm -rf $(OUTPUT_DIR)
+
+clean-tools:
+	rm -f $(CROSSPLANE) $(CROSSPLANE_V2) $(CROSSPLANE_CORE) $(CONTROLLER_GEN) $(IMAGEBUILD)
+	rm -rf $(ROOT)/.tools/validate-cache
