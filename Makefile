@@ -4,7 +4,11 @@
 #   make build       go build -o _output/bin/function .
 #   make render      render example/ through the locally running function (crossplane render)
 #   make validate    render --include-full-xr, then `crossplane beta validate` against the XRD, offline
-#   make test        go vet + go test
+#   make test        test-unit, test-render, test-xpkg (in that order)
+#   make test-unit   go vet ./... + go test of every package outside test/
+#   make test-render golden render tests through the real CLI and function (test/render);
+#                    UPDATE=1 rewrites example/golden/
+#   make test-xpkg   build the package, check it and run the function from its image (test/xpkg)
 #   make xpkg        static linux/amd64 binary -> runtime image tarball -> _output/function-vllm-stack.xpkg
 #   make generate    go generate (controller-gen is built first)
 #   make tools-v2 / render-v2   optional: newer CLI (crossplane/cli/v2) + core binary renderer
@@ -71,7 +75,7 @@ XPKG_FILE      := $(OUTPUT_DIR)/function-vllm-stack.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 build render render-v2 validate test xpkg generate clean clean-tools
+.PHONY: all tools tools-v2 build render render-v2 validate test test-unit test-render test-xpkg xpkg generate clean clean-tools
 
 all: build
 
@@ -124,9 +128,29 @@ build:
 generate: $(CONTROLLER_GEN)
 	$(GO) generate -tags generate ./...
 
-test:
+# ---------------------------------------------------------------------------
+# Tests
+#
+# test/render and test/xpkg run external binaries, so they never use the go
+# test cache (-count=1); CI=true makes a missing binary a failure, not a skip.
+# GO_TEST_FLAGS adds go test flags, e.g. GO_TEST_FLAGS="-run TestFatal -v".
+
+GO_TEST_FLAGS ?=
+UPDATE        ?=
+
+test: test-unit test-render test-xpkg
+
+test-unit:
 	$(GO) vet ./...
-	$(GO) test ./...
+	$(GO) test $(GO_TEST_FLAGS) $$($(GO) list ./... | grep -v '^github.com/vllm-project/function-vllm-stack/test/')
+
+test-render: build $(CROSSPLANE)
+	CI=true FUNCTION_BIN=$(FUNCTION_BIN) CROSSPLANE=$(CROSSPLANE) \
+		$(GO) test -count=1 $(GO_TEST_FLAGS) $(if $(UPDATE),-run '^TestGolden') ./test/render/ $(if $(UPDATE),-args -update)
+
+test-xpkg: xpkg
+	CI=true XPKG=$(XPKG_FILE) CROSSPLANE=$(CROSSPLANE) \
+		$(GO) test -count=1 $(GO_TEST_FLAGS) ./test/xpkg/
 
 # ---------------------------------------------------------------------------
 # Render / validate (the function runs locally on a free 127.0.0.1 port)

@@ -7,7 +7,7 @@
 # Defaults: example/xr.yaml example/composition.yaml example/functions.yaml.
 #
 # The function binary is started in the background with
-# `--insecure --address 127.0.0.1:<free port>`; FUNCTIONS (a file or a
+# `--insecure --address 127.0.0.1:<free port> --metrics-address=`; FUNCTIONS (a file or a
 # directory of YAML files) is copied to a temp dir with every
 # `render.crossplane.io/runtime-development-target: <host>:9443` annotation
 # pointed at that port. The function is always stopped on exit, also on
@@ -127,7 +127,7 @@ for attempt in 1 2 3 4 5; do
 		continue
 	fi
 	: >"$tmp/function.log"
-	"$FUNCTION_BIN" --insecure --address "127.0.0.1:${candidate}" "${function_args[@]}" \
+	"$FUNCTION_BIN" --insecure --address "127.0.0.1:${candidate}" --metrics-address= "${function_args[@]}" \
 		>>"$tmp/function.log" 2>&1 &
 	fn_pid=$!
 	deadline=$((SECONDS + START_TIMEOUT))
