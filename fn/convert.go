@@ -4,12 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/crossplane/function-sdk-go/resource/composite"
 )
 
-// toStruct converts a typed object into the protobuf Struct of a desired
+// composedStruct converts a typed object into the protobuf Struct of a desired
 // composed resource, holding only the fields the function has an opinion
 // about.
 //
@@ -24,12 +30,14 @@ import (
 // The JSON is decoded straight into a Struct: decoding it into a
 // map[string]any and converting that with structpb.NewStruct builds every
 // value twice, and took most of the function's time.
-func toStruct(o runtime.Object) (*structpb.Struct, error) {
+func composedStruct(o runtime.Object) (*structpb.Struct, error) {
 	b, err := json.Marshal(o)
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode %T: %w", o, err)
 	}
-	d := decoder{data: b}
+	// One string for the whole document: the decoded strings are slices of
+	// it rather than copies.
+	d := decoder{data: string(b)}
 	s, err := d.object(true)
 	if err == nil && d.pos != len(b) {
 		err = d.errorf("trailing data")
@@ -37,6 +45,10 @@ func toStruct(o runtime.Object) (*structpb.Struct, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot decode %T: %w", o, err)
 	}
+	// The function never has an opinion on a composed object's status, and
+	// some status types have fields without omitempty (a PodDisruptionBudget's
+	// currentHealthy: 0): sending them would claim fields the controllers own.
+	delete(s.Fields, "status")
 	return s, nil
 }
 
@@ -53,7 +65,7 @@ var keepEmpty = map[string]bool{"emptyDir": true}
 // pruned when they are objects, and kept whatever they are: only objects
 // lose members.
 type decoder struct {
-	data []byte
+	data string
 	pos  int
 }
 
@@ -159,7 +171,7 @@ func (d *decoder) value(prune bool) (*structpb.Value, error) {
 		for d.pos < len(d.data) && isNumberByte(d.data[d.pos]) {
 			d.pos++
 		}
-		f, err := strconv.ParseFloat(string(d.data[start:d.pos]), 64)
+		f, err := strconv.ParseFloat(d.data[start:d.pos], 64)
 		if err != nil {
 			return nil, d.errorf("bad number: %v", err)
 		}
@@ -169,7 +181,7 @@ func (d *decoder) value(prune bool) (*structpb.Value, error) {
 }
 
 // string decodes a string. Strings without escapes, most of them, are
-// copied as they are; others are unquoted by encoding/json.
+// slices of the document; others are unquoted by encoding/json.
 func (d *decoder) string() (string, error) {
 	if !d.consume('"') {
 		return "", d.errorf("want a string")
@@ -185,10 +197,10 @@ func (d *decoder) string() (string, error) {
 		case '"':
 			d.pos++
 			if !escaped {
-				return string(d.data[start : d.pos-1]), nil
+				return d.data[start : d.pos-1], nil
 			}
 			var s string
-			if err := json.Unmarshal(d.data[start-1:d.pos], &s); err != nil {
+			if err := json.Unmarshal([]byte(d.data[start-1:d.pos]), &s); err != nil {
 				return "", d.errorf("bad string: %v", err)
 			}
 			return s, nil
@@ -214,7 +226,7 @@ func (d *decoder) consume(c byte) bool {
 }
 
 func (d *decoder) literal(lit string) bool {
-	if len(d.data)-d.pos >= len(lit) && string(d.data[d.pos:d.pos+len(lit)]) == lit {
+	if strings.HasPrefix(d.data[d.pos:], lit) {
 		d.pos += len(lit)
 		return true
 	}
@@ -223,4 +235,97 @@ func (d *decoder) literal(lit string) bool {
 
 func isNumberByte(c byte) bool {
 	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// Observed objects are decoded only in part. Crossplane sends them whole, as
+// the API server returns them: a Deployment is mostly its pod template and
+// managedFields, which the function never reads, and decoding them took
+// more time than composing the stack.
+
+// A fieldSet names the fields of an object to decode; a nil fieldSet decodes
+// the whole value.
+type fieldSet map[string]fieldSet
+
+// observedFields are the fields readiness and status read of an observed
+// composed resource. Add any other field they come to need.
+var observedFields = fieldSet{
+	"apiVersion": nil,
+	"kind":       nil,
+	"metadata":   {"name": nil, "namespace": nil, "generation": nil, "labels": nil, "annotations": nil},
+	"spec":       {"replicas": nil},
+	"status":     nil,
+}
+
+// compositeFields are the fields the function reads of the observed XR: its
+// identity and spec. Add any other field it comes to need.
+var compositeFields = fieldSet{
+	"apiVersion": nil,
+	"kind":       nil,
+	"metadata":   {"name": nil, "namespace": nil, "uid": nil, "labels": nil, "annotations": nil},
+	"spec":       nil,
+}
+
+// podFields are the fields the status reads of a pod.
+var podFields = fieldSet{
+	"apiVersion": nil,
+	"kind":       nil,
+	"metadata":   {"name": nil, "namespace": nil, "labels": nil, "deletionTimestamp": nil},
+	"status":     nil,
+}
+
+// decodeFields decodes the fields fs of s into the map form of an
+// unstructured object.
+func decodeFields(s *structpb.Struct, fs fieldSet) map[string]any {
+	m := make(map[string]any, len(fs))
+	for k, sub := range fs {
+		v, ok := s.GetFields()[k]
+		if !ok {
+			continue
+		}
+		if o := v.GetStructValue(); o != nil && sub != nil {
+			m[k] = decodeFields(o, sub)
+			continue
+		}
+		m[k] = v.AsInterface()
+	}
+	return m
+}
+
+// observedComposite returns the observed XR, as
+// request.GetObservedCompositeResource does, with only compositeFields.
+func observedComposite(req *fnv1.RunFunctionRequest) *resource.Composite {
+	xr := composite.New()
+	xr.SetUnstructuredContent(decodeFields(req.GetObserved().GetComposite().GetResource(), compositeFields))
+	cds := req.GetObserved().GetComposite().GetConnectionDetails()
+	if cds == nil {
+		cds = resource.ConnectionDetails{}
+	}
+	return &resource.Composite{Resource: xr, ConnectionDetails: cds}
+}
+
+// observedComposed returns the observed composed resources of req, as
+// request.GetObservedComposedResources does, with only observedFields.
+func observedComposed(req *fnv1.RunFunctionRequest) map[resource.Name]resource.ObservedComposed {
+	ocds := make(map[resource.Name]resource.ObservedComposed, len(req.GetObserved().GetResources()))
+	for name, r := range req.GetObserved().GetResources() {
+		cd := composed.New()
+		cd.SetUnstructuredContent(decodeFields(r.GetResource(), observedFields))
+		cds := r.GetConnectionDetails()
+		if cds == nil {
+			cds = resource.ConnectionDetails{}
+		}
+		ocds[resource.Name(name)] = resource.ObservedComposed{Resource: cd, ConnectionDetails: cds}
+	}
+	return ocds
+}
+
+// requiredResources returns the resources Crossplane sent for requirement,
+// as they are.
+func requiredResources(req *fnv1.RunFunctionRequest, requirement string) []*structpb.Struct {
+	items := req.GetRequiredResources()[requirement].GetItems()
+	rs := make([]*structpb.Struct, 0, len(items))
+	for _, r := range items {
+		rs = append(rs, r.GetResource())
+	}
+	return rs
 }

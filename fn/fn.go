@@ -7,10 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -70,11 +72,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		rsp.Meta.Ttl = durationpb.New(in.TTL.Duration)
 	}
 
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		response.Fatal(rsp, fmt.Errorf("cannot get the observed ProductionStack: %w", err))
-		return rsp, nil
-	}
+	oxr := observedComposite(req)
 	log := f.log.WithValues("xr-kind", oxr.Resource.GetKind(), "xr-name", oxr.Resource.GetName(), "xr-namespace", oxr.Resource.GetNamespace())
 
 	id, err := identify(oxr.Resource)
@@ -95,28 +93,17 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
-	desired, err := request.GetDesiredComposedResources(req)
-	if err != nil {
-		response.Fatal(rsp, fmt.Errorf("cannot get desired composed resources: %w", err))
-		return rsp, nil
-	}
-	observed, err := request.GetObservedComposedResources(req)
-	if err != nil {
-		response.Fatal(rsp, fmt.Errorf("cannot get observed composed resources: %w", err))
-		return rsp, nil
-	}
+	observed := observedComposed(req)
+	composed := map[string]*fnv1.Resource{}
 	for _, o := range compose(s) {
-		cd, err := toComposed(o.obj)
+		r, err := composedStruct(o.obj)
 		if err != nil {
 			response.Fatal(rsp, fmt.Errorf("cannot convert %s %q to a composed resource: %w", o.obj.GetObjectKind().GroupVersionKind().Kind, o.key, err))
 			return rsp, nil
 		}
-		desired[resource.Name(o.key)] = &resource.DesiredComposed{Resource: cd, Ready: ready(observed[resource.Name(o.key)])}
+		composed[o.key] = &fnv1.Resource{Resource: r, Ready: readyProto(ready(observed[resource.Name(o.key)]))}
 	}
-	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
-		response.Fatal(rsp, fmt.Errorf("cannot set desired composed resources: %w", err))
-		return rsp, nil
-	}
+	setDesiredResources(rsp, composed)
 
 	dxr, err := request.GetDesiredCompositeResource(req)
 	if err != nil {
@@ -139,6 +126,44 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	for _, w := range found.warnings {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
-	log.Debug("Composed ProductionStack", "models", len(s.engines), "resources", len(desired))
+	log.Debug("Composed ProductionStack", "models", len(s.engines), "resources", len(rsp.GetDesired().GetResources()))
 	return rsp, nil
+}
+
+// setDesiredResources adds the composed resources to the response's desired
+// state, which holds those of earlier steps of the pipeline.
+//
+// The SDK's GetDesiredComposedResources and SetDesiredComposedResources would
+// convert each earlier resource to a map and back, unchanged; they are kept
+// as they are, in the same form (only their resource and readiness).
+func setDesiredResources(rsp *fnv1.RunFunctionResponse, composed map[string]*fnv1.Resource) {
+	if rsp.GetDesired() == nil {
+		rsp.Desired = &fnv1.State{}
+	}
+	if rsp.GetDesired().GetResources() == nil {
+		rsp.Desired.Resources = make(map[string]*fnv1.Resource, len(composed))
+	}
+	for name, r := range rsp.GetDesired().GetResources() {
+		s := r.GetResource()
+		if s == nil {
+			s = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		}
+		ready := fnv1.Ready_READY_UNSPECIFIED
+		if r.GetReady() == fnv1.Ready_READY_TRUE || r.GetReady() == fnv1.Ready_READY_FALSE {
+			ready = r.GetReady()
+		}
+		rsp.Desired.Resources[name] = &fnv1.Resource{Resource: s, Ready: ready}
+	}
+	maps.Copy(rsp.Desired.Resources, composed)
+}
+
+// readyProto is a readiness as the protocol says it.
+func readyProto(r resource.Ready) fnv1.Ready {
+	switch r {
+	case resource.ReadyTrue:
+		return fnv1.Ready_READY_TRUE
+	case resource.ReadyFalse:
+		return fnv1.Ready_READY_FALSE
+	}
+	return fnv1.Ready_READY_UNSPECIFIED
 }

@@ -5,12 +5,12 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 )
 
 // Pods are not composed resources, and a Deployment's status only counts
@@ -55,33 +55,36 @@ func podSelector(s *stack, component string) *fnv1.ResourceSelector {
 	}
 }
 
-// stackPods are the stack's pods that Crossplane sent, sorted by name. On the
-// first call of a reconcile Crossplane has not fetched them yet: then both are
-// empty and the status says nothing about pods.
+// stackPods are the stack's pods that Crossplane sent. On the first call of a
+// reconcile Crossplane has not fetched them yet: then both are empty and the
+// status says nothing about pods.
 type stackPods struct {
-	engines map[string][]corev1.Pod // by label app.kubernetes.io/name: the engine's id
-	router  []corev1.Pod
+	engines map[string]podSet // by label app.kubernetes.io/name: the engine's id
+	router  podSet
 }
 
+// A podSet is pods as Crossplane sent them. They are decoded only to explain
+// a Deployment that is not ready: in a serving stack, never.
+type podSet []*structpb.Struct
+
 func requiredPods(req *fnv1.RunFunctionRequest) stackPods {
-	sp := stackPods{engines: map[string][]corev1.Pod{}, router: podsOf(req, routerPodsRequirement)}
-	for _, p := range podsOf(req, enginePodsRequirement) {
-		name := p.Labels[labelName]
+	sp := stackPods{engines: map[string]podSet{}, router: requiredResources(req, routerPodsRequirement)}
+	for _, p := range requiredResources(req, enginePodsRequirement) {
+		name := p.GetFields()["metadata"].GetStructValue().GetFields()["labels"].GetStructValue().GetFields()[labelName].GetStringValue()
 		sp.engines[name] = append(sp.engines[name], p)
 	}
 	return sp
 }
 
-// podsOf decodes the pods of one requirement, sorted by name. Pods that are
-// going away (terminating, or completed) say nothing about the stack. A pod
-// that does not decode is skipped: pods only explain the status, and must
-// never stop the stack from being composed.
-func podsOf(req *fnv1.RunFunctionRequest, requirement string) []corev1.Pod {
-	rs, _, _ := request.GetRequiredResource(req, requirement)
-	pods := make([]corev1.Pod, 0, len(rs))
-	for _, r := range rs {
+// decode decodes the pods, sorted by name. Pods that are going away
+// (terminating, or completed) say nothing about the stack. A pod that does
+// not decode is skipped: pods only explain the status, and must never stop
+// the stack from being composed.
+func (ps podSet) decode() []corev1.Pod {
+	pods := make([]corev1.Pod, 0, len(ps))
+	for _, r := range ps {
 		p := corev1.Pod{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.Resource.Object, &p); err != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(decodeFields(r, podFields), &p); err != nil {
 			continue
 		}
 		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded {

@@ -225,7 +225,7 @@ func observe(s *stack, observed map[resource.Name]resource.ObservedComposed, pod
 // deploymentProgress reads an observed Deployment's replica counts and says
 // whether it is ready and, if not, why: from the Deployment's status and
 // conditions, then from its pods.
-func deploymentProgress(o resource.ObservedComposed, name string, pods []corev1.Pod) (appsv1.DeploymentStatus, progress) {
+func deploymentProgress(o resource.ObservedComposed, name string, pods podSet) (appsv1.DeploymentStatus, progress) {
 	if o.Resource == nil {
 		return appsv1.DeploymentStatus{}, progress{reason: reasonCreating, message: fmt.Sprintf("Deployment %s is not created yet", name)}
 	}
@@ -266,7 +266,7 @@ func deploymentProgress(o resource.ObservedComposed, name string, pods []corev1.
 			p.message += ": " + clean(join(c.Reason, c.Message))
 		}
 	}
-	if reason, lines := podIssues(pods); len(lines) > 0 {
+	if reason, lines := podIssues(pods.decode()); len(lines) > 0 {
 		p.reason = worst(p.reason, reason)
 		p.message += "; " + strings.Join(lines, "; ")
 	}
