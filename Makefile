@@ -75,7 +75,7 @@ XPKG_FILE      := $(OUTPUT_DIR)/function-vllm-stack.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 build render render-v2 validate test test-unit test-render test-xpkg xpkg generate clean clean-tools
+.PHONY: all tools tools-v2 build render render-v2 validate test test-unit test-render test-xpkg e2e bench xpkg generate clean clean-tools
 
 all: build
 
@@ -151,6 +151,17 @@ test-render: build $(CROSSPLANE)
 test-xpkg: xpkg
 	CI=true XPKG=$(XPKG_FILE) CROSSPLANE=$(CROSSPLANE) \
 		$(GO) test -count=1 $(GO_TEST_FLAGS) ./test/xpkg/
+
+# The API-server suite: builds kube-apiserver, kube-controller-manager and
+# etcd (pinned, cold about 20 minutes, reused afterwards), starts them on
+# free 127.0.0.1 ports and stops them.
+e2e:
+	bash $(ROOT)/hack/e2e.sh
+
+# Benchmarks: RunFunction against the protobuf floor, and a gRPC load test.
+# Not part of `test`: nothing fails on a time.
+bench:
+	bash $(ROOT)/hack/bench.sh
 
 # ---------------------------------------------------------------------------
 # Render / validate (the function runs locally on a free 127.0.0.1 port)
