@@ -138,7 +138,7 @@ generate: $(CONTROLLER_GEN)
 GO_TEST_FLAGS ?=
 UPDATE        ?=
 
-test: test-unit test-render test-xpkg
+test: test-unit test-render test-xpkg e2e
 
 test-unit:
 	$(GO) vet ./...

@@ -288,7 +288,7 @@ func (w *walker) compare(path string, node any, t reflect.Type) {
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		if n["items"] == nil && n["x-kubernetes-preserve-unknown-fields"] == true && t.Elem().PkgPath() != ownPkg {
+		if items, _ := n["items"].(map[string]any); items["x-kubernetes-preserve-unknown-fields"] == true && items["properties"] == nil && t.Elem().PkgPath() != ownPkg {
 			// A list of a Kubernetes type kept schemaless (containers,
 			// volumes): its full schema would make the CRD too large.
 			return

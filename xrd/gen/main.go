@@ -105,6 +105,7 @@ func run(root, controllerGen string) error {
 	if err := injectDefaults(schema, v1alpha1.TopLevelDefaults); err != nil {
 		return err
 	}
+	giveSchemalessArraysItems(schema)
 
 	if err := write(filepath.Join(root, "xrd", "definition.yaml"), definition(schema)); err != nil {
 		return err
@@ -203,6 +204,31 @@ func xrSchema(crd map[string]any) (map[string]any, error) {
 	}
 	out["properties"] = map[string]any{"spec": props["spec"], "status": props["status"]}
 	return out, nil
+}
+
+// giveSchemalessArraysItems completes the arrays kept schemaless (lists of
+// Kubernetes containers and volumes, whose full schemas would bloat the CRD):
+// controller-gen leaves them without items, which the API server rejects
+// ("items: Required value"). Each item becomes an object whose fields are kept.
+func giveSchemalessArraysItems(node map[string]any) {
+	if node["type"] == "array" && node["items"] == nil && node["x-kubernetes-preserve-unknown-fields"] == true {
+		delete(node, "x-kubernetes-preserve-unknown-fields")
+		node["items"] = map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+	}
+	for _, k := range []string{"properties", "additionalProperties", "items"} {
+		switch c := node[k].(type) {
+		case map[string]any:
+			if k == "properties" {
+				for _, v := range c {
+					if m, ok := v.(map[string]any); ok {
+						giveSchemalessArraysItems(m)
+					}
+				}
+				continue
+			}
+			giveSchemalessArraysItems(c)
+		}
+	}
 }
 
 // injectDefaults writes the defaults that are InSchema into the schema. The
