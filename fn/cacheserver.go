@@ -71,12 +71,15 @@ func cacheServerDeployment(s *stack) *appsv1.Deployment {
 	if c.Resources != nil {
 		container.Resources = *c.Resources.DeepCopy()
 	}
-	return &appsv1.Deployment{
+	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: s.meta(s.names.cacheServerDeployment(), l),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(ptr.Deref(c.Replicas, 1)),
 			Selector: &metav1.LabelSelector{MatchLabels: selector(s.name, componentCacheServer, componentCacheServer)},
+			// A new server is ready before the old one stops, so engines
+			// always have one to reach (its cache starts empty).
+			Strategy: strategy(string(appsv1.RollingUpdateDeploymentStrategyType), nil),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: l},
 				Spec: corev1.PodSpec{
@@ -86,6 +89,10 @@ func cacheServerDeployment(s *stack) *appsv1.Deployment {
 			},
 		},
 	}
+	if sc := c.Scheduling; sc != nil {
+		schedule(&d.Spec.Template.Spec, sc)
+	}
+	return d
 }
 
 func cacheServerService(s *stack) *corev1.Service {
@@ -114,5 +121,6 @@ func validateCacheServer(f *findings, spec *v1alpha1.ProductionStackSpec) {
 	if l := spec.LMCacheConfig; l != nil && l.Server != nil {
 		oneOf(f, "spec.lmcacheConfig.server.serde", l.Server.Serde, remoteSerdes)
 		atLeast(f, "spec.lmcacheConfig.server.replicas", l.Server.Replicas, 0)
+		validateScheduling(f, "spec.lmcacheConfig.server.scheduling", l.Server.Scheduling)
 	}
 }

@@ -94,3 +94,14 @@ func TestLoRA(t *testing.T) {
 	}
 }
 
+// TestCacheServerScheduling: the cache server needs memory, not GPUs, and
+// platform teams place it on its own nodes.
+func TestCacheServerScheduling(t *testing.T) {
+	xr := with("lmcacheConfig.enabled", true, "lmcacheConfig.server", map[string]any{
+		"scheduling": map[string]any{"nodeSelector": map[string]any{"pool": "memory"}, "priorityClassName": "cache"},
+	})
+	pod := desired(t, mustRun(t, req(t, xr, nil, nil)), cacheServerKey, &appsv1.Deployment{}).Spec.Template.Spec
+	if !cmp.Equal(pod.NodeSelector, map[string]string{"pool": "memory"}) || pod.PriorityClassName != "cache" {
+		t.Errorf("cache server nodeSelector %v, priorityClassName %q; want pool=memory, cache", pod.NodeSelector, pod.PriorityClassName)
+	}
+}

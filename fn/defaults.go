@@ -29,6 +29,10 @@ const (
 	DefaultRouterTag          = "latest"
 	DefaultRouterReplicas     = int32(1)
 	DefaultShmSize            = "20Gi"
+	// The LMCache controller's port in the router (the router's own
+	// default), and the engines' LMCache worker port, for kvaware routing.
+	DefaultLMCacheControllerPort = int32(9000)
+	DefaultLMCacheWorkerPort     = int32(8001)
 )
 
 // engine is one model's engine, with the top-level engine blocks merged in
@@ -45,22 +49,32 @@ type engine struct {
 
 // router is the router's configuration with defaults applied.
 type router struct {
-	routerType    string
-	sessionKey    string
-	image         string
-	replicas      int32
-	resources     corev1.ResourceRequirements
-	discoveryType string // "" leaves the router's default (pod-ip)
-	extraArgs     []string
-	env           []corev1.EnvVar
-	apiKey        *v1alpha1.SecretKeySelector // also given to every engine
-	serviceType   corev1.ServiceType
-	servicePort   int32
-	serviceAnnots map[string]string
-	pdb           *v1alpha1.PodDisruptionBudget
-	autoscaling   *v1alpha1.RouterAutoscaling
-	ingress       *v1alpha1.Ingress
-	httpRoute     *v1alpha1.HTTPRoute
+	routerType string
+	sessionKey string
+	image      string
+	pullPolicy corev1.PullPolicy
+	pullSecret string
+	replicas   int32
+	scheduling *v1alpha1.Scheduling
+	podAnnots  map[string]string
+	// Routing knobs: prefixMinMatch for prefixaware; controllerPort (set
+	// only for kvaware) and kvThreshold for kvaware.
+	prefixMinMatch *int32
+	controllerPort int32
+	kvThreshold    *int32
+	resources      corev1.ResourceRequirements
+	discoveryType  string // "" leaves the router's default (pod-ip)
+	extraArgs      []string
+	env            []corev1.EnvVar
+	apiKey         *v1alpha1.SecretKeySelector // also given to every engine
+	serviceType    corev1.ServiceType
+	servicePort    int32
+	serviceAnnots  map[string]string
+	nodePort       *int32
+	pdb            *v1alpha1.PodDisruptionBudget
+	autoscaling    *v1alpha1.RouterAutoscaling
+	ingress        *v1alpha1.Ingress
+	httpRoute      *v1alpha1.HTTPRoute
 }
 
 // engines merges the top-level engine blocks into each model and applies
@@ -257,6 +271,15 @@ func resolveRouter(rc *v1alpha1.RouterConfig, in *v1beta1.Input) router {
 	} else {
 		r.resources = defaultRouterResources()
 	}
+	r.pullPolicy = corev1.PullPolicy(rc.ImagePullPolicy)
+	r.pullSecret = rc.ImagePullSecretName
+	r.scheduling = rc.Scheduling
+	r.podAnnots = rc.PodAnnotations
+	r.prefixMinMatch = rc.PrefixMinMatchLength
+	if r.routerType == routingKVAware {
+		r.controllerPort = ptr.Deref(rc.LMCacheControllerPort, DefaultLMCacheControllerPort)
+		r.kvThreshold = rc.KVAwareThreshold
+	}
 	r.discoveryType = rc.K8sServiceDiscoveryType
 	r.extraArgs = rc.ExtraArgs
 	r.env = rc.Env
@@ -268,6 +291,7 @@ func resolveRouter(rc *v1alpha1.RouterConfig, in *v1beta1.Input) router {
 		r.serviceType = corev1.ServiceType(or(svc.Type, string(corev1.ServiceTypeClusterIP)))
 		r.servicePort = ptr.Deref(svc.Port, servicePort)
 		r.serviceAnnots = svc.Annotations
+		r.nodePort = svc.NodePort
 	}
 	r.pdb = rc.PodDisruptionBudget
 	r.autoscaling = rc.Autoscaling

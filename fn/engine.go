@@ -108,18 +108,26 @@ func engineContainerSpec(s *stack, e engine) corev1.Container {
 		Command:         command,
 		Args:            engineArgs(e),
 		Env:             engineEnv(s, e),
-		Ports: []corev1.ContainerPort{{
-			Name: enginePortName, ContainerPort: enginePort, Protocol: corev1.ProtocolTCP,
-		}},
-		Resources:    engineResources(e),
-		VolumeMounts: engineVolumeMounts(e),
-		// Large models take minutes to load: the startup probe allows
-		// 10 s x 60 before liveness takes over.
-		StartupProbe:    tune(httpProbe(enginePort, 10, 60), p.Startup),
+		EnvFrom:         e.cfg.EnvFrom,
+		Ports:           enginePorts(s, e),
+		Resources:       engineResources(e),
+		VolumeMounts:    engineVolumeMounts(e),
+		// Large models take minutes to download and load: the startup
+		// probe's budget grows with the model's size; see startupFailures.
+		StartupProbe:    startupProbe(e),
 		ReadinessProbe:  tune(httpProbe(enginePort, 5, 3), p.Readiness),
 		LivenessProbe:   tune(httpProbe(enginePort, 10, 3), p.Liveness),
 		SecurityContext: e.cfg.Pod.ContainerSecurityContext,
 	}
+}
+
+// enginePorts: the API port, and with kvaware routing the LMCache worker's.
+func enginePorts(s *stack, e engine) []corev1.ContainerPort {
+	ports := []corev1.ContainerPort{{Name: enginePortName, ContainerPort: enginePort, Protocol: corev1.ProtocolTCP}}
+	if kvAware(s, e) {
+		ports = append(ports, corev1.ContainerPort{Name: lmcacheWorkerPortName, ContainerPort: workerPort(e), Protocol: corev1.ProtocolTCP})
+	}
+	return ports
 }
 
 func httpProbe(port int32, period, failures int32) *corev1.Probe {
@@ -237,15 +245,25 @@ func engineResources(e engine) corev1.ResourceRequirements {
 	if r.Memory != "" {
 		requests[corev1.ResourceMemory] = resource.MustParse(r.Memory)
 	}
+	limits := corev1.ResourceList{}
+	if r.CPULimit != "" {
+		limits[corev1.ResourceCPU] = resource.MustParse(r.CPULimit)
+	}
+	if r.MemoryLimit != "" {
+		limits[corev1.ResourceMemory] = resource.MustParse(r.MemoryLimit)
+	}
 	if n, _ := gpus(r.GPU); n > 0 {
 		// Extended resources cannot be overcommitted: Kubernetes requires
 		// the limit to equal the request.
 		q := *resource.NewQuantity(n, resource.DecimalSI)
 		requests[corev1.ResourceName(r.GPUType)] = q
-		out.Limits = corev1.ResourceList{corev1.ResourceName(r.GPUType): q}
+		limits[corev1.ResourceName(r.GPUType)] = q
 	}
 	if len(requests) > 0 {
 		out.Requests = requests
+	}
+	if len(limits) > 0 {
+		out.Limits = limits
 	}
 	return out
 }

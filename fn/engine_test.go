@@ -218,6 +218,13 @@ func TestEngineResources(t *testing.T) {
 		"ZeroGPU": {xr: with("resources", map[string]any{"cpu": "500m", "gpu": "0"}), want: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{"cpu": q("500m")},
 		}},
+		"Limits": {xr: with("resources", map[string]any{"cpu": "4", "cpuLimit": "8", "memory": "16Gi", "memoryLimit": "16Gi", "gpu": "1"}), want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{"cpu": q("4"), "memory": q("16Gi"), "nvidia.com/gpu": q("1")},
+			Limits:   corev1.ResourceList{"cpu": q("8"), "memory": q("16Gi"), "nvidia.com/gpu": q("1")},
+		}},
+		"MemoryLimitOnly": {xr: with("resources", map[string]any{"memoryLimit": "64Gi"}), want: corev1.ResourceRequirements{
+			Limits: corev1.ResourceList{"memory": q("64Gi")},
+		}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

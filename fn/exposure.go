@@ -1,6 +1,9 @@
 package fn
 
 import (
+	"cmp"
+	"slices"
+
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -125,10 +128,52 @@ func engineNetworkPolicy(s *stack, np *v1alpha1.NetworkPolicy) *networkingv1.Net
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{labelInstance: s.name, labelComponent: componentEngine}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{{
-				From:  from,
-				Ports: []networkingv1.NetworkPolicyPort{{Port: ptr.To(intstr.FromInt32(enginePort))}},
-			}},
+			Ingress:     engineIngress(s, from),
 		},
 	}
+}
+
+// engineIngress: the API port from the router and the named sources; with
+// kvaware routing also the LMCache workers' ports, from the router only,
+// where the LMCache controller calls back: each model's range, one port per
+// tensor-parallel worker.
+func engineIngress(s *stack, from []networkingv1.NetworkPolicyPeer) []networkingv1.NetworkPolicyIngressRule {
+	rules := []networkingv1.NetworkPolicyIngressRule{{
+		From:  from,
+		Ports: []networkingv1.NetworkPolicyPort{{Port: ptr.To(intstr.FromInt32(enginePort))}},
+	}}
+	var ranges [][2]int32
+	for _, e := range s.engines {
+		if kvAware(s, e) {
+			first := workerPort(e)
+			ranges = append(ranges, [2]int32{first, first + tensorParallelSize(e) - 1})
+		}
+	}
+	if len(ranges) == 0 {
+		return rules
+	}
+	var ports []networkingv1.NetworkPolicyPort
+	for _, r := range mergeRanges(ranges) {
+		p := networkingv1.NetworkPolicyPort{Port: ptr.To(intstr.FromInt32(r[0]))}
+		if r[1] > r[0] {
+			p.EndPort = ptr.To(r[1])
+		}
+		ports = append(ports, p)
+	}
+	return append(rules, networkingv1.NetworkPolicyIngressRule{From: from[:1], Ports: ports})
+}
+
+// mergeRanges sorts port ranges and joins the ones that overlap or touch.
+func mergeRanges(ranges [][2]int32) [][2]int32 {
+	slices.SortFunc(ranges, func(a, b [2]int32) int { return cmp.Compare(a[0], b[0]) })
+	out := [][2]int32{ranges[0]}
+	for _, r := range ranges[1:] {
+		last := &out[len(out)-1]
+		if r[0] <= last[1]+1 {
+			last[1] = max(last[1], r[1])
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }

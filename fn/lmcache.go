@@ -2,9 +2,11 @@ package fn
 
 import (
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 )
 
 const (
@@ -15,6 +17,9 @@ const (
 	// V0 connector is for engines that run with VLLM_USE_V1=0.
 	kvTransferV1 = `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}`
 	kvTransferV0 = `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`
+	// lmcacheWorkerPortName names the engine's LMCache worker port, which
+	// the LMCache controller (in the router) calls with kvaware routing.
+	lmcacheWorkerPortName = "lmcache-worker"
 )
 
 func lmcacheOn(e engine) bool { return enabled(e.cfg.LMCacheConfig.Enabled) }
@@ -62,7 +67,64 @@ func lmcacheEnv(s *stack, e engine) []corev1.EnvVar {
 	if serde != "" {
 		env = append(env, corev1.EnvVar{Name: "LMCACHE_REMOTE_SERDE", Value: serde})
 	}
-	return env
+	return append(env, lmcacheControllerEnv(s, e)...)
+}
+
+// kvAware reports whether the engine takes part in kvaware routing: it then
+// registers its LMCache worker with the LMCache controller in the router.
+// Validation requires LMCache on every model with kvaware.
+func kvAware(s *stack, e engine) bool {
+	return s.router.routerType == routingKVAware && lmcacheOn(e)
+}
+
+func workerPort(e engine) int32 {
+	return ptr.Deref(e.cfg.LMCacheConfig.WorkerPort, DefaultLMCacheWorkerPort)
+}
+
+// lmcacheControllerEnv connects the engine's LMCache to the controller that
+// the router runs for kvaware routing. The names are LMCache's configuration
+// keys as environment variables (LMCACHE_ + key), under both the names of
+// LMCache before and after it renamed controller_url and
+// lmcache_worker_port; each version reads its own and ignores the other.
+//
+// The instance id is the pod's name: the router maps an instance to an
+// engine by the pod IP it registered from, so every pod needs its own id;
+// the chart's one id per model collides as soon as a model has two replicas.
+// Each tensor-parallel worker of a pod listens on its own port.
+func lmcacheControllerEnv(s *stack, e engine) []corev1.EnvVar {
+	if !kvAware(s, e) {
+		return nil
+	}
+	url := controllerURL(s)
+	first := workerPort(e)
+	ports := make([]string, 0, 8)
+	for i := range tensorParallelSize(e) {
+		ports = append(ports, strconv.Itoa(int(first+i)))
+	}
+	return []corev1.EnvVar{
+		hashSeedEnv,
+		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+		{Name: "LMCACHE_ENABLE_CONTROLLER", Value: "True"},
+		{Name: "LMCACHE_LMCACHE_INSTANCE_ID", Value: "$(POD_NAME)"},
+		{Name: "LMCACHE_CONTROLLER_URL", Value: url},
+		{Name: "LMCACHE_CONTROLLER_PULL_URL", Value: url},
+		{Name: "LMCACHE_LMCACHE_WORKER_PORT", Value: strconv.Itoa(int(first))},
+		{Name: "LMCACHE_LMCACHE_WORKER_PORTS", Value: strings.Join(ports, ",")},
+	}
+}
+
+// hashSeedEnv fixes Python's hash seed. LMCache names KV cache chunks by
+// hashes seeded from PYTHONHASHSEED (random when unset, per process); the
+// router hashes a request's tokens to look them up, so with kvaware routing
+// the engines and the router need the same seed, or no lookup ever hits.
+var hashSeedEnv = corev1.EnvVar{Name: "PYTHONHASHSEED", Value: "0"}
+
+// tensorParallelSize is the number of GPU workers of one engine pod.
+func tensorParallelSize(e engine) int32 {
+	if n := e.cfg.VLLMConfig.TensorParallelSize; n != nil && *n > 1 {
+		return *n
+	}
+	return 1
 }
 
 // lmcacheDiskVolume is the emptyDir that holds the disk buffer when there is

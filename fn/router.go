@@ -24,6 +24,13 @@ const (
 	// window of its request statistics.
 	engineStatsInterval = 15
 	requestStatsWindow  = 60
+
+	routingSession     = "session"
+	routingPrefixAware = "prefixaware"
+	routingKVAware     = "kvaware"
+	// lmcachePortName names the router's LMCache controller port, on the
+	// container and the Service (as the chart does).
+	lmcachePortName = "lmcache-port"
 )
 
 func defaultRouterResources() corev1.ResourceRequirements {
@@ -86,7 +93,7 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 			Selector: &metav1.LabelSelector{MatchLabels: selector(s.name, componentRouter, componentRouter)},
 			Strategy: strategy(string(appsv1.RollingUpdateDeploymentStrategyType), nil),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: l},
+				ObjectMeta: metav1.ObjectMeta{Labels: l, Annotations: s.router.podAnnots},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: s.names.routerServiceAccount(),
 					SecurityContext: &corev1.PodSecurityContext{
@@ -96,16 +103,15 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{{
-						Name:  routerContainer,
-						Image: s.router.image,
-						Args:  routerArgs(s),
-						Env:   routerEnv(s),
-						Ports: []corev1.ContainerPort{{
-							Name: routerPortName, ContainerPort: routerPort, Protocol: corev1.ProtocolTCP,
-						}},
-						Resources:      *s.router.resources.DeepCopy(),
-						ReadinessProbe: httpProbe(routerPort, 5, 3),
-						LivenessProbe:  httpProbe(routerPort, 10, 3),
+						Name:            routerContainer,
+						Image:           s.router.image,
+						ImagePullPolicy: s.router.pullPolicy,
+						Args:            routerArgs(s),
+						Env:             routerEnv(s),
+						Ports:           routerPorts(s),
+						Resources:       *s.router.resources.DeepCopy(),
+						ReadinessProbe:  httpProbe(routerPort, 5, 3),
+						LivenessProbe:   httpProbe(routerPort, 10, 3),
 						SecurityContext: &corev1.SecurityContext{
 							AllowPrivilegeEscalation: ptr.To(false),
 							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -115,10 +121,27 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 			},
 		},
 	}
+	pod := &d.Spec.Template.Spec
+	if sc := s.router.scheduling; sc != nil {
+		schedule(pod, sc)
+	}
+	if s.router.pullSecret != "" {
+		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: s.router.pullSecret}}
+	}
 	if routerAutoscaled(s) {
 		d.Spec.Replicas = nil // the HorizontalPodAutoscaler owns them
 	}
 	return d
+}
+
+// routerPorts: the API port, and with kvaware the LMCache controller's,
+// which engines push their cache events to.
+func routerPorts(s *stack) []corev1.ContainerPort {
+	ports := []corev1.ContainerPort{{Name: routerPortName, ContainerPort: routerPort, Protocol: corev1.ProtocolTCP}}
+	if p := s.router.controllerPort; p != 0 {
+		ports = append(ports, corev1.ContainerPort{Name: lmcachePortName, ContainerPort: p, Protocol: corev1.ProtocolTCP})
+	}
+	return ports
 }
 
 // routerArgs are the arguments of vllm-router (the image's entrypoint). The
@@ -136,9 +159,24 @@ func routerArgs(s *stack) []string {
 	if s.router.discoveryType != "" {
 		args = append(args, "--k8s-service-discovery-type", s.router.discoveryType)
 	}
-	if s.router.routerType == "session" {
+	switch r := s.router; r.routerType {
+	case routingSession:
 		// The router exits at start-up with session routing and no key.
-		args = append(args, "--session-key", s.router.sessionKey)
+		args = append(args, "--session-key", r.sessionKey)
+	case routingPrefixAware:
+		if n := r.prefixMinMatch; n != nil {
+			args = append(args, "--prefix-min-match-length", strconv.Itoa(int(*n)))
+		}
+	case routingKVAware:
+		// The router runs the LMCache controller on this port; engines
+		// register with it and report the KV cache chunks they hold. A
+		// request whose prefix no engine holds goes by its session header,
+		// else by load.
+		args = append(args, "--session-key", r.sessionKey,
+			"--lmcache-controller-port", strconv.Itoa(int(r.controllerPort)))
+		if n := r.kvThreshold; n != nil {
+			args = append(args, "--kv-aware-threshold", strconv.Itoa(int(*n)))
+		}
 	}
 	args = append(args,
 		"--engine-stats-interval", strconv.Itoa(engineStatsInterval),
@@ -153,22 +191,40 @@ func routerEnv(s *stack) []corev1.EnvVar {
 	if k := s.router.apiKey; k != nil {
 		env = append(env, secretEnv("VLLM_API_KEY", k))
 	}
+	if s.router.routerType == routingKVAware {
+		env = append(env, hashSeedEnv)
+	}
 	return overrideEnv(env, s.router.env)
 }
 
 func routerService(s *stack) *corev1.Service {
+	ports := []corev1.ServicePort{{
+		Name: routerSvcPortName, Port: s.router.servicePort, Protocol: corev1.ProtocolTCP,
+		TargetPort: intstr.FromInt32(routerPort), NodePort: ptr.Deref(s.router.nodePort, 0),
+	}}
+	if p := s.router.controllerPort; p != 0 {
+		// Engines reach the LMCache controller through the Service: one
+		// router replica, so every engine registers with the same one.
+		ports = append(ports, corev1.ServicePort{
+			Name: lmcachePortName, Port: p, Protocol: corev1.ProtocolTCP,
+			TargetPort: intstr.FromString(lmcachePortName),
+		})
+	}
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: withAnnotations(s.meta(s.names.routerService(), routerLabels(s)), s.router.serviceAnnots),
 		Spec: corev1.ServiceSpec{
 			Type:     s.router.serviceType,
 			Selector: selector(s.name, componentRouter, componentRouter),
-			Ports: []corev1.ServicePort{{
-				Name: routerSvcPortName, Port: s.router.servicePort, Protocol: corev1.ProtocolTCP,
-				TargetPort: intstr.FromInt32(routerPort),
-			}},
+			Ports:    ports,
 		},
 	}
+}
+
+// controllerURL is where engines find the LMCache controller: host:port,
+// the form LMCache's ZeroMQ socket takes.
+func controllerURL(s *stack) string {
+	return s.names.routerService() + ":" + strconv.Itoa(int(s.router.controllerPort))
 }
 
 func withAnnotations(m metav1.ObjectMeta, a map[string]string) metav1.ObjectMeta {

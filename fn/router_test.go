@@ -157,3 +157,42 @@ func TestServices(t *testing.T) {
 }
 
 func intOrStr(n int32) intstr.IntOrString { return intstr.FromInt32(n) }
+
+// TestRouterPod: the router's own scheduling, pod annotations, image pull
+// settings and node port.
+func TestRouterPod(t *testing.T) {
+	xr := with(
+		"routerConfig.scheduling", map[string]any{
+			"nodeSelector":      map[string]any{"pool": "cpu"},
+			"tolerations":       []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "router", "effect": "NoSchedule"}},
+			"priorityClassName": "serving-critical",
+		},
+		"routerConfig.podAnnotations", map[string]any{"prometheus.io/scrape": "true"},
+		"routerConfig.imagePullPolicy", "IfNotPresent",
+		"routerConfig.imagePullSecretName", "registry-creds",
+		"routerConfig.service", map[string]any{"type": "NodePort", "nodePort": 30080},
+	)
+	rsp := mustRun(t, req(t, xr, nil, nil))
+	d := desired(t, rsp, routerKey, &appsv1.Deployment{})
+	pod := d.Spec.Template.Spec
+	want := corev1.PodSpec{
+		NodeSelector:      map[string]string{"pool": "cpu"},
+		Tolerations:       []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "router", Effect: corev1.TaintEffectNoSchedule}},
+		PriorityClassName: "serving-critical",
+		ImagePullSecrets:  []corev1.LocalObjectReference{{Name: "registry-creds"}},
+	}
+	got := corev1.PodSpec{NodeSelector: pod.NodeSelector, Tolerations: pod.Tolerations, PriorityClassName: pod.PriorityClassName, ImagePullSecrets: pod.ImagePullSecrets}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("router pod (-want +got):\n%s", diff)
+	}
+	if got := d.Spec.Template.Annotations; !cmp.Equal(got, map[string]string{"prometheus.io/scrape": "true"}) {
+		t.Errorf("router pod annotations = %v", got)
+	}
+	if got := pod.Containers[0].ImagePullPolicy; got != corev1.PullIfNotPresent {
+		t.Errorf("router imagePullPolicy = %q, want IfNotPresent", got)
+	}
+	svc := desired(t, rsp, routerServiceKey, &corev1.Service{})
+	if svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].NodePort != 30080 {
+		t.Errorf("router Service type %s, nodePort %d; want NodePort 30080", svc.Spec.Type, svc.Spec.Ports[0].NodePort)
+	}
+}

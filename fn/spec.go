@@ -86,13 +86,18 @@ func specPathError(msg string) string {
 	for _, p := range []string{`unknown field "`, `duplicate field "`} {
 		msg = strings.ReplaceAll(msg, p, p+"spec.")
 	}
-	msg = strings.ReplaceAll(msg, "Go struct field ProductionStackSpec.", "spec.")
+	// "Go struct field VLLMConfig.vllmConfig.hfTokenSecret": the innermost
+	// Go type, then the path from the spec.
+	msg = goStructField.ReplaceAllString(msg, "spec.")
 	// Inline structs show in the decoder's paths ("spec.EngineConfig.replicas");
 	// the user's manifest has no such level.
 	return embeddedField.ReplaceAllString(msg, "")
 }
 
-var embeddedField = regexp.MustCompile(`(EngineConfig|Model)\.`)
+var (
+	goStructField = regexp.MustCompile(`Go struct field [A-Za-z0-9]+\.`)
+	embeddedField = regexp.MustCompile(`(EngineConfig|Model)\.`)
+)
 
 // stackIdentity is where the stack's objects live and what they are named
 // after.

@@ -39,7 +39,7 @@ var (
 	deploymentStrategies = []string{"RollingUpdate", "Recreate"}
 	pullPolicies         = []string{"Always", "IfNotPresent", "Never"}
 	remoteSerdes         = []string{"naive", "cachegen"}
-	routerTypes          = []string{"roundrobin", "session", "prefixaware"}
+	routerTypes          = []string{"roundrobin", "session", "prefixaware", "kvaware"}
 	accessModes          = []string{"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"}
 	discoveryTypes       = []string{"pod-ip", "service-name"}
 	serviceTypes         = []string{"ClusterIP", "NodePort", "LoadBalancer"}
@@ -66,6 +66,7 @@ func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, engs []engin
 		validateEngine(&f, e)
 	}
 	validateRouter(&f, spec.RouterConfig, r)
+	validateRouting(&f, spec.RouterConfig, r, engs)
 	validateMonitoring(&f, spec.Monitoring)
 	validateCacheServer(&f, spec)
 	return f
@@ -137,6 +138,20 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 			f.errorf("%s: set value or valueFrom, not both", p)
 		}
 	}
+	for i, src := range c.EnvFrom {
+		p := fmt.Sprintf("%s.envFrom[%d]", path, i)
+		switch {
+		case (src.ConfigMapRef == nil) == (src.SecretRef == nil):
+			f.errorf("%s: set one of configMapRef or secretRef", p)
+		case src.ConfigMapRef != nil:
+			requiredName(f, p+".configMapRef.name", src.ConfigMapRef.Name)
+		default:
+			requiredName(f, p+".secretRef.name", src.SecretRef.Name)
+		}
+		if src.Prefix != "" && !isEnvVarName(src.Prefix) {
+			f.errorf("%s.prefix %q is not a valid environment variable name prefix: use printable ASCII characters other than '='", p, src.Prefix)
+		}
+	}
 	if v := c.VLLMConfig; v != nil {
 		p := path + ".vllmConfig"
 		oneOf(f, p+".imagePullPolicy", v.ImagePullPolicy, pullPolicies)
@@ -168,11 +183,14 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 			}
 		}
 		oneOf(f, p+".remoteSerde", l.RemoteSerde, remoteSerdes)
+		atLeast(f, p+".workerPort", l.WorkerPort, 1024)
 	}
 	if r := c.Resources; r != nil {
 		p := path + ".resources"
 		quantity(f, p+".cpu", r.CPU, "4 or 3500m")
 		quantity(f, p+".memory", r.Memory, "16Gi or 16000Mi")
+		quantity(f, p+".cpuLimit", r.CPULimit, "8 or 7500m")
+		quantity(f, p+".memoryLimit", r.MemoryLimit, "32Gi or 32000Mi")
 		if _, err := gpus(r.GPU); err != nil {
 			f.errorf("%s.gpu %q is invalid: must be a whole number of GPUs, e.g. \"1\"", p, r.GPU)
 		}
@@ -219,13 +237,7 @@ var reservedLabels = []string{labelName, labelInstance, labelComponent, labelPar
 // validatePod checks the scheduling, pod, probes, rollout and disruption
 // blocks as written at path.
 func validatePod(f *findings, path string, c v1alpha1.EngineConfig) {
-	if sc := c.Scheduling; sc != nil {
-		p := path + ".scheduling"
-		labelMap(f, p+".nodeSelector", sc.NodeSelector)
-		objectName(f, p+".runtimeClassName", sc.RuntimeClassName)
-		objectName(f, p+".priorityClassName", sc.PriorityClassName)
-		objectName(f, p+".schedulerName", sc.SchedulerName)
-	}
+	validateScheduling(f, path+".scheduling", c.Scheduling)
 	if pc := c.Pod; pc != nil {
 		p := path + ".pod"
 		labelMap(f, p+".labels", pc.Labels)
@@ -234,11 +246,7 @@ func validatePod(f *findings, path string, c v1alpha1.EngineConfig) {
 				f.errorf("%s.labels[%s] would replace a label the stack sets on every engine pod: remove it", p, k)
 			}
 		}
-		for _, k := range sortedKeys(pc.Annotations) {
-			if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
-				f.errorf("%s.annotations key %q is invalid: %s", p, k, strings.Join(msgs, "; "))
-			}
-		}
+		annotationKeys(f, p+".annotations", pc.Annotations)
 		objectName(f, p+".serviceAccountName", pc.ServiceAccountName)
 		for i, ic := range pc.InitContainers {
 			if msgs := validation.IsDNS1123Label(ic.Name); len(msgs) > 0 || ic.Name == engineContainer {
@@ -276,6 +284,27 @@ func validatePod(f *findings, path string, c v1alpha1.EngineConfig) {
 	validateAutoscaling(f, path+".autoscaling", c.Autoscaling)
 }
 
+// validateScheduling checks a scheduling block of engines, the router or
+// the cache server.
+func validateScheduling(f *findings, p string, sc *v1alpha1.Scheduling) {
+	if sc == nil {
+		return
+	}
+	labelMap(f, p+".nodeSelector", sc.NodeSelector)
+	objectName(f, p+".runtimeClassName", sc.RuntimeClassName)
+	objectName(f, p+".priorityClassName", sc.PriorityClassName)
+	objectName(f, p+".schedulerName", sc.SchedulerName)
+}
+
+// annotationKeys checks annotation keys, in key order.
+func annotationKeys(f *findings, field string, m map[string]string) {
+	for _, k := range sortedKeys(m) {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			f.errorf("%s key %q is invalid: %s", field, k, strings.Join(msgs, "; "))
+		}
+	}
+}
+
 func validatePDB(f *findings, p string, pdb *v1alpha1.PodDisruptionBudget) {
 	if pdb == nil {
 		return
@@ -306,6 +335,16 @@ func validateEngine(f *findings, e engine) {
 	if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && int64(*tp) > n {
 		f.errorf("%s: vllmConfig.tensorParallelSize %d needs %d GPUs but resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", p, *tp, *tp, c.Resources.GPU)
 	}
+	for _, l := range []struct{ name, request, limit string }{
+		{"cpu", c.Resources.CPU, c.Resources.CPULimit},
+		{"memory", c.Resources.Memory, c.Resources.MemoryLimit},
+	} {
+		req, errReq := resource.ParseQuantity(l.request)
+		lim, errLim := resource.ParseQuantity(l.limit)
+		if errReq == nil && errLim == nil && lim.Cmp(req) < 0 {
+			f.errorf("%s: resources.%sLimit %s is less than resources.%s %s: Kubernetes requires a limit of at least the request; raise the limit or lower the request", p, l.name, l.limit, l.name, l.request)
+		}
+	}
 	if enabled(c.LMCacheConfig.Enabled) && c.LMCacheConfig.CPUOffloadingBufferSize != "" && c.Resources.Memory != "" {
 		buf, errBuf := gibibytes(c.LMCacheConfig.CPUOffloadingBufferSize)
 		mem, errMem := resource.ParseQuantity(c.Resources.Memory)
@@ -324,11 +363,7 @@ func validateEngine(f *findings, e engine) {
 
 func validateRouter(f *findings, rc *v1alpha1.RouterConfig, r router) {
 	const p = "spec.routerConfig"
-	if r.routerType == "kvaware" {
-		f.errorf("%s.routerType \"kvaware\" is not supported yet: it needs LMCache's controller wiring; use one of %s", p, strings.Join(routerTypes, ", "))
-	} else {
-		oneOf(f, p+".routerType", r.routerType, routerTypes)
-	}
+	oneOf(f, p+".routerType", r.routerType, routerTypes)
 	for _, c := range r.sessionKey {
 		if !isTokenChar(c) {
 			f.errorf("%s.sessionKey %q is not an HTTP header name: use letters, digits and '-', e.g. x-user-id", p, r.sessionKey)
@@ -339,6 +374,10 @@ func validateRouter(f *findings, rc *v1alpha1.RouterConfig, r router) {
 		return
 	}
 	atLeast(f, p+".replicas", rc.Replicas, 0)
+	oneOf(f, p+".imagePullPolicy", rc.ImagePullPolicy, pullPolicies)
+	objectName(f, p+".imagePullSecretName", rc.ImagePullSecretName)
+	validateScheduling(f, p+".scheduling", rc.Scheduling)
+	annotationKeys(f, p+".podAnnotations", rc.PodAnnotations)
 	oneOf(f, p+".k8sServiceDiscoveryType", rc.K8sServiceDiscoveryType, discoveryTypes)
 	for i, e := range rc.Env {
 		if !isEnvVarName(e.Name) {
@@ -356,9 +395,13 @@ func validateRouter(f *findings, rc *v1alpha1.RouterConfig, r router) {
 		if svc.Port != nil && (*svc.Port < 1 || *svc.Port > 65535) {
 			f.errorf("%s.service.port %d is invalid: must be a port number from 1 to 65535", p, *svc.Port)
 		}
-		for _, k := range sortedKeys(svc.Annotations) {
-			if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
-				f.errorf("%s.service.annotations key %q is invalid: %s", p, k, strings.Join(msgs, "; "))
+		annotationKeys(f, p+".service.annotations", svc.Annotations)
+		if n := svc.NodePort; n != nil {
+			switch {
+			case *n < 30000 || *n > 32767:
+				f.errorf("%s.service.nodePort %d is invalid: must be from 30000 to 32767, Kubernetes' default node port range", p, *n)
+			case r.serviceType != corev1.ServiceTypeNodePort && r.serviceType != corev1.ServiceTypeLoadBalancer:
+				f.errorf("%s.service.nodePort is set but service.type is %s: use type NodePort or LoadBalancer, or remove nodePort", p, r.serviceType)
 			}
 		}
 	}
@@ -508,6 +551,14 @@ func objectName(f *findings, field, v string) {
 	if msgs := validation.IsDNS1123Subdomain(v); len(msgs) > 0 {
 		f.errorf("%s %q is not a valid object name: %s", field, v, strings.Join(msgs, "; "))
 	}
+}
+
+// requiredName checks the name of an object that must be named.
+func requiredName(f *findings, field, v string) {
+	if v == "" {
+		f.errorf("%s is required", field)
+	}
+	objectName(f, field, v)
 }
 
 // gpus parses resources.gpu: a whole number, "" meaning none.

@@ -119,11 +119,100 @@ func TestValidationErrors(t *testing.T) {
 		},
 		"RouterTypeUnknown": {
 			xr:   with("routerConfig.routerType", "random"),
-			want: prefix + `spec.routerConfig.routerType "random" is not supported: use one of roundrobin, session, prefixaware`,
+			want: prefix + `spec.routerConfig.routerType "random" is not supported: use one of roundrobin, session, prefixaware, kvaware`,
 		},
-		"RouterTypeKVAware": {
+		"KVAwareWithoutLMCache": {
 			xr:   with("routerConfig.routerType", "kvaware"),
-			want: prefix + `spec.routerConfig.routerType "kvaware" is not supported yet: it needs LMCache's controller wiring; use one of roundrobin, session, prefixaware`,
+			want: prefix + `spec.lmcacheConfig.enabled must be true with routerConfig.routerType kvaware: the router finds cached prefixes through each engine's LMCache; enable LMCache for m or use routerType prefixaware`,
+		},
+		"KVAwareModelWithoutLMCache": {
+			xr: with("model", nil, "routerConfig.routerType", "kvaware", "lmcacheConfig.enabled", true, "models", []any{
+				model2, map[string]any{"name": "c", "modelURL": "org/c", "lmcacheConfig": map[string]any{"enabled": false}},
+			}),
+			want: prefix + `spec.models[1].lmcacheConfig.enabled must be true with routerConfig.routerType kvaware: the router finds cached prefixes through each engine's LMCache; enable LMCache for c or use routerType prefixaware`,
+		},
+		"KVAwareTwoRouters": {
+			xr:   with("routerConfig.routerType", "kvaware", "routerConfig.replicas", 2, "lmcacheConfig.enabled", true),
+			want: prefix + `spec.routerConfig.replicas 2 is invalid with routerType kvaware: the LMCache controller runs inside the router and each engine registers with one router pod; use 1 replica`,
+		},
+		"KVAwareRouterAutoscaling": {
+			xr:   with("routerConfig.routerType", "kvaware", "routerConfig.autoscaling", map[string]any{"maxReplicas": 3}, "lmcacheConfig.enabled", true),
+			want: prefix + `spec.routerConfig.autoscaling is enabled with routerType kvaware: the LMCache controller runs inside the router and each engine registers with one router pod; remove autoscaling`,
+		},
+		"KVAwareWorkerPortsReachEnginePort": {
+			xr: with("routerConfig.routerType", "kvaware", "lmcacheConfig.enabled", true, "lmcacheConfig.workerPort", 7999,
+				"vllmConfig.tensorParallelSize", 2, "resources.gpu", "2"),
+			want: prefix + `spec.lmcacheConfig.workerPort 7999 is invalid: the LMCache workers listen on ports 7999 to 8000 (one per tensor-parallel worker), which must stay at most 65535 and avoid the engine's 8000 and the LoRA sidecar's 30090`,
+		},
+		"KVAwareControllerPortIsRouterPort": {
+			xr:   with("routerConfig.routerType", "kvaware", "routerConfig.lmcacheControllerPort", 8000, "lmcacheConfig.enabled", true),
+			want: prefix + `spec.routerConfig.lmcacheControllerPort 8000 is invalid: must be a port from 1024 to 65535 other than the router's 8000`,
+		},
+		"ControllerPortWithoutKVAware": {
+			xr:   with("routerConfig.lmcacheControllerPort", 9000),
+			want: prefix + `spec.routerConfig.lmcacheControllerPort applies to routerType kvaware only, and routerType is roundrobin: set routerType to kvaware or remove lmcacheControllerPort`,
+		},
+		"KVAwareThresholdWithoutKVAware": {
+			xr:   with("routerConfig.routerType", "session", "routerConfig.kvAwareThreshold", 100),
+			want: prefix + `spec.routerConfig.kvAwareThreshold applies to routerType kvaware only, and routerType is session: set routerType to kvaware or remove kvAwareThreshold`,
+		},
+		"PrefixMinMatchLengthWithoutPrefixAware": {
+			xr:   with("routerConfig.prefixMinMatchLength", 64),
+			want: prefix + `spec.routerConfig.prefixMinMatchLength applies to routerType prefixaware only, and routerType is roundrobin: set routerType to prefixaware or remove prefixMinMatchLength`,
+		},
+		"PrefixMinMatchLengthNegative": {
+			xr:   with("routerConfig.routerType", "prefixaware", "routerConfig.prefixMinMatchLength", -1),
+			want: prefix + `spec.routerConfig.prefixMinMatchLength -1 is invalid: must be 0 or more`,
+		},
+		"NodePortOutOfRange": {
+			xr:   with("routerConfig.service", map[string]any{"type": "NodePort", "nodePort": 8080}),
+			want: prefix + `spec.routerConfig.service.nodePort 8080 is invalid: must be from 30000 to 32767, Kubernetes' default node port range`,
+		},
+		"NodePortWithClusterIP": {
+			xr:   with("routerConfig.service", map[string]any{"nodePort": 30080}),
+			want: prefix + `spec.routerConfig.service.nodePort is set but service.type is ClusterIP: use type NodePort or LoadBalancer, or remove nodePort`,
+		},
+		"RouterPullPolicy": {
+			xr:   with("routerConfig.imagePullPolicy", "Sometimes"),
+			want: prefix + `spec.routerConfig.imagePullPolicy "Sometimes" is not supported: use one of Always, IfNotPresent, Never`,
+		},
+		"RouterNodeSelectorLabel": {
+			xr:   with("routerConfig.scheduling", map[string]any{"nodeSelector": map[string]any{"pool": "cpu only"}}),
+			want: prefix + `spec.routerConfig.scheduling.nodeSelector[pool] "cpu only" is not a valid label value: use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
+		},
+		"RouterPodAnnotationKey": {
+			xr:   with("routerConfig.podAnnotations", map[string]any{"bad key": "x"}),
+			want: prefix + `spec.routerConfig.podAnnotations key "bad key" is invalid: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+		},
+		"CacheServerPriorityClass": {
+			xr:   with("lmcacheConfig.server", map[string]any{"scheduling": map[string]any{"priorityClassName": "Hi!"}}),
+			want: prefix + `spec.lmcacheConfig.server.scheduling.priorityClassName "Hi!" is not a valid object name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+		},
+		"EnvFromBothRefs": {
+			xr: with("envFrom", []any{map[string]any{
+				"configMapRef": map[string]any{"name": "a"}, "secretRef": map[string]any{"name": "b"},
+			}}),
+			want: prefix + `spec.envFrom[0]: set one of configMapRef or secretRef`,
+		},
+		"EnvFromSecretWithoutName": {
+			xr:   with("envFrom", []any{map[string]any{"secretRef": map[string]any{}}}),
+			want: prefix + `spec.envFrom[0].secretRef.name is required`,
+		},
+		"EnvFromBadPrefix": {
+			xr:   with("envFrom", []any{map[string]any{"prefix": "A=", "configMapRef": map[string]any{"name": "a"}}}),
+			want: prefix + `spec.envFrom[0].prefix "A=" is not a valid environment variable name prefix: use printable ASCII characters other than '='`,
+		},
+		"MemoryLimitBelowRequest": {
+			xr:   with("resources.memory", "32Gi", "resources.memoryLimit", "16Gi"),
+			want: prefix + `spec: resources.memoryLimit 16Gi is less than resources.memory 32Gi: Kubernetes requires a limit of at least the request; raise the limit or lower the request`,
+		},
+		"CPULimitNotAQuantity": {
+			xr:   with("resources.cpuLimit", "eight"),
+			want: prefix + `spec.resources.cpuLimit "eight" is not a Kubernetes quantity: use a value such as 8 or 7500m`,
+		},
+		"WorkerPortPrivileged": {
+			xr:   with("lmcacheConfig.workerPort", 80),
+			want: prefix + `spec.lmcacheConfig.workerPort 80 is invalid: must be at least 1024`,
 		},
 		"SessionKeyNotAHeader": {
 			xr:   with("routerConfig.routerType", "session", "routerConfig.sessionKey", "user id"),

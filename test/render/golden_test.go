@@ -35,6 +35,7 @@ var stacks = []stack{
 	{name: "legacy-xr", xr: "example/stacks/legacy-xr.yaml", composition: legacyComposition, xrd: legacyXRD},
 	{name: "multi-model", xr: "example/stacks/multi-model.yaml", composition: composition, xrd: xrd},
 	{name: "lmcache", xr: "example/stacks/lmcache.yaml", composition: composition, xrd: xrd},
+	{name: "kvaware", xr: "example/stacks/kvaware.yaml", composition: composition, xrd: xrd},
 	{name: "session", xr: "example/stacks/session.yaml", composition: composition, xrd: xrd,
 		external: []string{"PersistentVolumeClaim/shared-models"}},
 	{name: "production", xr: "example/stacks/production.yaml", composition: composition, xrd: xrd},
@@ -161,7 +162,7 @@ var fatals = []struct {
 	},
 	{
 		name: "router-type", xr: "test/render/testdata/invalid/router-type.yaml",
-		message: `invalid ProductionStack: spec.routerConfig.routerType "random" is not supported: use one of roundrobin, session, prefixaware`,
+		message: `invalid ProductionStack: spec.routerConfig.routerType "random" is not supported: use one of roundrobin, session, prefixaware, kvaware`,
 	},
 }
 

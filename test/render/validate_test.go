@@ -156,7 +156,7 @@ func TestValidateManifests(t *testing.T) {
 	t.Run("namespaced", func(t *testing.T) {
 		t.Parallel()
 		r := validate(t, stream(t, readFiles(t,
-			"example/xr.yaml", "example/stacks/multi-model.yaml", "example/stacks/lmcache.yaml", "example/stacks/session.yaml",
+			"example/xr.yaml", "example/stacks/multi-model.yaml", "example/stacks/lmcache.yaml", "example/stacks/kvaware.yaml", "example/stacks/session.yaml",
 			"example/stacks/production.yaml", "test/render/testdata/full.yaml", "test/render/testdata/warnings.yaml",
 			"example/composition.yaml", "composition/composition.yaml", "composition/legacy/composition.yaml")), extensionsFor(xrd))
 		const ps = "serving.vllm.ai/v1alpha1, Kind=ProductionStack, "
@@ -192,7 +192,7 @@ func TestValidateRejects(t *testing.T) {
 			`[x] schema validation error ` + prefix + `spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0`,
 		}},
 		{file: "test/render/testdata/invalid/router-type.yaml", want: []string{
-			`[x] schema validation error ` + prefix + `spec.routerConfig.routerType: Unsupported value: "random": supported values: "roundrobin", "session", "prefixaware"`,
+			`[x] schema validation error ` + prefix + `spec.routerConfig.routerType: Unsupported value: "random": supported values: "roundrobin", "session", "prefixaware", "kvaware"`,
 		}},
 		{file: "test/render/testdata/bad.yaml", want: []string{
 			`[x] CEL validation error ` + prefix + `spec.vllmConfig.gpuMemoryUtilization: Invalid value: "1.5": gpuMemoryUtilization must be a number greater than 0 and at most 1, e.g. "0.9"`,

@@ -224,6 +224,13 @@ type EngineConfig struct {
 	// +kubebuilder:validation:MaxItems=256
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
+	// Sources of environment variables of the engine container: every key
+	// of a Secret or ConfigMap, e.g. object storage credentials for an init
+	// container's download. Variables in env take precedence.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
 	// Model cache volume, mounted at /data (HF_HOME), so weights are
 	// downloaded once and survive restarts.
 	// +optional
@@ -648,6 +655,14 @@ type LMCacheConfig struct {
 	// +kubebuilder:validation:Enum="";naive;cachegen
 	RemoteSerde string `json:"remoteSerde,omitempty"`
 
+	// Port of the engine's LMCache worker, which the LMCache controller in
+	// the router calls back with routerType kvaware. Default: 8001; with
+	// tensor parallelism, worker i listens on workerPort+i.
+	// +optional
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	WorkerPort *int32 `json:"workerPort,omitempty"`
+
 	// An LMCache cache server shared by the stack's engines. Engines with
 	// LMCache enabled and no remoteUrl use it. Stack-wide: set it at the
 	// top level only.
@@ -680,15 +695,48 @@ type LMCacheServer struct {
 	// +optional
 	// +kubebuilder:validation:Enum=naive;cachegen
 	Serde string `json:"serde,omitempty"`
+
+	// Where cache server pods may run (it needs memory, not GPUs).
+	// +optional
+	Scheduling *Scheduling `json:"scheduling,omitempty"`
 }
 
 // RouterConfig configures the vLLM production-stack router.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.prefixMinMatchLength) || (has(self.routerType) && self.routerType == 'prefixaware')",message="prefixMinMatchLength applies to routerType prefixaware only"
+// +kubebuilder:validation:XValidation:rule="(!has(self.lmcacheControllerPort) && !has(self.kvAwareThreshold)) || (has(self.routerType) && self.routerType == 'kvaware')",message="lmcacheControllerPort and kvAwareThreshold apply to routerType kvaware only"
+// +kubebuilder:validation:XValidation:rule="!has(self.routerType) || self.routerType != 'kvaware' || ((!has(self.replicas) || self.replicas <= 1) && (!has(self.autoscaling) || (has(self.autoscaling.enabled) && !self.autoscaling.enabled)))",message="routerType kvaware runs the LMCache controller inside the router, and each engine registers with one router pod: keep one router replica and no router autoscaling"
 type RouterConfig struct {
-	// Routing logic: roundrobin, session (sticky by the sessionKey header) or
-	// prefixaware. Default: roundrobin.
+	// Routing logic: roundrobin, session (sticky by the sessionKey header),
+	// prefixaware (requests sharing a prompt prefix go to the same engine) or
+	// kvaware (to the engine whose LMCache holds the longest cached prefix;
+	// needs LMCache on every model and one router replica: the LMCache
+	// controller runs inside the router). Default: roundrobin.
 	// +optional
-	// +kubebuilder:validation:Enum=roundrobin;session;prefixaware
+	// +kubebuilder:validation:Enum=roundrobin;session;prefixaware;kvaware
 	RouterType string `json:"routerType,omitempty"`
+
+	// For routerType prefixaware: the shortest prefix match, in characters,
+	// that pins a request to the engine that served the prefix; shorter
+	// matches are routed by load. Default: the router's (0). Needs a router
+	// image with --prefix-min-match-length.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	PrefixMinMatchLength *int32 `json:"prefixMinMatchLength,omitempty"`
+
+	// For routerType kvaware: the port of the LMCache controller in the
+	// router, which engines register with. Default: 9000.
+	// +optional
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	LMCacheControllerPort *int32 `json:"lmcacheControllerPort,omitempty"`
+
+	// For routerType kvaware: requests whose prompt has more than this many
+	// tokens not found in any engine's cache are routed by session or load
+	// instead. Default: the router's (2000).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	KVAwareThreshold *int32 `json:"kvAwareThreshold,omitempty"`
 
 	// Request header that identifies a session for routerType session.
 	// Default: x-user-id.
@@ -701,6 +749,26 @@ type RouterConfig struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Image string `json:"image,omitempty"`
+
+	// Pull policy of the router image. Default: Kubernetes' (Always for
+	// :latest, else IfNotPresent).
+	// +optional
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
+
+	// Secret (type kubernetes.io/dockerconfigjson) to pull the router image.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ImagePullSecretName string `json:"imagePullSecretName,omitempty"`
+
+	// Where router pods may run: node selection, tolerations, affinity,
+	// runtime class, priority and scheduler. The router needs no GPU.
+	// +optional
+	Scheduling *Scheduling `json:"scheduling,omitempty"`
+
+	// Annotations of the router pods.
+	// +optional
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
 	// Number of router replicas. Default: 1.
 	// +optional
@@ -827,6 +895,8 @@ type ParentRef struct {
 }
 
 // RouterService configures the router's Service.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.nodePort) || (has(self.type) && (self.type == 'NodePort' || self.type == 'LoadBalancer'))",message="nodePort needs type NodePort or LoadBalancer"
 type RouterService struct {
 	// Service type. Default: ClusterIP.
 	// +optional
@@ -842,6 +912,13 @@ type RouterService struct {
 	// Annotations of the Service, e.g. for a cloud load balancer.
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// Fixed node port of the router for type NodePort or LoadBalancer;
+	// unset lets Kubernetes pick one.
+	// +optional
+	// +kubebuilder:validation:Minimum=30000
+	// +kubebuilder:validation:Maximum=32767
+	NodePort *int32 `json:"nodePort,omitempty"`
 }
 
 // Resources of one engine replica.
@@ -855,6 +932,18 @@ type Resources struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Memory string `json:"memory,omitempty"`
+
+	// CPU limit, at least the request. Unset: no limit, so tokenization and
+	// scheduling are not throttled.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	CPULimit string `json:"cpuLimit,omitempty"`
+
+	// Memory limit, at least the request (and the LMCache CPU buffer).
+	// Unset: no limit. Set it equal to memory for the Guaranteed QoS class.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	MemoryLimit string `json:"memoryLimit,omitempty"`
 
 	// Number of GPUs, requested and limited (extended resources need equal
 	// requests and limits).

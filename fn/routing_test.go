@@ -1,0 +1,177 @@
+package fn
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// kvAwareXR is the minimal stack with kvaware routing: LMCache on.
+func kvAwareXR(kv ...any) map[string]any {
+	return with(append([]any{"routerConfig.routerType", "kvaware", "lmcacheConfig.enabled", true}, kv...)...)
+}
+
+// TestKVAwareRouter: the router runs the LMCache controller on its port,
+// exposed on the container and the Service, and gets the threshold.
+func TestKVAwareRouter(t *testing.T) {
+	cases := map[string]struct {
+		xr       map[string]any
+		wantArgs []string // after --routing-logic kvaware
+		wantPort int32
+	}{
+		"Defaults": {xr: kvAwareXR(), wantArgs: []string{"--session-key", "x-user-id", "--lmcache-controller-port", "9000"}, wantPort: 9000},
+		"PortThresholdAndSessionKey": {
+			xr:       kvAwareXR("routerConfig.lmcacheControllerPort", 9100, "routerConfig.kvAwareThreshold", 512, "routerConfig.sessionKey", "x-session"),
+			wantArgs: []string{"--session-key", "x-session", "--lmcache-controller-port", "9100", "--kv-aware-threshold", "512"},
+			wantPort: 9100,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := mustRun(t, req(t, tc.xr, nil, nil))
+			c := desired(t, rsp, routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
+			wantArgs := append([]string{"--routing-logic", "kvaware"}, tc.wantArgs...)
+			wantArgs = append(wantArgs, "--engine-stats-interval", "15", "--request-stats-window", "60")
+			if diff := cmp.Diff(wantArgs, c.Args[10:]); diff != "" {
+				t.Errorf("router args after the discovery flags (-want +got):\n%s", diff)
+			}
+			wantPorts := []corev1.ContainerPort{
+				{Name: "router-cport", ContainerPort: 8000, Protocol: corev1.ProtocolTCP},
+				{Name: "lmcache-port", ContainerPort: tc.wantPort, Protocol: corev1.ProtocolTCP},
+			}
+			if diff := cmp.Diff(wantPorts, c.Ports); diff != "" {
+				t.Errorf("router container ports (-want +got):\n%s", diff)
+			}
+			svc := desired(t, rsp, routerServiceKey, &corev1.Service{})
+			wantSvc := []corev1.ServicePort{
+				{Name: "router-sport", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8000)},
+				{Name: "lmcache-port", Port: tc.wantPort, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("lmcache-port")},
+			}
+			if diff := cmp.Diff(wantSvc, svc.Spec.Ports); diff != "" {
+				t.Errorf("router Service ports (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestNotKVAwareRouter: other routing logics expose no controller port.
+func TestNotKVAwareRouter(t *testing.T) {
+	rsp := mustRun(t, req(t, with("lmcacheConfig.enabled", true), nil, nil))
+	c := desired(t, rsp, routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
+	if len(c.Ports) != 1 {
+		t.Errorf("router container ports = %v, want only router-cport", c.Ports)
+	}
+	if svc := desired(t, rsp, routerServiceKey, &corev1.Service{}); len(svc.Spec.Ports) != 1 {
+		t.Errorf("router Service ports = %v, want only router-sport", svc.Spec.Ports)
+	}
+	e := engineContainer0(t, rsp, engineKey("m"))
+	for _, v := range e.Env {
+		if v.Name == "LMCACHE_ENABLE_CONTROLLER" || v.Name == "POD_NAME" {
+			t.Errorf("engine env has %s without kvaware routing", v.Name)
+		}
+	}
+	if len(e.Ports) != 1 {
+		t.Errorf("engine ports = %v, want only container-port", e.Ports)
+	}
+}
+
+// TestKVAwareEngines: each engine pod registers its LMCache worker with the
+// controller in the router, under its own pod name.
+func TestKVAwareEngines(t *testing.T) {
+	podName := corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}
+	controller := func(url, port, ports string) []corev1.EnvVar {
+		return []corev1.EnvVar{
+			{Name: "PYTHONHASHSEED", Value: "0"},
+			podName,
+			{Name: "LMCACHE_ENABLE_CONTROLLER", Value: "True"},
+			{Name: "LMCACHE_LMCACHE_INSTANCE_ID", Value: "$(POD_NAME)"},
+			{Name: "LMCACHE_CONTROLLER_URL", Value: url},
+			{Name: "LMCACHE_CONTROLLER_PULL_URL", Value: url},
+			{Name: "LMCACHE_LMCACHE_WORKER_PORT", Value: port},
+			{Name: "LMCACHE_LMCACHE_WORKER_PORTS", Value: ports},
+		}
+	}
+	cases := map[string]struct {
+		xr       map[string]any
+		wantEnv  []corev1.EnvVar // the env after LMCache's own variables
+		wantPort int32
+	}{
+		"Defaults": {xr: kvAwareXR(), wantEnv: controller("s-router-service:9000", "8001", "8001"), wantPort: 8001},
+		"TensorParallelWorkers": {
+			xr:       kvAwareXR("routerConfig.lmcacheControllerPort", 9100, "lmcacheConfig.workerPort", 7000, "vllmConfig.tensorParallelSize", 4, "resources.gpu", "4"),
+			wantEnv:  controller("s-router-service:9100", "7000", "7000,7001,7002,7003"),
+			wantPort: 7000,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := engineContainer0(t, mustRun(t, req(t, tc.xr, nil, nil)), engineKey("m"))
+			want := append([]corev1.EnvVar{
+				{Name: "HF_HOME", Value: "/data"},
+				{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"},
+				{Name: "LMCACHE_LOG_LEVEL", Value: "INFO"},
+			}, tc.wantEnv...)
+			if diff := cmp.Diff(want, c.Env); diff != "" {
+				t.Errorf("engine env (-want +got):\n%s", diff)
+			}
+			wantPorts := []corev1.ContainerPort{
+				{Name: "container-port", ContainerPort: 8000, Protocol: corev1.ProtocolTCP},
+				{Name: "lmcache-worker", ContainerPort: tc.wantPort, Protocol: corev1.ProtocolTCP},
+			}
+			if diff := cmp.Diff(wantPorts, c.Ports); diff != "" {
+				t.Errorf("engine ports (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestKVAwareNetworkPolicy: the controller in the router may call the
+// engines' LMCache workers back, on every worker's port; the scrape sources
+// may not.
+func TestKVAwareNetworkPolicy(t *testing.T) {
+	prometheus := map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"name": "monitoring"}}}
+	models := []any{
+		map[string]any{"name": "a", "modelURL": "org/a"},
+		map[string]any{"name": "b", "modelURL": "org/b", "vllmConfig": map[string]any{"tensorParallelSize": 2}, "resources": map[string]any{"gpu": "2"}},
+		map[string]any{"name": "c", "modelURL": "org/c", "lmcacheConfig": map[string]any{"workerPort": 9500}},
+		map[string]any{"name": "d", "modelURL": "org/d"},
+	}
+	xr := kvAwareXR("model", nil, "models", models, "networkPolicy", map[string]any{"enabled": true, "allowFrom": []any{prometheus}})
+	rsp := mustRun(t, req(t, xr, nil, nil))
+	np := desired(t, rsp, engineNetworkPolicyKey, &networkingv1.NetworkPolicy{})
+	if len(np.Spec.Ingress) != 2 {
+		t.Fatalf("ingress rules = %d, want 2: the API port, and the LMCache worker port", len(np.Spec.Ingress))
+	}
+	got := np.Spec.Ingress[1]
+	if len(np.Spec.Ingress[0].From) != 2 {
+		t.Errorf("API port sources = %d, want the router and prometheus", len(np.Spec.Ingress[0].From))
+	}
+	want := networkingv1.NetworkPolicyIngressRule{
+		From: np.Spec.Ingress[0].From[:1],
+		Ports: []networkingv1.NetworkPolicyPort{
+			{Port: ptr.To(intstr.FromInt32(8001)), EndPort: ptr.To(int32(8002))},
+			{Port: ptr.To(intstr.FromInt32(9500))},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("LMCache worker rule (-want +got):\n%s", diff)
+	}
+	if sel := want.From[0].PodSelector; sel == nil || sel.MatchLabels["app.kubernetes.io/component"] != "router" {
+		t.Errorf("LMCache worker rule source = %v, want the stack's router pods", want.From)
+	}
+}
+
+// TestPrefixMinMatchLength: passed to the router with prefixaware routing.
+func TestPrefixMinMatchLength(t *testing.T) {
+	xr := with("routerConfig.routerType", "prefixaware", "routerConfig.prefixMinMatchLength", 256)
+	c := desired(t, mustRun(t, req(t, xr, nil, nil)), routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
+	want := []string{"--routing-logic", "prefixaware", "--prefix-min-match-length", "256", "--engine-stats-interval", "15", "--request-stats-window", "60"}
+	if diff := cmp.Diff(want, c.Args[10:]); diff != "" {
+		t.Errorf("router args after the discovery flags (-want +got):\n%s", diff)
+	}
+}
