@@ -88,7 +88,10 @@ func routerHTTPRoute(s *stack, r *v1alpha1.HTTPRoute) *unstructured.Unstructured
 // serves its metrics on the same port as the API.
 func serviceMonitor(s *stack, name, component, port string, m *v1alpha1.ServiceMonitor) *unstructured.Unstructured {
 	l := labels(s.name, component, component)
-	delete(l, labelName)
+	if component == componentEngine {
+		// It scrapes every model's engines: no single model names it.
+		delete(l, labelName)
+	}
 	for k, v := range m.Labels {
 		if _, own := l[k]; !own {
 			l[k] = v

@@ -928,6 +928,9 @@ func helmRows() map[string]func(t *testing.T) {
 			for key, component := range map[string]string{"engines-servicemonitor": "serving-engine", "router-servicemonitor": "router"} {
 				want := map[string]any{"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": component,
 					"app.kubernetes.io/part-of": "vllm-stack", "app.kubernetes.io/managed-by": "crossplane"}
+				if component == "router" {
+					want["app.kubernetes.io/name"] = "router"
+				}
 				helmEqual(t, key+" labels", want, rsp.GetDesired().GetResources()[key].GetResource().AsMap()["metadata"].(map[string]any)["labels"])
 			}
 		},

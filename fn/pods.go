@@ -26,7 +26,7 @@ const (
 // many replicas a model has.
 const (
 	maxPodIssues    = 3   // distinct pod issues reported per Deployment
-	maxDetailLength = 200 // characters of one pod issue, after the pod name
+	maxDetailLength = 320 // characters of one pod issue: a quota refusal with its limit fits
 	maxPodsNamed    = 2   // pod names listed for one issue
 )
 

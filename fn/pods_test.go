@@ -235,7 +235,7 @@ func TestPodIssues(t *testing.T) {
 // most three distinct issues and two pods per issue, each issue truncated.
 func TestPodIssuesBounded(t *testing.T) {
 	pod := func(n string) string { return "s-m-deployment-vllm-5d8f7b9c6d-" + n }
-	long := strings.Repeat("x", 300)
+	long := strings.Repeat("x", 400)
 	pods := []corev1.Pod{
 		unschedulablePod(pod("a")), unschedulablePod(pod("b")), unschedulablePod(pod("c")), unschedulablePod(pod("d")),
 		modelPod(pod("e"), scheduled(waiting("CreateContainerConfigError", long))),
@@ -249,7 +249,7 @@ func TestPodIssuesBounded(t *testing.T) {
 	want := cond{condFalse, "Unschedulable", "0/1 models ready. m: 0/8 replicas available; " +
 		"pods " + pod("a") + ", " + pod("b") + " and 2 more: unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod; " +
 		"pod " + pod("h") + ": container vllm cannot pull image docker.io/vllm/vllm-openai:v0.8.3: ImagePullBackOff; " +
-		"pod " + pod("e") + ": container vllm cannot start: CreateContainerConfigError: " + strings.Repeat("x", 200-len("container vllm cannot start: CreateContainerConfigError: ")-3) + "...; " +
+		"pod " + pod("e") + ": container vllm cannot start: CreateContainerConfigError: " + strings.Repeat("x", maxDetailLength-len("container vllm cannot start: CreateContainerConfigError: ")-3) + "...; " +
 		"2 more pod issues"}
 	if diff := cmp.Diff(want, conditionOfType(t, rsp, conditionEnginesReady)); diff != "" {
 		t.Errorf("EnginesReady (-want +got):\n%s", diff)

@@ -346,7 +346,7 @@ func TestEnginesReady(t *testing.T) {
 		"ReplicaFailure": {
 			observed: observedWith("engine-m", observedDeployment("s-m-deployment-vllm", 1, counts(0, 0, 0), unavailable,
 				condition(appsv1.DeploymentReplicaFailure, corev1.ConditionTrue, "FailedCreate", `pods "s-m-deployment-vllm-5d8f7b9c6d-x7k2p" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4`))),
-			want: cond{condFalse, "ReplicaFailure", `0/1 models ready. m: 0/1 replicas available, 0/1 updated to the latest spec: FailedCreate: pods "s-m-deployment-vllm-5d8f7b9c6d-x7k2p" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=4, limited: requests.nvidia.co...`},
+			want: cond{condFalse, "ReplicaFailure", `0/1 models ready. m: 0/1 replicas available, 0/1 updated to the latest spec: FailedCreate: pods "s-m-deployment-vllm-5d8f7b9c6d-x7k2p" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4`},
 		},
 	}
 	for name, tc := range cases {
