@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,11 +13,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -41,11 +44,18 @@ type stackCase struct {
 	// gpuQuota puts a ResourceQuota of 0 GPUs in the namespace: the
 	// ReplicaSet controller cannot create engine pods.
 	gpuQuota bool
+	// clusterObjects are created before the stack (if missing), as a
+	// cluster's operator would, e.g. the PriorityClass the stack names.
+	clusterObjects []map[string]any
+	// check, if set, makes more checks of the objects as stored.
+	check func(t *testing.T, stored map[string]*unstructured.Unstructured)
 
-	stack   string        // S, the name of the stack's objects
-	models  []modelStatus // status.models, in order
-	router  int64         // router replicas
-	engines cond          // message: see matchMessage
+	stack  string        // S, the name of the stack's objects
+	models []modelStatus // status.models, in order
+	// router replicas; with autoscaling, what the HPA controller scaled the
+	// router to (its minReplicas)
+	router  int64
+	engines cond // message: see matchMessage
 	routerC cond
 	storage cond
 }
@@ -142,7 +152,7 @@ var stackCases = []stackCase{
 		name: "gpu-quota", manifest: "example/xr.yaml", gpuQuota: true,
 		mutate: setSpec("storage.enabled", false),
 		stack:  "test-stack", models: seedModel, router: 1,
-		engines: notReady("ReplicaFailure", "0/1 models ready. Llama-3.2-1B-Instruct: 0/1 replicas available, 0/1 updated to the latest spec: FailedCreate: pods \"<any>\" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=0, limit..."),
+		engines: notReady("ReplicaFailure", "0/1 models ready. Llama-3.2-1B-Instruct: 0/1 replicas available, 0/1 updated to the latest spec: FailedCreate: pods \"<any>\" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=0"),
 		routerC: routerNotReady(1),
 		storage: noClaims,
 	},
@@ -185,6 +195,208 @@ var stackCases = []stackCase{
 		routerC: routerNotReady(2),
 		storage: noClaims,
 	},
+	{
+		// Every optional kind: the LMCache cache server, a LoRA sidecar and
+		// adapters, a KEDA ScaledObject and an HPA for the engines, an HPA
+		// for the router (which scales it to minReplicas 2), PDBs, an
+		// Ingress, an HTTPRoute, ServiceMonitors and a NetworkPolicy.
+		name: "full", manifest: "test/render/testdata/full.yaml", boundPV: true,
+		stack: "full", router: 2,
+		models: []modelStatus{
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1},
+			{"Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B-Instruct", 1},
+		},
+		engines: notReady(podPending, "0/2 models ready. llama3: 0/1 replicas available; <pods>: not ready yet: Pending. Qwen2.5-7B-Instruct: 0/1 replicas available; <pods>: not ready yet: Pending"),
+		routerC: routerNotReady(2),
+		storage: cond{fnv1.Status_STATUS_CONDITION_TRUE, "Bound", "1/1 model cache claims bound"},
+		check:   checkFull,
+	},
+	{
+		// Every optional block with nothing but what it requires: the
+		// function's defaults (an Ingress for every host, the default scrape
+		// interval, a KEDA ScaledObject with the default query, an HPA with
+		// minReplicas 1, a PDB allowing one pod down, the cache server's
+		// default image) must pass the API server and the upstream CRDs.
+		name: "optional-defaults", manifest: "example/xr.yaml",
+		mutate: both(
+			setSpec("storage.enabled", false),
+			setSpec("podDisruptionBudget", map[string]any{}),
+			setSpec("autoscaling", map[string]any{"maxReplicas": int64(2), "prometheusAddress": "http://prometheus-operated.monitoring:9090"}),
+			setSpec("lmcacheConfig", map[string]any{"server": map[string]any{}}),
+			setSpec("monitoring", map[string]any{"serviceMonitor": map[string]any{}}),
+			setSpec("networkPolicy", map[string]any{}),
+			setSpec("routerConfig.podDisruptionBudget", map[string]any{}),
+			setSpec("routerConfig.autoscaling", map[string]any{"maxReplicas": int64(3)}),
+			setSpec("routerConfig.ingress", map[string]any{}),
+			setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public"}}}),
+		),
+		stack: "test-stack", models: seedModel, router: 1,
+		engines: seedEngines,
+		routerC: routerNotReady(1),
+		storage: noClaims,
+	},
+	{
+		// KEDA with every knob: idle at 0 replicas, a custom query, polling
+		// and cooldown; PDBs as percentages; an HTTPRoute to a Gateway in
+		// another namespace with a path; ServiceMonitors with a minute
+		// interval.
+		name: "keda-knobs", manifest: "example/xr.yaml",
+		mutate: both(
+			setSpec("storage.enabled", false),
+			setSpec("autoscaling", map[string]any{
+				"minReplicas": int64(1), "maxReplicas": int64(4), "idleReplicas": int64(0),
+				"prometheusAddress": "http://prometheus.monitoring.svc:9090",
+				"query":             `sum(rate(vllm:request_success_total{namespace="llm"}[1m]))`,
+				"threshold":         "2.5", "pollingInterval": int64(5), "cooldownPeriod": int64(0),
+			}),
+			setSpec("podDisruptionBudget", map[string]any{"minAvailable": "50%"}),
+			setSpec("routerConfig.podDisruptionBudget", map[string]any{"maxUnavailable": "25%"}),
+			setSpec("routerConfig.httpRoute", map[string]any{
+				"parentRefs": []any{map[string]any{"name": "public", "namespace": "gateways", "sectionName": "https"}, map[string]any{"name": "internal"}},
+				"hostnames":  []any{"llm.example.com", "*.llm.example.com"},
+				"path":       "/v1",
+			}),
+			setSpec("monitoring", map[string]any{"serviceMonitor": map[string]any{"interval": "1m", "labels": map[string]any{"release": "kube-prometheus-stack"}}}),
+		),
+		stack: "test-stack", models: seedModel, router: 1,
+		engines: seedEngines,
+		routerC: routerNotReady(1),
+		storage: noClaims,
+	},
+	{
+		// KV-cache-aware routing: the router runs LMCache's controller
+		// (a second Service port), every engine registers its LMCache worker
+		// with it. The claims stay Pending: no volume.
+		name: "kvaware", manifest: "example/stacks/kvaware.yaml",
+		stack: "kv", router: 1,
+		models: []modelStatus{
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 2},
+			{"llama3-70b", "meta-llama/Llama-3.1-70B-Instruct", 1},
+		},
+		engines: notReady(podPending, "0/2 models ready. llama3: 0/2 replicas available; <pods>: not ready yet: Pending. llama3-70b: 0/1 replicas available; <pods>: not ready yet: Pending"),
+		routerC: routerNotReady(1),
+		storage: notReady("ClaimPending", "storage claim kv-llama3-storage-claim is Pending; storage claim kv-llama3-70b-storage-claim is Pending"+claimPending),
+		check:   checkKVAware,
+	},
+	{
+		// A production stack: node selection, a RuntimeClass and a
+		// PriorityClass (which the cluster must have: without them the
+		// admission plugins refuse the pods), tuned probes and rollout, PDBs,
+		// a LoadBalancer Service for the router. The claim asks for the
+		// StorageClass fast-rwx, which this cluster lacks.
+		name: "production", manifest: "example/stacks/production.yaml",
+		clusterObjects: []map[string]any{
+			{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": map[string]any{"name": "inference-critical"}, "value": int64(1000000)},
+			{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": map[string]any{"name": "nvidia"}, "handler": "nvidia"},
+		},
+		stack: "prod", router: 2,
+		models:  []modelStatus{{"llama3-70b", "meta-llama/Llama-3.1-70B-Instruct", 2}},
+		engines: notReady(podPending, "0/1 models ready. llama3-70b: 0/2 replicas available; <pods>: not ready yet: Pending"),
+		routerC: routerNotReady(2),
+		storage: notReady("ClaimPending", "storage claim prod-llama3-70b-storage-claim is Pending"+claimPending),
+	},
+}
+
+// renderableKinds are all the kinds the function composes (fn.compose); the
+// matrix must apply each of them.
+var renderableKinds = []string{
+	"apps/v1/Deployment",
+	"v1/Service",
+	"v1/PersistentVolumeClaim",
+	"v1/ConfigMap",
+	"v1/ServiceAccount",
+	"rbac.authorization.k8s.io/v1/Role",
+	"rbac.authorization.k8s.io/v1/RoleBinding",
+	"policy/v1/PodDisruptionBudget",
+	"autoscaling/v2/HorizontalPodAutoscaler",
+	"networking.k8s.io/v1/Ingress",
+	"networking.k8s.io/v1/NetworkPolicy",
+	"keda.sh/v1alpha1/ScaledObject",
+	"gateway.networking.k8s.io/v1/HTTPRoute",
+	"monitoring.coreos.com/v1/ServiceMonitor",
+}
+
+// checkFull checks that the full stack as stored has the parts the matrix
+// relies on it for: the LoRA sidecar and adapters, and the LMCache cache
+// server that the engine uses.
+func checkFull(t *testing.T, stored map[string]*unstructured.Unstructured) {
+	t.Helper()
+	d := asDeployment(t, stored["engine-llama3"])
+	var names []string
+	for _, c := range d.Spec.Template.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	if want := []string{"vllm", "sidecar"}; !slices.Equal(names, want) {
+		t.Errorf("engine-llama3 has containers %v, want %v", names, want)
+	}
+	if args := d.Spec.Template.Spec.Containers[0].Args; !containsRun(args, "--lora-modules", "sql=/data/lora-adapters/sql") {
+		t.Errorf("engine-llama3's args %q do not load the adapter sql", args)
+	}
+	if sc := stored["cache-server"]; sc == nil || sc.GetKind() != "Deployment" {
+		t.Fatalf("no cache-server Deployment: %v", sc)
+	}
+	svc := stored["cache-server-service"]
+	if svc == nil || svc.GetKind() != "Service" {
+		t.Fatalf("no cache-server Service: %v", svc)
+	}
+	url := "lm://" + svc.GetName() + ":80"
+	var env []string
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	if !slices.Contains(env, "LMCACHE_REMOTE_URL="+url) {
+		t.Errorf("engine-llama3 does not use the cache server %s: env %q", url, env)
+	}
+}
+
+// checkKVAware checks that the kvaware stack as stored has what the case is
+// for: the router Service's LMCache controller port resolves to a named port
+// of the router's pods, and every engine declares its LMCache worker port.
+func checkKVAware(t *testing.T, stored map[string]*unstructured.Unstructured) {
+	t.Helper()
+	svc := &corev1.Service{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(stored["router-service"].Object, svc); err != nil {
+		t.Fatal(err)
+	}
+	router := asDeployment(t, stored["router"])
+	var target string
+	for _, p := range svc.Spec.Ports {
+		if p.Name == "lmcache-port" {
+			target = p.TargetPort.String()
+		}
+	}
+	if target == "" {
+		t.Fatalf("the router Service has no port lmcache-port: %+v", svc.Spec.Ports)
+	}
+	if !hasContainerPort(router, target) {
+		t.Errorf("the router Service's lmcache-port targets %q, which no container of the router declares", target)
+	}
+	for _, k := range []string{"engine-llama3", "engine-llama3-70b"} {
+		if !hasContainerPort(asDeployment(t, stored[k]), "lmcache-worker") {
+			t.Errorf("%s declares no container port lmcache-worker", k)
+		}
+	}
+}
+
+func hasContainerPort(d *appsv1.Deployment, name string) bool {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// containsRun reports whether s holds want as consecutive elements.
+func containsRun(s []string, want ...string) bool {
+	for i := range s {
+		if i+len(want) <= len(s) && slices.Equal(s[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestComposedObjects renders every stack of the matrix with the function,
@@ -195,12 +407,29 @@ var stackCases = []stackCase{
 // it reports, and that the API server keeps the XR status the function
 // writes.
 func TestComposedObjects(t *testing.T) {
+	applied := map[string]bool{}
+	ran := 0
 	for _, tc := range stackCases {
-		t.Run(tc.name, func(t *testing.T) { testStack(t, tc) })
+		t.Run(tc.name, func(t *testing.T) { ran++; testStack(t, tc, applied) })
+	}
+	// The matrix covers every kind the function composes (when every case
+	// ran: -run may pick some).
+	if ran < len(stackCases) {
+		return
+	}
+	for _, k := range renderableKinds {
+		if !applied[k] {
+			t.Errorf("no case of the matrix applied a %s", k)
+		}
+	}
+	for k := range applied {
+		if !slices.Contains(renderableKinds, k) {
+			t.Errorf("the function composed a %s, which renderableKinds lacks", k)
+		}
 	}
 }
 
-func testStack(t *testing.T, tc stackCase) {
+func testStack(t *testing.T, tc stackCase, applied map[string]bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ns := namespace(t, "stack-"+tc.name)
@@ -282,6 +511,12 @@ func testStack(t *testing.T, tc stackCase) {
 			}
 		}
 	}
+	for _, o := range tc.clusterObjects {
+		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(o)}
+		if _, err := resourceFor(t, admin, u).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("cannot create %s: %v", describe(u), err)
+		}
+	}
 	slices.SortStableFunc(keys, func(a, b string) int {
 		return boolInt(objs[a].GetKind() == "Deployment") - boolInt(objs[b].GetKind() == "Deployment")
 	})
@@ -289,10 +524,19 @@ func testStack(t *testing.T, tc stackCase) {
 		if _, err := apply(ctx, t, admin, objs[k], fm, false); err != nil {
 			t.Fatalf("server-side apply of %s (%s): %v", describe(objs[k]), k, err)
 		}
+		gvk := objs[k].GroupVersionKind()
+		applied[strings.TrimPrefix(gvk.GroupVersion().String()+"/"+gvk.Kind, "/")] = true
 	}
 
-	// 4. Let the controllers act: every Deployment gets its ReplicaSet and
-	// pods; owned claims with a volume get bound.
+	// 4. Let the controllers act: every HorizontalPodAutoscaler scales its
+	// Deployment into its bounds; then every Deployment gets its ReplicaSet
+	// and pods; owned claims with a volume get bound; the disruption
+	// controller counts the pods of every PodDisruptionBudget.
+	for _, k := range keys {
+		if objs[k].GetKind() == "HorizontalPodAutoscaler" {
+			waitForHPA(ctx, t, objs[k].GetNamespace(), objs[k].GetName())
+		}
+	}
 	for _, k := range keys {
 		switch objs[k].GetKind() {
 		case "Deployment":
@@ -305,6 +549,16 @@ func testStack(t *testing.T, tc stackCase) {
 			if tc.boundPV {
 				waitForBound(ctx, t, objs[k].GetNamespace(), objs[k].GetName())
 			}
+		}
+	}
+	for _, k := range keys {
+		if objs[k].GetKind() == "PodDisruptionBudget" {
+			// engine-<model>-pdb protects engine-<model>; router-pdb, router.
+			d := objs[strings.TrimSuffix(k, "-pdb")]
+			if d == nil || d.GetKind() != "Deployment" {
+				t.Fatalf("%s: no Deployment %s", k, strings.TrimSuffix(k, "-pdb"))
+			}
+			waitForPDB(ctx, t, objs[k].GetNamespace(), objs[k].GetName(), d.GetName())
 		}
 	}
 
@@ -338,6 +592,8 @@ func testStack(t *testing.T, tc stackCase) {
 			if phase, _, _ := unstructured.NestedString(o.Object, "status", "phase"); phase != "Bound" {
 				want = fnv1.Ready_READY_FALSE
 			}
+		case "ScaledObject":
+			want = fnv1.Ready_READY_FALSE // no KEDA here: no Ready condition
 		}
 		if got := rsp.GetDesired().GetResources()[k].GetReady(); got != want {
 			t.Errorf("%s (%s): ready %v, want %v", k, describe(o), got, want)
@@ -399,9 +655,21 @@ func testStack(t *testing.T, tc stackCase) {
 		}
 	}
 
+	if tc.check != nil {
+		tc.check(t, observed)
+	}
+
 	// 6. The API server keeps the XR status the function writes: every field
 	// is declared in the CRD (an undeclared one would be pruned).
 	checkStatusKept(ctx, t, admin, xr, status, rsp)
+
+	// A ScaledObject is ready once KEDA says so, in the status the upstream
+	// CRD stores.
+	for _, k := range keys {
+		if observed[k].GetKind() == "ScaledObject" {
+			checkScaledObjectReadiness(ctx, t, admin, xr, input, observed, k)
+		}
+	}
 
 	// 7. Applying the next render changes nothing: no rollout, no write.
 	before := map[string]*unstructured.Unstructured{}
@@ -420,7 +688,10 @@ func testStack(t *testing.T, tc stackCase) {
 		noWarnings(t, warned, "second apply of "+describe(objs[k]))
 		b := before[k]
 		switch b.GetKind() {
-		case "Deployment":
+		case "Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget", "ScaledObject":
+			// Controllers write their status; the spec must not change. For
+			// an autoscaled Deployment this also shows that the apply keeps
+			// the replicas its autoscaler set (the function sends none).
 			if after.GetGeneration() != b.GetGeneration() {
 				t.Errorf("re-applying %s changed its spec: generation %d -> %d", describe(b), b.GetGeneration(), after.GetGeneration())
 			}
@@ -494,6 +765,18 @@ func normalize(t *testing.T, v any) any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+func asDeployment(t *testing.T, u *unstructured.Unstructured) *appsv1.Deployment {
+	t.Helper()
+	if u == nil || u.GetKind() != "Deployment" {
+		t.Fatalf("not a Deployment: %v", u)
+	}
+	d := &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func deploymentOf(t *testing.T, observed map[string]*unstructured.Unstructured, model string) *appsv1.Deployment {
@@ -577,6 +860,144 @@ func waitForReplicaFailure(ctx context.Context, t *testing.T, ns, name string) {
 	})
 	if err != nil {
 		t.Fatalf("Deployment %s/%s reports no ReplicaFailure: %v", ns, name, err)
+	}
+}
+
+// waitForHPA waits until the HPA controller has reconciled the
+// HorizontalPodAutoscaler: it found the Deployment through the scale
+// subresource (AbleToScale) and scaled it into [minReplicas, maxReplicas].
+// (It cannot do more: the cluster serves no metrics API.)
+func waitForHPA(ctx context.Context, t *testing.T, ns, name string) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		h, err := kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		able := "no AbleToScale condition"
+		for _, c := range h.Status.Conditions {
+			if c.Type == autoscalingv2.AbleToScale {
+				able = fmt.Sprintf("AbleToScale %s %s: %s", c.Status, c.Reason, c.Message)
+			}
+		}
+		d, err := kube.AppsV1().Deployments(ns).Get(ctx, h.Spec.ScaleTargetRef.Name, metav1.GetOptions{})
+		if err != nil {
+			last = fmt.Sprintf("%s; its target: %v", able, err)
+			return false, nil
+		}
+		lo, hi, r := ptr.Deref(h.Spec.MinReplicas, 1), h.Spec.MaxReplicas, ptr.Deref(d.Spec.Replicas, 1)
+		last = fmt.Sprintf("%s; Deployment %s has %d replicas, bounds [%d, %d]", able, d.Name, r, lo, hi)
+		return strings.HasPrefix(able, "AbleToScale True") && lo <= r && r <= hi, nil
+	})
+	if err != nil {
+		t.Fatalf("HorizontalPodAutoscaler %s/%s not reconciled: %v (%s)", ns, name, err, last)
+	}
+}
+
+// waitForPDB waits until the disruption controller has counted the pods the
+// PodDisruptionBudget protects: all the replicas of the Deployment, and only
+// of it (its selector matches no other Deployment's pods).
+func waitForPDB(ctx context.Context, t *testing.T, ns, name, deployment string) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		p, err := kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
+		if err != nil {
+			return false, err
+		}
+		deps, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		var want int32
+		var protected []string
+		for _, d := range deps.Items {
+			if sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+				want += ptr.Deref(d.Spec.Replicas, 1)
+				protected = append(protected, d.Name)
+			}
+		}
+		last = fmt.Sprintf("observedGeneration %d/%d, expectedPods %d; the selector %s matches the pods of %v: %d replicas",
+			p.Status.ObservedGeneration, p.Generation, p.Status.ExpectedPods, sel, protected, want)
+		if !slices.Equal(protected, []string{deployment}) {
+			return false, fmt.Errorf("the selector %s matches the pods of %v, want those of %s only", sel, protected, deployment)
+		}
+		return want > 0 && p.Status.ObservedGeneration >= p.Generation && p.Status.ExpectedPods == want, nil
+	})
+	if err != nil {
+		t.Fatalf("PodDisruptionBudget %s/%s does not count its pods: %v (%s)", ns, name, err, last)
+	}
+}
+
+// checkScaledObjectReadiness writes the status KEDA writes to the
+// ScaledObject observed[key] (through the upstream CRD's status subresource)
+// and checks the readiness the function derives from it: ready only when
+// KEDA reports Ready.
+func checkScaledObjectReadiness(ctx context.Context, t *testing.T, d dynamic.Interface, xr *unstructured.Unstructured, input map[string]any, observed map[string]*unstructured.Unstructured, key string) {
+	t.Helper()
+	so := observed[key]
+	condition := func(typ, status, reason, msg string) any {
+		c := map[string]any{"type": typ, "status": status}
+		if reason != "" {
+			c["reason"], c["message"] = reason, msg
+		}
+		return c
+	}
+	// KEDA v2.20's conditions (apis/keda/v1alpha1/condition_types.go and
+	// controllers/keda/scaledobject_controller.go).
+	states := []struct {
+		name   string
+		status map[string]any
+		want   fnv1.Ready
+	}{
+		{"initialized", map[string]any{"conditions": []any{
+			condition("Ready", "Unknown", "", ""), condition("Active", "Unknown", "", ""),
+			condition("Fallback", "Unknown", "", ""), condition("Paused", "False", "", ""),
+		}}, fnv1.Ready_READY_FALSE},
+		{"check failed", map[string]any{"conditions": []any{
+			condition("Ready", "False", "ScaledObjectCheckFailed", "failed to ensure HPA is correctly created for ScaledObject"),
+			condition("Active", "Unknown", "", ""), condition("Fallback", "Unknown", "", ""), condition("Paused", "False", "", ""),
+		}}, fnv1.Ready_READY_FALSE},
+		{"ready", map[string]any{
+			"scaleTargetKind": "apps/v1.Deployment",
+			"hpaName":         "keda-hpa-" + so.GetName(),
+			"conditions": []any{
+				condition("Ready", "True", "ScaledObjectReady", "ScaledObject is defined correctly and is ready for scaling"),
+				condition("Active", "False", "ScalerNotActive", "Scaling is not performed because triggers are not active"),
+				condition("Fallback", "False", "NoFallbackFound", "No fallbacks are active on this scaled object"),
+				condition("Paused", "False", "", ""),
+			},
+		}, fnv1.Ready_READY_TRUE},
+	}
+	for _, st := range states {
+		patch := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": so.GetAPIVersion(), "kind": so.GetKind(),
+			"metadata": map[string]any{"name": so.GetName(), "namespace": so.GetNamespace()},
+			"status":   st.status,
+		}}
+		b, err := patch.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := resourceFor(t, d, so).Patch(ctx, so.GetName(), types.ApplyPatchType, b,
+			metav1.PatchOptions{FieldManager: "keda-operator", Force: ptr.To(true), FieldValidation: metav1.FieldValidationStrict}, "status")
+		if err != nil {
+			t.Fatalf("the ScaledObject CRD rejects KEDA's %s status: %v", st.name, err)
+		}
+		if diff := cmp.Diff(normalize(t, st.status), normalize(t, got.Object["status"])); diff != "" {
+			t.Errorf("the ScaledObject CRD did not keep KEDA's %s status (-written +stored):\n%s", st.name, diff)
+		}
+		obs := maps.Clone(observed)
+		obs[key] = got
+		rsp := render(t, xr.Object, input, obs)
+		if r := rsp.GetDesired().GetResources()[key].GetReady(); r != st.want {
+			t.Errorf("%s with KEDA's %s status: ready %v, want %v", key, st.name, r, st.want)
+		}
 	}
 }
 

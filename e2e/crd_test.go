@@ -179,7 +179,7 @@ func withSchemaDefaults(t *testing.T, spec map[string]any) (map[string]any, []st
 func TestExamplesAccepted(t *testing.T) {
 	ns := namespace(t, "crd-examples")
 	admin, warned := client(t, cp.Config())
-	for _, f := range []string{"example/xr.yaml", "example/claim.yaml", "example/stacks/multi-model.yaml", "example/stacks/lmcache.yaml", "example/stacks/session.yaml"} {
+	for _, f := range []string{"example/xr.yaml", "example/claim.yaml", "example/stacks/multi-model.yaml", "example/stacks/lmcache.yaml", "example/stacks/session.yaml", "example/stacks/production.yaml", "example/stacks/kvaware.yaml"} {
 		t.Run(f, func(t *testing.T) {
 			xr := &unstructured.Unstructured{Object: readYAML(t, "../"+f)}
 			xr.SetNamespace(ns)
@@ -291,9 +291,9 @@ func TestXRRejects(t *testing.T) {
 			want:   prefix + `spec.routerConfig.sessionKey: Invalid value: "user id": spec.routerConfig.sessionKey in body should match '^[A-Za-z0-9!#$%&'*+.^_|~-]*$'`,
 		},
 		{
-			name:   "routerType kvaware (not built yet)",
-			mutate: []func(map[string]any){set("spec.routerConfig.routerType", "kvaware")},
-			want:   prefix + `[spec.routerConfig.routerType: Unsupported value: "kvaware": supported values: "roundrobin", "session", "prefixaware"` + notChecked,
+			name:   "routerType not in the enum",
+			mutate: []func(map[string]any){set("spec.routerConfig.routerType", "random")},
+			want:   prefix + `[spec.routerConfig.routerType: Unsupported value: "random": supported values: "roundrobin", "session", "prefixaware", "kvaware"` + notChecked,
 		},
 		{
 			name:   "dtype not in the enum",

@@ -98,16 +98,22 @@ func installCRD(ctx context.Context, crd *extv1.CustomResourceDefinition) error 
 	if err != nil {
 		return err
 	}
+	return createCRD(ctx, u, "apiextensions.crossplane.io/definition")
+}
+
+// createCRD creates a CRD, strictly validated, and waits until it is
+// established.
+func createCRD(ctx context.Context, u *unstructured.Unstructured, fieldManager string) error {
 	d, err := dynamic.NewForConfig(cp.Config())
 	if err != nil {
 		return err
 	}
 	crds := d.Resource(extv1.SchemeGroupVersion.WithResource("customresourcedefinitions"))
-	if _, err := crds.Create(ctx, u, metav1.CreateOptions{FieldManager: "apiextensions.crossplane.io/definition", FieldValidation: "Strict"}); err != nil {
+	if _, err := crds.Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManager, FieldValidation: "Strict"}); err != nil {
 		return err
 	}
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		got, err := crds.Get(ctx, u.GetName(), metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -204,6 +210,16 @@ const maxRequirementsIterations = 5
 // the test on a Fatal result.
 func render(t *testing.T, xr map[string]any, input map[string]any, observed map[string]*unstructured.Unstructured) *fnv1.RunFunctionResponse {
 	t.Helper()
+	rsp, fatal := tryRender(t, xr, input, observed)
+	if fatal != "" {
+		t.Fatalf("RunFunction returned a Fatal result: %s", fatal)
+	}
+	return rsp
+}
+
+// tryRender is render that returns the message of a Fatal result instead.
+func tryRender(t *testing.T, xr map[string]any, input map[string]any, observed map[string]*unstructured.Unstructured) (*fnv1.RunFunctionResponse, string) {
+	t.Helper()
 	req := &fnv1.RunFunctionRequest{
 		Meta:     &fnv1.RequestMeta{Tag: "e2e"},
 		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr)}},
@@ -226,11 +242,11 @@ func render(t *testing.T, xr map[string]any, input map[string]any, observed map[
 		}
 		for _, r := range rsp.GetResults() {
 			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-				t.Fatalf("RunFunction returned a Fatal result: %s", r.GetMessage())
+				return rsp, r.GetMessage()
 			}
 		}
 		if proto.Equal(rsp.GetRequirements(), requirements) {
-			return rsp
+			return rsp, ""
 		}
 		requirements = rsp.GetRequirements()
 		req.RequiredResources = map[string]*fnv1.Resources{}
@@ -244,7 +260,7 @@ func render(t *testing.T, xr map[string]any, input map[string]any, observed map[
 		req.Context = rsp.GetContext()
 	}
 	t.Fatalf("the function's requirements did not stabilize after %d iterations", maxRequirementsIterations)
-	return nil
+	return nil, ""
 }
 
 // fetch gets the resources a selector of the function's requirements

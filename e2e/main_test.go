@@ -17,7 +17,9 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	autoscalingv2client "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	policyv1client "k8s.io/client-go/kubernetes/typed/policy/v1"
 	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -45,6 +47,24 @@ func runMain(m *testing.M) (code int) {
 	}
 
 	ctx := context.Background()
+	// Read the upstream CRDs while the control plane starts: on a fresh
+	// clone this downloads the pinned modules and builds controller-gen.
+	type loaded struct {
+		crds []loadedCRD
+		err  error
+	}
+	upstream := make(chan loaded, 1)
+	loadCtx, cancelLoad := context.WithCancel(ctx)
+	defer cancelLoad()
+	go func() {
+		start := time.Now()
+		crds, err := loadUpstreamCRDs(loadCtx)
+		if err == nil {
+			logf("upstream CRDs read in %s", time.Since(start).Round(100*time.Millisecond))
+		}
+		upstream <- loaded{crds, err}
+	}()
+
 	start := time.Now()
 	cp, err = cluster.Start(ctx, cluster.Options{BinDir: binDir, Logf: logf})
 	if err != nil {
@@ -88,6 +108,19 @@ func runMain(m *testing.M) (code int) {
 		logf("setup: %v", err)
 		return 1
 	}
+	u := <-upstream
+	if u.err != nil {
+		logf("cannot read the upstream CRDs: %v", u.err)
+		return 1
+	}
+	for _, c := range u.crds {
+		if err := createCRD(ctx, c.crd, "e2e-admin"); err != nil {
+			logf("the API server rejects the upstream CRD %v: %v", c, err)
+			return 1
+		}
+		logf("installed %v", c)
+	}
+	mapper.Reset()
 	return m.Run()
 }
 
@@ -114,8 +147,8 @@ func kubeBinDir() (string, error) {
 	return "", errors.New("cannot find k8s.io/kubernetes's version in ../tools/kube/go.mod")
 }
 
-// setup makes the clients and installs what every test needs: the XRs'
-// CRDs.
+// setup makes the clients and installs the XRs' CRDs. (runMain then installs
+// the upstream CRDs of the composed kinds Kubernetes does not build in.)
 func setup(ctx context.Context) error {
 	var err error
 	if kube, err = newKubeClients(cp.Config()); err != nil {
@@ -165,11 +198,13 @@ func client(t *testing.T, cfg *rest.Config) (dynamic.Interface, *warnings) {
 }
 
 // kubeClients are the typed clients the tests use, for the admin. (The typed
-// clients of three API groups compile much faster than the whole clientset.)
+// clients of a few API groups compile much faster than the whole clientset.)
 type kubeClients struct {
-	core corev1client.CoreV1Interface
-	apps appsv1client.AppsV1Interface
-	rbac rbacv1client.RbacV1Interface
+	core        corev1client.CoreV1Interface
+	apps        appsv1client.AppsV1Interface
+	rbac        rbacv1client.RbacV1Interface
+	autoscaling autoscalingv2client.AutoscalingV2Interface
+	policy      policyv1client.PolicyV1Interface
 }
 
 func newKubeClients(cfg *rest.Config) (kubeClients, error) {
@@ -181,6 +216,12 @@ func newKubeClients(cfg *rest.Config) (kubeClients, error) {
 	if k.apps, err = appsv1client.NewForConfig(cfg); err != nil {
 		return k, err
 	}
+	if k.autoscaling, err = autoscalingv2client.NewForConfig(cfg); err != nil {
+		return k, err
+	}
+	if k.policy, err = policyv1client.NewForConfig(cfg); err != nil {
+		return k, err
+	}
 	k.rbac, err = rbacv1client.NewForConfig(cfg)
 	return k, err
 }
@@ -188,3 +229,7 @@ func newKubeClients(cfg *rest.Config) (kubeClients, error) {
 func (k kubeClients) CoreV1() corev1client.CoreV1Interface { return k.core }
 func (k kubeClients) AppsV1() appsv1client.AppsV1Interface { return k.apps }
 func (k kubeClients) RbacV1() rbacv1client.RbacV1Interface { return k.rbac }
+func (k kubeClients) AutoscalingV2() autoscalingv2client.AutoscalingV2Interface {
+	return k.autoscaling
+}
+func (k kubeClients) PolicyV1() policyv1client.PolicyV1Interface { return k.policy }

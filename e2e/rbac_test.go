@@ -25,9 +25,10 @@ import (
 
 // TestCrossplaneRBAC applies composition/clusterrole.yaml and checks that a
 // ServiceAccount bound only to it, as Crossplane's is through aggregation,
-// can create, read, update and delete every kind the function composes,
-// including the router's Role: Kubernetes lets a subject create a Role only
-// if it holds every permission the Role grants. The SA authenticates with a
+// can create, read, update and delete every kind the function composes
+// (renderableKinds; the CRD kinds through their upstream CRDs), including the
+// router's Role: Kubernetes lets a subject create a Role only if it holds
+// every permission the Role grants. The SA authenticates with a
 // token from the TokenRequest API, not impersonation. A ServiceAccount bound
 // to the same ClusterRole without its pods rule is refused the Role, which
 // shows the rule is needed.
@@ -69,7 +70,9 @@ func TestCrossplaneRBAC(t *testing.T) {
 	ns := namespace(t, "rbac-stacks")
 	kinds := map[string]bool{}
 	sa, _ := client(t, saCfg)
-	for _, f := range []string{"example/xr.yaml", "example/stacks/session.yaml", "example/stacks/multi-model.yaml"} {
+	resources := map[schema.GroupResource]bool{}
+	// full.yaml composes every optional kind.
+	for _, f := range []string{"example/xr.yaml", "example/stacks/session.yaml", "example/stacks/multi-model.yaml", "test/render/testdata/full.yaml"} {
 		xr := &unstructured.Unstructured{Object: readYAML(t, "../"+f)}
 		xr.SetNamespace(ns)
 		rsp := render(t, xr.Object, compositionInput(t, "../composition/composition.yaml"), nil)
@@ -94,7 +97,13 @@ func TestCrossplaneRBAC(t *testing.T) {
 		}
 		for _, k := range desiredKeys(rsp) {
 			o := composed(xr, k, rsp.GetDesired().GetResources()[k])
-			kinds[o.GetKind()] = true
+			gvk := o.GroupVersionKind()
+			kinds[strings.TrimPrefix(gvk.GroupVersion().String()+"/"+gvk.Kind, "/")] = true
+			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			if err != nil {
+				t.Fatalf("no API resource for %s: %v", gvk, err)
+			}
+			resources[m.Resource.GroupResource()] = true
 			if _, err := apply(ctx, t, sa, o, composedFieldOwner(xr), false); err != nil {
 				t.Errorf("%s: Crossplane's ServiceAccount cannot apply %s: %v", f, describe(o), err)
 				continue
@@ -114,17 +123,16 @@ func TestCrossplaneRBAC(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"Deployment", "Service", "PersistentVolumeClaim", "ConfigMap", "ServiceAccount", "Role", "RoleBinding"} {
+	for _, want := range renderableKinds {
 		if !kinds[want] {
 			t.Errorf("the stacks composed no %s; the test covers %v", want, kinds)
 		}
 	}
-	// Crossplane deletes composed resources with their XR.
-	for _, k := range []string{"deployments.apps", "services", "persistentvolumeclaims", "configmaps", "serviceaccounts", "roles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io"} {
-		res, group, _ := strings.Cut(k, ".")
+	// Crossplane updates composed resources and deletes them with their XR.
+	for gr := range resources {
 		for _, verb := range []string{"update", "patch", "delete"} {
-			if !allowed(ctx, t, saAuthz, ns, group, res, verb) {
-				t.Errorf("Crossplane's ServiceAccount may not %s %s", verb, k)
+			if !allowed(ctx, t, saAuthz, ns, gr.Group, gr.Resource, verb) {
+				t.Errorf("Crossplane's ServiceAccount may not %s %s", verb, gr)
 			}
 		}
 	}

@@ -217,6 +217,10 @@ func start(ctx context.Context, o Options) (_ *Cluster, err error) {
 		"--cluster-signing-cert-file="+c.pki.caCert,
 		"--cluster-signing-key-file="+c.pki.caKey,
 		"--leader-elect=false",
+		// The HPA controller first reconciles an HPA one sync period after
+		// it appears (15s by default): tests wait for it to scale a
+		// Deployment to minReplicas.
+		"--horizontal-pod-autoscaler-sync-period=1s",
 		"--secure-port=0", // no health endpoint needed: readiness is the default ServiceAccount below
 		"--profiling=false",
 	)
