@@ -291,6 +291,31 @@ func TestXRRejects(t *testing.T) {
 			want:   prefix + `spec.routerConfig.sessionKey: Invalid value: "user id": spec.routerConfig.sessionKey in body should match '^[A-Za-z0-9!#$%&'*+.^_|~-]*$'`,
 		},
 		{
+			name:   "kvaware with two routers",
+			mutate: []func(map[string]any){set("spec.routerConfig", map[string]any{"routerType": "kvaware", "replicas": int64(2)})},
+			want:   prefix + `spec.routerConfig: Invalid value: routerType kvaware runs the LMCache controller inside the router, and each engine registers with one router pod: keep one router replica and no router autoscaling`,
+		},
+		{
+			name:   "kvaware with router autoscaling",
+			mutate: []func(map[string]any){set("spec.routerConfig", map[string]any{"routerType": "kvaware", "autoscaling": map[string]any{"maxReplicas": int64(3)}})},
+			want:   prefix + `spec.routerConfig: Invalid value: routerType kvaware runs the LMCache controller inside the router, and each engine registers with one router pod: keep one router replica and no router autoscaling`,
+		},
+		{
+			name:   "prefixMinMatchLength without prefixaware",
+			mutate: []func(map[string]any){set("spec.routerConfig", map[string]any{"prefixMinMatchLength": int64(64)})},
+			want:   prefix + `spec.routerConfig: Invalid value: prefixMinMatchLength applies to routerType prefixaware only`,
+		},
+		{
+			name:   "lmcacheControllerPort without kvaware",
+			mutate: []func(map[string]any){set("spec.routerConfig", map[string]any{"routerType": "session", "lmcacheControllerPort": int64(9000)})},
+			want:   prefix + `spec.routerConfig: Invalid value: lmcacheControllerPort and kvAwareThreshold apply to routerType kvaware only`,
+		},
+		{
+			name:   "nodePort with a ClusterIP Service",
+			mutate: []func(map[string]any){set("spec.routerConfig", map[string]any{"service": map[string]any{"nodePort": int64(30080)}})},
+			want:   prefix + `spec.routerConfig.service: Invalid value: nodePort needs type NodePort or LoadBalancer`,
+		},
+		{
 			name:   "routerType not in the enum",
 			mutate: []func(map[string]any){set("spec.routerConfig.routerType", "random")},
 			want:   prefix + `[spec.routerConfig.routerType: Unsupported value: "random": supported values: "roundrobin", "session", "prefixaware", "kvaware"` + notChecked,

@@ -35,83 +35,79 @@ var edgeCases = []edgeCase{
 		mutate: setSpec("monitoring", map[string]any{"serviceMonitor": map[string]any{"interval": "1m30s"}}),
 	},
 	{
-		// GAP: the XRD's pattern and time.ParseDuration take units in any
-		// order; the Prometheus Operator's Duration pattern wants y w d h m s
-		// ms, each at most once.
-		name:    "scrape interval out of Prometheus' order",
-		mutate:  setSpec("monitoring", map[string]any{"serviceMonitor": map[string]any{"interval": "30s1m"}}),
-		applied: "engines-servicemonitor: " + smInterval("test-stack-engines", "30s1m") + "; router-servicemonitor: " + smInterval("test-stack-router", "30s1m"),
+		// The XRD's pattern is the Prometheus Operator's Duration: y w d h
+		// m s ms, in that order, each at most once.
+		name:   "scrape interval out of Prometheus' order",
+		mutate: setSpec("monitoring", map[string]any{"serviceMonitor": map[string]any{"interval": "30s1m"}}),
+		xrd:    `ProductionStack.serving.vllm.ai "test-stack" is invalid: spec.monitoring.serviceMonitor.interval: Invalid value: "30s1m": spec.monitoring.serviceMonitor.interval in body should match '^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$'`,
 	},
 	{
-		// GAP: as above.
-		name:    "scrape interval with a repeated unit",
-		mutate:  setSpec("monitoring", map[string]any{"serviceMonitor": map[string]any{"interval": "1m1m"}}),
-		applied: "engines-servicemonitor: " + smInterval("test-stack-engines", "1m1m") + "; router-servicemonitor: " + smInterval("test-stack-router", "1m1m"),
+		name:   "scrape interval with a repeated unit",
+		mutate: setSpec("monitoring", map[string]any{"serviceMonitor": map[string]any{"interval": "1m1m"}}),
+		xrd:    `ProductionStack.serving.vllm.ai "test-stack" is invalid: spec.monitoring.serviceMonitor.interval: Invalid value: "1m1m": spec.monitoring.serviceMonitor.interval in body should match '^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$'`,
 	},
 	{
-		// Prometheus takes days; the XRD does not.
+		// Prometheus takes days, and so does the XRD.
 		name:   "scrape interval in days",
 		mutate: setSpec("monitoring", map[string]any{"serviceMonitor": map[string]any{"interval": "1d"}}),
-		xrd:    `ProductionStack.serving.vllm.ai "test-stack" is invalid: spec.monitoring.serviceMonitor.interval: Invalid value: "1d": spec.monitoring.serviceMonitor.interval in body should match '^([0-9]+(ms|s|m|h))+$'`,
 	},
 	{
-		// GAP: the XRD bounds only the length of sectionName.
-		name:    "HTTPRoute sectionName in upper case",
-		mutate:  setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public", "sectionName": "HTTPS"}}}),
-		applied: `router-httproute: HTTPRoute.gateway.networking.k8s.io "test-stack-router-route" is invalid: spec.parentRefs[0].sectionName: Invalid value: "HTTPS": spec.parentRefs[0].sectionName in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'`,
+		// The pattern allows 0s; the function refuses a zero interval.
+		name:   "scrape interval of zero",
+		mutate: setSpec("monitoring", map[string]any{"serviceMonitor": map[string]any{"interval": "0s"}}),
+		fn:     `invalid ProductionStack: spec.monitoring.serviceMonitor.interval "0s" is invalid: use a Prometheus duration, units y, w, d, h, m, s, ms in that order, each at most once, such as 30s or 1m30s`,
 	},
 	{
-		// GAP: the XRD bounds only the length of namespace.
-		name:    "HTTPRoute Gateway namespace in upper case",
-		mutate:  setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public", "namespace": "Gateways"}}}),
-		applied: `router-httproute: HTTPRoute.gateway.networking.k8s.io "test-stack-router-route" is invalid: spec.parentRefs[0].namespace: Invalid value: "Gateways": spec.parentRefs[0].namespace in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'`,
+		// The XRD has the Gateway API's pattern of a listener name.
+		name:   "HTTPRoute sectionName in upper case",
+		mutate: setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public", "sectionName": "HTTPS"}}}),
+		xrd:    `ProductionStack.serving.vllm.ai "test-stack" is invalid: spec.routerConfig.httpRoute.parentRefs[0].sectionName: Invalid value: "HTTPS": spec.routerConfig.httpRoute.parentRefs[0].sectionName in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'`,
 	},
 	{
-		// GAP: the function checks only that the path starts with /.
-		name:    "HTTPRoute path with //",
-		mutate:  setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public"}}, "path": "/v1//chat"}),
-		applied: `router-httproute: HTTPRoute.gateway.networking.k8s.io "test-stack-router-route" is invalid: spec.rules[0].matches[0].path: Invalid value: must not contain '//' when type one of ['Exact', 'PathPrefix']`,
+		// The XRD has the pattern of a namespace name.
+		name:   "HTTPRoute Gateway namespace in upper case",
+		mutate: setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public", "namespace": "Gateways"}}}),
+		xrd:    `ProductionStack.serving.vllm.ai "test-stack" is invalid: spec.routerConfig.httpRoute.parentRefs[0].namespace: Invalid value: "Gateways": spec.routerConfig.httpRoute.parentRefs[0].namespace in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'`,
 	},
 	{
-		// GAP: as above.
-		name:    "HTTPRoute path with a space",
-		mutate:  setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public"}}, "path": "/v1 chat"}),
-		applied: `router-httproute: HTTPRoute.gateway.networking.k8s.io "test-stack-router-route" is invalid: spec.rules[0].matches[0].path: Invalid value: must only contain valid characters (matching ^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$) for types ['Exact', 'PathPrefix']`,
+		// The function checks paths as Kubernetes and the Gateway API do.
+		name:   "HTTPRoute path with //",
+		mutate: setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public"}}, "path": "/v1//chat"}),
+		fn:     `invalid ProductionStack: spec.routerConfig.httpRoute.path "/v1//chat" must not contain "//"`,
+	},
+	{
+		name:   "HTTPRoute path with a space",
+		mutate: setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public"}}, "path": "/v1 chat"}),
+		fn:     `invalid ProductionStack: spec.routerConfig.httpRoute.path "/v1 chat" has a character a URL path cannot hold unescaped: use letters, digits and -._~!$&'()*+,;=:@/, or %XX escapes`,
 	},
 	{
 		name:   "HTTPRoute with a wildcard and an IP host name",
 		mutate: setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public"}}, "hostnames": []any{"*.example.com", "10.0.0.1"}}),
 	},
 	{
-		// GAP: the function checks only that the path starts with /.
-		name:    "Ingress path with //",
-		mutate:  setSpec("routerConfig.ingress", map[string]any{"path": "/v1//chat"}),
-		applied: `router-ingress: Ingress.networking.k8s.io "test-stack-router-ingress" is invalid: spec.rules[0].http.paths[0].path: Invalid value: "/v1//chat": must not contain '//'`,
+		name:   "Ingress path with //",
+		mutate: setSpec("routerConfig.ingress", map[string]any{"path": "/v1//chat"}),
+		fn:     `invalid ProductionStack: spec.routerConfig.ingress.path "/v1//chat" must not contain "//"`,
 	},
 	{
-		// GAP: as above.
-		name:    "Ingress path ending in /.",
-		mutate:  setSpec("routerConfig.ingress", map[string]any{"path": "/v1/."}),
-		applied: `router-ingress: Ingress.networking.k8s.io "test-stack-router-ingress" is invalid: spec.rules[0].http.paths[0].path: Invalid value: "/v1/.": cannot end with '/.'`,
+		name:   "Ingress path ending in /.",
+		mutate: setSpec("routerConfig.ingress", map[string]any{"path": "/v1/."}),
+		fn:     `invalid ProductionStack: spec.routerConfig.ingress.path "/v1/." must not end with "/."`,
 	},
 	{
-		// An Ingress takes a wildcard host; the function does not.
+		// An Ingress takes a wildcard host, and so does the function.
 		name:   "Ingress wildcard host",
 		mutate: setSpec("routerConfig.ingress", map[string]any{"host": "*.example.com"}),
-		fn:     `invalid ProductionStack: spec.routerConfig.ingress.host "*.example.com" is not a host name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 	},
 	{
-		// GAP: the function checks the router Service's annotation keys,
-		// not the Ingress's.
-		name:    "Ingress annotation key with a space",
-		mutate:  setSpec("routerConfig.ingress", map[string]any{"annotations": map[string]any{"nginx timeout": "600"}}),
-		applied: `router-ingress: Ingress.networking.k8s.io "test-stack-router-ingress" is invalid: metadata.annotations: Invalid value: "nginx timeout": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+		name:   "Ingress annotation key with a space",
+		mutate: setSpec("routerConfig.ingress", map[string]any{"annotations": map[string]any{"nginx timeout": "600"}}),
+		fn:     `invalid ProductionStack: spec.routerConfig.ingress.annotations key "nginx timeout" is invalid: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
 	},
 	{
-		// GAP: allowFrom passes through unchecked.
-		name:    "NetworkPolicy ipBlock with a bad CIDR",
-		mutate:  setSpec("networkPolicy", map[string]any{"allowFrom": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/33"}}}}),
-		applied: `engines-networkpolicy: NetworkPolicy.networking.k8s.io "test-stack-engines" is invalid: spec.ingress[0].from[1].ipBlock.cidr: Invalid value: "10.0.0.0/33": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`,
+		name:   "NetworkPolicy ipBlock with a bad CIDR",
+		mutate: setSpec("networkPolicy", map[string]any{"allowFrom": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/33"}}}}),
+		fn:     `invalid ProductionStack: spec.networkPolicy.allowFrom[0].ipBlock.cidr "10.0.0.0/33" is not a CIDR: use a network such as 10.0.0.0/16 or 2001:db8::/64`,
 	},
 	{
 		name:   "PDB minAvailable above 100%",
@@ -127,12 +123,6 @@ var edgeCases = []edgeCase{
 		name:   "cache server with 0 replicas",
 		mutate: setSpec("lmcacheConfig", map[string]any{"server": map[string]any{"replicas": int64(0)}}),
 	},
-}
-
-// smInterval is the upstream ServiceMonitor CRD's refusal of an interval.
-func smInterval(name, interval string) string {
-	return `ServiceMonitor.monitoring.coreos.com "` + name + `" is invalid: spec.endpoints[0].interval: Invalid value: "` + interval +
-		`": spec.endpoints[0].interval in body should match '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$'`
 }
 
 // TestEdgeValues: for each edge value, the first layer that refuses the

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -68,6 +67,7 @@ func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, engs []engin
 	validateRouter(&f, spec.RouterConfig, r)
 	validateRouting(&f, spec.RouterConfig, r, engs)
 	validateMonitoring(&f, spec.Monitoring)
+	validateNetworkPolicy(&f, spec.NetworkPolicy)
 	validateCacheServer(&f, spec)
 	return f
 }
@@ -407,45 +407,8 @@ func validateRouter(f *findings, rc *v1alpha1.RouterConfig, r router) {
 	}
 	validatePDB(f, p+".podDisruptionBudget", rc.PodDisruptionBudget)
 	validateRouterAutoscaling(f, p+".autoscaling", rc.Autoscaling)
-	if in := rc.Ingress; in != nil {
-		if in.Host != "" {
-			if msgs := validation.IsDNS1123Subdomain(in.Host); len(msgs) > 0 {
-				f.errorf("%s.ingress.host %q is not a host name: %s", p, in.Host, strings.Join(msgs, "; "))
-			}
-		}
-		objectName(f, p+".ingress.className", in.ClassName)
-		objectName(f, p+".ingress.tlsSecretName", in.TLSSecretName)
-		if in.Path != "" && !strings.HasPrefix(in.Path, "/") {
-			f.errorf("%s.ingress.path %q must start with /", p, in.Path)
-		}
-	}
-	if r := rc.HTTPRoute; r != nil && on(true, r.Enabled) {
-		if len(r.ParentRefs) == 0 {
-			f.errorf("%s.httpRoute.parentRefs is required: name the Gateway the route attaches to", p)
-		}
-		for i, h := range r.Hostnames {
-			if msgs := validation.IsDNS1123Subdomain(strings.TrimPrefix(h, "*.")); len(msgs) > 0 {
-				f.errorf("%s.httpRoute.hostnames[%d] %q is not a host name: %s", p, i, h, strings.Join(msgs, "; "))
-			}
-		}
-		if r.Path != "" && !strings.HasPrefix(r.Path, "/") {
-			f.errorf("%s.httpRoute.path %q must start with /", p, r.Path)
-		}
-	}
-}
-
-// validateMonitoring checks the stack-wide monitoring block.
-func validateMonitoring(f *findings, m *v1alpha1.Monitoring) {
-	if m == nil || m.ServiceMonitor == nil {
-		return
-	}
-	const p = "spec.monitoring.serviceMonitor"
-	labelMap(f, p+".labels", m.ServiceMonitor.Labels)
-	if iv := m.ServiceMonitor.Interval; iv != "" {
-		if d, err := time.ParseDuration(iv); err != nil || d <= 0 {
-			f.errorf("%s.interval %q is invalid: use a duration such as 30s", p, iv)
-		}
-	}
+	validateIngress(f, p+".ingress", rc.Ingress)
+	validateHTTPRoute(f, p+".httpRoute", rc.HTTPRoute)
 }
 
 // labelMap checks label keys and values, in key order.

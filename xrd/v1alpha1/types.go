@@ -71,9 +71,12 @@ type ServiceMonitor struct {
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
 
-	// Scrape interval. Default: 30s.
+	// Scrape interval, a Prometheus duration: units y, w, d, h, m, s, ms in
+	// that order, each at most once, e.g. 1m30s. Default: 30s.
 	// +optional
-	// +kubebuilder:validation:Pattern=`^([0-9]+(ms|s|m|h))+$`
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$`
 	Interval string `json:"interval,omitempty"`
 
 	// Labels of the ServiceMonitors, e.g. the release label your
@@ -886,11 +889,13 @@ type ParentRef struct {
 	// Namespace of the Gateway; unset is the stack's namespace.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Namespace string `json:"namespace,omitempty"`
 
 	// Listener of the Gateway.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	SectionName string `json:"sectionName,omitempty"`
 }
 

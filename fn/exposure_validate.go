@@ -1,0 +1,162 @@
+package fn
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
+)
+
+// The checks below refuse what the API server or the upstream CRDs would
+// refuse in a composed object: Crossplane would apply the stack's other
+// objects, and the error would show only in the XR's Synced condition.
+
+// validateIngress checks the router's Ingress as Kubernetes validates it.
+func validateIngress(f *findings, p string, in *v1alpha1.Ingress) {
+	if in == nil {
+		return
+	}
+	if in.Host != "" {
+		if msgs := validation.IsWildcardDNS1123Subdomain(in.Host); strings.HasPrefix(in.Host, "*.") && len(msgs) > 0 {
+			f.errorf("%s.host %q is not a host name: %s", p, in.Host, strings.Join(msgs, "; "))
+		} else if msgs := validation.IsDNS1123Subdomain(in.Host); !strings.HasPrefix(in.Host, "*.") && len(msgs) > 0 {
+			f.errorf("%s.host %q is not a host name: %s", p, in.Host, strings.Join(msgs, "; "))
+		}
+	}
+	objectName(f, p+".className", in.ClassName)
+	objectName(f, p+".tlsSecretName", in.TLSSecretName)
+	annotationKeys(f, p+".annotations", in.Annotations)
+	routePath(f, p+".path", in.Path, false)
+}
+
+// validateHTTPRoute checks the router's HTTPRoute as the Gateway API's CRD
+// does.
+func validateHTTPRoute(f *findings, p string, r *v1alpha1.HTTPRoute) {
+	if r == nil || !on(true, r.Enabled) {
+		return
+	}
+	if len(r.ParentRefs) == 0 {
+		f.errorf("%s.parentRefs is required: name the Gateway the route attaches to", p)
+	}
+	for i, ref := range r.ParentRefs {
+		rp := fmt.Sprintf("%s.parentRefs[%d]", p, i)
+		if ref.Name == "" {
+			f.errorf("%s.name is required: name the Gateway", rp)
+		}
+		if ref.Namespace != "" {
+			if msgs := validation.IsDNS1123Label(ref.Namespace); len(msgs) > 0 {
+				f.errorf("%s.namespace %q is not a namespace name: %s", rp, ref.Namespace, strings.Join(msgs, "; "))
+			}
+		}
+		if ref.SectionName != "" {
+			if msgs := validation.IsDNS1123Subdomain(ref.SectionName); len(msgs) > 0 {
+				f.errorf("%s.sectionName %q is not a listener name: %s", rp, ref.SectionName, strings.Join(msgs, "; "))
+			}
+		}
+	}
+	for i, h := range r.Hostnames {
+		if msgs := validation.IsDNS1123Subdomain(strings.TrimPrefix(h, "*.")); len(msgs) > 0 {
+			f.errorf("%s.hostnames[%d] %q is not a host name: %s", p, i, h, strings.Join(msgs, "; "))
+		}
+	}
+	routePath(f, p+".path", r.Path, true)
+}
+
+// httpRoutePathChars are the characters the Gateway API allows in a path.
+var httpRoutePathChars = regexp.MustCompile(`^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$`)
+
+// routePath checks a path prefix by the rules Kubernetes applies to Ingress
+// paths of type Prefix, and the Gateway API to HTTPRoute PathPrefix matches.
+func routePath(f *findings, field, path string, httpRoute bool) {
+	if path == "" {
+		return
+	}
+	if !strings.HasPrefix(path, "/") {
+		f.errorf("%s %q must start with /", field, path)
+		return
+	}
+	for _, seq := range []string{"//", "/./", "/../", "%2f", "%2F"} {
+		if strings.Contains(path, seq) {
+			f.errorf("%s %q must not contain %q", field, path, seq)
+			return
+		}
+	}
+	for _, suffix := range []string{"/..", "/."} {
+		if strings.HasSuffix(path, suffix) {
+			f.errorf("%s %q must not end with %q", field, path, suffix)
+			return
+		}
+	}
+	if httpRoute && (strings.Contains(path, "#") || !httpRoutePathChars.MatchString(path)) {
+		f.errorf("%s %q has a character a URL path cannot hold unescaped: use letters, digits and -._~!$&'()*+,;=:@/, or %%XX escapes", field, path)
+	}
+}
+
+// validateNetworkPolicy checks the user's extra sources as Kubernetes
+// validates NetworkPolicy peers.
+func validateNetworkPolicy(f *findings, np *v1alpha1.NetworkPolicy) {
+	if np == nil || !on(true, np.Enabled) {
+		return
+	}
+	for i, peer := range np.AllowFrom {
+		p := fmt.Sprintf("spec.networkPolicy.allowFrom[%d]", i)
+		if peer.IPBlock == nil && peer.PodSelector == nil && peer.NamespaceSelector == nil {
+			f.errorf("%s: set podSelector, namespaceSelector or ipBlock", p)
+			continue
+		}
+		for _, sel := range []struct {
+			name string
+			s    *metav1.LabelSelector
+		}{{"podSelector", peer.PodSelector}, {"namespaceSelector", peer.NamespaceSelector}} {
+			if sel.s == nil {
+				continue
+			}
+			errs := metav1validation.ValidateLabelSelector(sel.s, metav1validation.LabelSelectorValidationOptions{}, field.NewPath(p, sel.name))
+			for _, e := range errs {
+				f.errorf("%s", e.Error())
+			}
+		}
+		if b := peer.IPBlock; b != nil {
+			if peer.PodSelector != nil || peer.NamespaceSelector != nil {
+				f.errorf("%s: ipBlock cannot be combined with podSelector or namespaceSelector", p)
+			}
+			cidr, err := netip.ParsePrefix(b.CIDR)
+			if err != nil {
+				f.errorf("%s.ipBlock.cidr %q is not a CIDR: use a network such as 10.0.0.0/16 or 2001:db8::/64", p, b.CIDR)
+				continue
+			}
+			for j, ex := range b.Except {
+				e, err := netip.ParsePrefix(ex)
+				if err != nil || e.Bits() <= cidr.Bits() || !cidr.Contains(e.Addr()) {
+					f.errorf("%s.ipBlock.except[%d] %q must be a CIDR strictly inside %s", p, j, ex, b.CIDR)
+				}
+			}
+		}
+	}
+}
+
+// promDuration is a Prometheus duration: units in this order, each at most
+// once.
+var promDuration = regexp.MustCompile(`^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$`)
+
+// validateMonitoring checks the stack-wide monitoring block.
+func validateMonitoring(f *findings, m *v1alpha1.Monitoring) {
+	if m == nil || m.ServiceMonitor == nil {
+		return
+	}
+	const p = "spec.monitoring.serviceMonitor"
+	labelMap(f, p+".labels", m.ServiceMonitor.Labels)
+	if iv := m.ServiceMonitor.Interval; iv != "" {
+		// A duration without a non-zero digit is 0: no scraping.
+		if !promDuration.MatchString(iv) || !strings.ContainsAny(iv, "123456789") {
+			f.errorf("%s.interval %q is invalid: use a Prometheus duration, units y, w, d, h, m, s, ms in that order, each at most once, such as 30s or 1m30s", p, iv)
+		}
+	}
+}
