@@ -113,7 +113,7 @@ func engineContainerSpec(s *stack, e engine) corev1.Container {
 		Resources:       engineResources(e),
 		VolumeMounts:    engineVolumeMounts(e),
 		// Large models take minutes to download and load: the startup
-		// probe's budget grows with the model's size; see startupFailures.
+		// probe's budget grows with the model's size; see startupProbe.
 		StartupProbe:    startupProbe(e),
 		ReadinessProbe:  tune(httpProbe(enginePort, 5, 3), p.Readiness),
 		LivenessProbe:   tune(httpProbe(enginePort, 10, 3), p.Liveness),

@@ -148,8 +148,8 @@ func engineIngress(s *stack, from []networkingv1.NetworkPolicyPeer) []networking
 	var ranges [][2]int32
 	for _, e := range s.engines {
 		if kvAware(s, e) {
-			first := workerPort(e)
-			ranges = append(ranges, [2]int32{first, first + tensorParallelSize(e) - 1})
+			first, last := workerPorts(e) // validated: within int32
+			ranges = append(ranges, [2]int32{int32(first), int32(last)})
 		}
 	}
 	if len(ranges) == 0 {

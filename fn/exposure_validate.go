@@ -24,9 +24,12 @@ func validateIngress(f *findings, p string, in *v1alpha1.Ingress) {
 		return
 	}
 	if in.Host != "" {
-		if msgs := validation.IsWildcardDNS1123Subdomain(in.Host); strings.HasPrefix(in.Host, "*.") && len(msgs) > 0 {
-			f.errorf("%s.host %q is not a host name: %s", p, in.Host, strings.Join(msgs, "; "))
-		} else if msgs := validation.IsDNS1123Subdomain(in.Host); !strings.HasPrefix(in.Host, "*.") && len(msgs) > 0 {
+		// An Ingress takes a wildcard host, *.example.com.
+		check := validation.IsDNS1123Subdomain
+		if strings.HasPrefix(in.Host, "*.") {
+			check = validation.IsWildcardDNS1123Subdomain
+		}
+		if msgs := check(in.Host); len(msgs) > 0 {
 			f.errorf("%s.host %q is not a host name: %s", p, in.Host, strings.Join(msgs, "; "))
 		}
 	}

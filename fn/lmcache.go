@@ -81,6 +81,14 @@ func workerPort(e engine) int32 {
 	return ptr.Deref(e.cfg.LMCacheConfig.WorkerPort, DefaultLMCacheWorkerPort)
 }
 
+// workerPorts is the range of ports the engine's LMCache workers listen on:
+// workerPort and one more per further tensor-parallel worker. It is int64 so
+// validation can see a range that runs past 65535.
+func workerPorts(e engine) (first, last int64) {
+	first = int64(workerPort(e))
+	return first, first + int64(tensorParallelSize(e)) - 1
+}
+
 // lmcacheControllerEnv connects the engine's LMCache to the controller that
 // the router runs for kvaware routing. The names are LMCache's configuration
 // keys as environment variables (LMCACHE_ + key), under both the names of
@@ -96,10 +104,10 @@ func lmcacheControllerEnv(s *stack, e engine) []corev1.EnvVar {
 		return nil
 	}
 	url := controllerURL(s)
-	first := workerPort(e)
-	ports := make([]string, 0, 8)
-	for i := range tensorParallelSize(e) {
-		ports = append(ports, strconv.Itoa(int(first+i)))
+	first, last := workerPorts(e)
+	ports := make([]string, 0, last-first+1)
+	for p := first; p <= last; p++ {
+		ports = append(ports, strconv.FormatInt(p, 10))
 	}
 	return []corev1.EnvVar{
 		hashSeedEnv,
@@ -108,7 +116,7 @@ func lmcacheControllerEnv(s *stack, e engine) []corev1.EnvVar {
 		{Name: "LMCACHE_LMCACHE_INSTANCE_ID", Value: "$(POD_NAME)"},
 		{Name: "LMCACHE_CONTROLLER_URL", Value: url},
 		{Name: "LMCACHE_CONTROLLER_PULL_URL", Value: url},
-		{Name: "LMCACHE_LMCACHE_WORKER_PORT", Value: strconv.Itoa(int(first))},
+		{Name: "LMCACHE_LMCACHE_WORKER_PORT", Value: ports[0]},
 		{Name: "LMCACHE_LMCACHE_WORKER_PORTS", Value: strings.Join(ports, ",")},
 	}
 }

@@ -58,18 +58,17 @@ func validateRouting(f *findings, rc *v1alpha1.RouterConfig, r router, engs []en
 // the ports above it, one per tensor-parallel worker; none may be a port the
 // pod already uses.
 func validateWorkerPorts(f *findings, e engine) {
-	first := workerPort(e)
-	last := int64(first) + int64(tensorParallelSize(e)) - 1
-	taken := []int32{enginePort}
+	first, last := workerPorts(e)
+	taken := []int64{enginePort}
 	if loraSidecarOn(e) {
 		taken = append(taken, loraSidecarPort)
 	}
 	clash := last > 65535
 	for _, t := range taken {
-		clash = clash || (int64(t) >= int64(first) && int64(t) <= last)
+		clash = clash || (t >= first && t <= last)
 	}
 	if clash {
-		f.errorf("%s.lmcacheConfig.workerPort %d is invalid: the LMCache workers listen on %s (one per tensor-parallel worker), which must stay at most 65535 and avoid the engine's %d and the LoRA sidecar's %d", e.block, first, portRange(int64(first), last), enginePort, loraSidecarPort)
+		f.errorf("%s.lmcacheConfig.workerPort %d is invalid: the LMCache workers listen on %s (one per tensor-parallel worker), which must stay at most 65535 and avoid the engine's %d and the LoRA sidecar's %d", e.block, first, portRange(first, last), enginePort, loraSidecarPort)
 	}
 }
 
