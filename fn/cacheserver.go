@@ -38,18 +38,17 @@ func cacheServerLabels(s *stack) map[string]string {
 	return labels(s.name, componentCacheServer, componentCacheServer)
 }
 
-// cacheServerCommand picks the server entrypoint the image ships: the
-// lmcache/vllm-openai images changed it between releases (the Helm chart
-// makes the same choice).
-func cacheServerCommand(image string) string {
-	switch {
-	case strings.HasSuffix(image, ":latest-nightly"):
-		return "/opt/venv/bin/lmcache_server"
-	case strings.HasSuffix(image, ":latest"):
-		return "/opt/venv/bin/lmcache_v0_server"
-	default:
-		return "lmcache_experimental_server"
+// cacheServerCommand is LMCache's cache server, `lmcache_server <host>
+// <port>`, as the chart runs it. Current LMCache ships only this server
+// (lmcache_v0_server and lmcache_experimental_server are gone). The chart
+// runs it from /opt/venv/bin in lmcache/vllm-openai images, as the engines
+// run vllm; other images are expected to have it on their PATH.
+func cacheServerCommand(image string) []string {
+	binary := "lmcache_server"
+	if strings.Contains(image, lmcacheImage) {
+		binary = "/opt/venv/bin/" + binary
 	}
+	return []string{binary, "0.0.0.0", strconv.Itoa(cacheServerPort)}
 }
 
 // cacheServerDeployment runs the LMCache server the engines share KV cache
@@ -61,7 +60,7 @@ func cacheServerDeployment(s *stack) *appsv1.Deployment {
 	container := corev1.Container{
 		Name:    cacheServerContainer,
 		Image:   image,
-		Command: []string{cacheServerCommand(image), "0.0.0.0", strconv.Itoa(cacheServerPort)},
+		Command: cacheServerCommand(image),
 		Ports:   []corev1.ContainerPort{{Name: cacheServerPortName, ContainerPort: cacheServerPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(cacheServerPort)}},

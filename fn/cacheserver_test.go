@@ -17,7 +17,7 @@ func TestCacheServer(t *testing.T) {
 	if d.Name != "s-deployment-cache-server" || *d.Spec.Replicas != 2 || c.Image != "lmcache/vllm-openai:2025-05-27-v1" {
 		t.Errorf("cache server Deployment %s replicas %d image %s", d.Name, *d.Spec.Replicas, c.Image)
 	}
-	if diff := cmp.Diff([]string{"lmcache_experimental_server", "0.0.0.0", "8080"}, c.Command); diff != "" {
+	if diff := cmp.Diff([]string{"/opt/venv/bin/lmcache_server", "0.0.0.0", "8080"}, c.Command); diff != "" {
 		t.Errorf("command (-want +got):\n%s", diff)
 	}
 	svc := desired(t, rsp, "cache-server-service", &corev1.Service{})
@@ -38,14 +38,18 @@ func TestCacheServer(t *testing.T) {
 	}
 }
 
-func TestCacheServerCommandByTag(t *testing.T) {
-	for image, want := range map[string]string{
-		"lmcache/vllm-openai:latest":         "/opt/venv/bin/lmcache_v0_server",
-		"lmcache/vllm-openai:latest-nightly": "/opt/venv/bin/lmcache_server",
-		"lmcache/vllm-openai:v0.3.1":         "lmcache_experimental_server",
+// TestCacheServerCommand: every image runs lmcache_server <host> <port>, the
+// only server current LMCache ships; lmcache/vllm-openai images from the
+// path the chart uses.
+func TestCacheServerCommand(t *testing.T) {
+	for image, want := range map[string][]string{
+		"lmcache/vllm-openai:latest":           {"/opt/venv/bin/lmcache_server", "0.0.0.0", "8080"},
+		"lmcache/vllm-openai:latest-nightly":   {"/opt/venv/bin/lmcache_server", "0.0.0.0", "8080"},
+		"lmcache/vllm-openai:v0.3.1":           {"/opt/venv/bin/lmcache_server", "0.0.0.0", "8080"},
+		"registry.example/team/lmcache:2026.1": {"lmcache_server", "0.0.0.0", "8080"},
 	} {
-		if got := cacheServerCommand(image); got != want {
-			t.Errorf("%s: %s, want %s", image, got, want)
+		if diff := cmp.Diff(want, cacheServerCommand(image)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", image, diff)
 		}
 	}
 }

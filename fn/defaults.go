@@ -29,10 +29,14 @@ const (
 	DefaultRouterTag          = "latest"
 	DefaultRouterReplicas     = int32(1)
 	DefaultShmSize            = "20Gi"
-	// The LMCache controller's port in the router (the router's own
-	// default), and the engines' LMCache worker port, for kvaware routing.
-	DefaultLMCacheControllerPort = int32(9000)
-	DefaultLMCacheWorkerPort     = int32(8001)
+	// The LMCache controller's ports in the router (the router's own
+	// default, then the chart's), the engines' LMCache worker port, and the
+	// seconds between worker heartbeats, for kvaware routing.
+	DefaultLMCacheControllerPort          = int32(9000)
+	DefaultLMCacheControllerReplyPort     = int32(9001)
+	DefaultLMCacheControllerHeartbeatPort = int32(9002)
+	DefaultLMCacheWorkerPort              = int32(8001)
+	DefaultLMCacheWorkerHeartbeatTime     = int32(10)
 )
 
 // engine is one model's engine, with the top-level engine blocks merged in
@@ -45,6 +49,10 @@ type engine struct {
 	id     string                // the model name made a DNS label (M)
 	label  string                // value of the pod label "model"
 	served string                // the name clients use in the OpenAI API
+	// The vLLM release the engine runs; vllmErr says why the version the
+	// stack names cannot be used (validation reports it).
+	vllm    programVersion
+	vllmErr error
 }
 
 // router is the router's configuration with defaults applied.
@@ -52,15 +60,21 @@ type router struct {
 	routerType string
 	sessionKey string
 	image      string
+	// The router release; versionErr says why the version the stack names
+	// cannot be used (validation reports it).
+	version    programVersion
+	versionErr error
 	pullPolicy corev1.PullPolicy
 	pullSecret string
 	replicas   int32
 	scheduling *v1alpha1.Scheduling
 	podAnnots  map[string]string
-	// Routing knobs: prefixMinMatch for prefixaware; controllerPort (set
-	// only for kvaware) and kvThreshold for kvaware.
+	// Routing knobs: prefixMinMatch for prefixaware; the LMCache
+	// controller's ports (set only for kvaware) and kvThreshold for kvaware.
 	prefixMinMatch *int32
 	controllerPort int32
+	replyPort      int32
+	heartbeatPort  int32
 	kvThreshold    *int32
 	resources      corev1.ResourceRequirements
 	discoveryType  string // "" leaves the router's default (pod-ip)
@@ -81,18 +95,18 @@ type router struct {
 // defaults. It does not validate; see validate.
 func engines(spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) []engine {
 	if spec.Model != nil {
-		return []engine{newEngine("spec.model", "spec", *spec.Model, resolveConfig(spec.EngineConfig, in))}
+		return []engine{newEngine("spec.model", "spec", *spec.Model, resolveConfig(spec.EngineConfig, in), in)}
 	}
 	out := make([]engine, 0, len(spec.Models))
 	for i, m := range spec.Models {
 		cfg := resolveConfig(mergeConfig(spec.EngineConfig, m.EngineConfig), in)
 		p := fmt.Sprintf("spec.models[%d]", i)
-		out = append(out, newEngine(p, p, m.Model, cfg))
+		out = append(out, newEngine(p, p, m.Model, cfg, in))
 	}
 	return out
 }
 
-func newEngine(path, block string, m v1alpha1.Model, cfg v1alpha1.EngineConfig) engine {
+func newEngine(path, block string, m v1alpha1.Model, cfg v1alpha1.EngineConfig, in *v1beta1.Input) engine {
 	id := dnsLabel(m.Name)
 	label := m.Name
 	if !isLabelValue(label) {
@@ -105,7 +119,8 @@ func newEngine(path, block string, m v1alpha1.Model, cfg v1alpha1.EngineConfig) 
 	if served == "" {
 		served = m.Name
 	}
-	return engine{path: path, block: block, model: m, cfg: cfg, id: id, label: label, served: served}
+	ver, err := resolveVLLMVersion(cfg.VLLMConfig, in)
+	return engine{path: path, block: block, model: m, cfg: cfg, id: id, label: label, served: served, vllm: ver, vllmErr: err}
 }
 
 // mergeConfig overlays an item's engine blocks on the top-level ones, field by
@@ -266,6 +281,7 @@ func resolveRouter(rc *v1alpha1.RouterConfig, in *v1beta1.Input) router {
 	if r.image == "" {
 		r.image = or(in.GetRouter().Image, DefaultRouterImage) + ":" + or(in.GetRouter().Tag, DefaultRouterTag)
 	}
+	r.version, r.versionErr = resolveRouterVersion(r.image, rc.RouterVersion, in)
 	if rc.Resources != nil {
 		r.resources = *rc.Resources.DeepCopy()
 	} else {
@@ -278,6 +294,8 @@ func resolveRouter(rc *v1alpha1.RouterConfig, in *v1beta1.Input) router {
 	r.prefixMinMatch = rc.PrefixMinMatchLength
 	if r.routerType == routingKVAware {
 		r.controllerPort = ptr.Deref(rc.LMCacheControllerPort, DefaultLMCacheControllerPort)
+		r.replyPort = ptr.Deref(rc.LMCacheControllerReplyPort, DefaultLMCacheControllerReplyPort)
+		r.heartbeatPort = ptr.Deref(rc.LMCacheControllerHeartbeatPort, DefaultLMCacheControllerHeartbeatPort)
 		r.kvThreshold = rc.KVAwareThreshold
 	}
 	r.discoveryType = rc.K8sServiceDiscoveryType

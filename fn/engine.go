@@ -37,6 +37,7 @@ const (
 // engineDeployment builds the Deployment of one model's vLLM engines.
 func engineDeployment(s *stack, e engine) *appsv1.Deployment {
 	podLabels := engineLabels(s.name, e)
+	pod := enginePod(s, e)
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: s.meta(s.names.engineDeployment(e.id), podLabels),
@@ -44,9 +45,12 @@ func engineDeployment(s *stack, e engine) *appsv1.Deployment {
 			Replicas: ptr.To(*e.cfg.Replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: engineSelector(s.name, e)},
 			Strategy: strategy(e.cfg.DeploymentStrategy, e.cfg.RollingUpdate),
+			// Above the startup probe's budget, so a model that is still
+			// downloading is not reported as a failed rollout.
+			ProgressDeadlineSeconds: ptr.To(progressDeadline(pod.Containers[0].StartupProbe)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: withExtraLabels(podLabels, e.cfg.Pod.Labels), Annotations: e.cfg.Pod.Annotations},
-				Spec:       enginePod(s, e),
+				Spec:       pod,
 			},
 		},
 	}
@@ -178,7 +182,7 @@ func engineArgs(e engine) []string {
 	if m.MaxModelLen != nil {
 		args = append(args, "--max-model-len", itoa(*m.MaxModelLen))
 	}
-	args = appendSwitch(args, "enable-chunked-prefill", v.EnableChunkedPrefill)
+	args = append(args, chunkedPrefillArg(e)...)
 	args = appendSwitch(args, "enable-prefix-caching", v.EnablePrefixCaching)
 	if v.TensorParallelSize != nil {
 		args = append(args, "--tensor-parallel-size", itoa(*v.TensorParallelSize))
@@ -224,9 +228,7 @@ func engineEnv(s *stack, e engine) []corev1.EnvVar {
 	if e.model.EnableLoRA {
 		env = append(env, corev1.EnvVar{Name: "VLLM_ALLOW_RUNTIME_LORA_UPDATING", Value: "True"})
 	}
-	if v.V1 != nil {
-		env = append(env, corev1.EnvVar{Name: "VLLM_USE_V1", Value: boolDigit(*v.V1)})
-	}
+	env = append(env, useV1Env(e)...)
 	env = append(env, lmcacheEnv(s, e)...)
 	env = overrideEnv(env, e.cfg.Env)
 	if len(env) == 0 {

@@ -18,7 +18,8 @@ func minimalXR() map[string]any {
 		"kind":       "ProductionStack",
 		"metadata":   map[string]any{"name": "s", "namespace": "llm"},
 		"spec": map[string]any{
-			"model": map[string]any{"name": "m", "modelURL": "org/m"},
+			"model":     map[string]any{"name": "m", "modelURL": "org/m"},
+			"resources": map[string]any{"gpu": "1"},
 		},
 	}
 }
@@ -43,32 +44,50 @@ func TestEngineArgs(t *testing.T) {
 		xr   map[string]any
 		want []string
 	}{
-		"Minimal":                {xr: minimalXR(), want: baseArgs},
-		"PathUsesNameAsServed":   {xr: with("model.path", "/models/m", "model.modelURL", nil), want: []string{"/models/m", "--served-model-name", "m", "--host", "0.0.0.0", "--port", "8000"}},
-		"PathUsesURLAsServed":    {xr: with("model.path", "/models/m"), want: []string{"/models/m", "--served-model-name", "org/m", "--host", "0.0.0.0", "--port", "8000"}},
-		"PathWithServedName":     {xr: with("model.path", "/models/m", "model.servedModelName", "chat"), want: []string{"/models/m", "--served-model-name", "chat", "--host", "0.0.0.0", "--port", "8000"}},
-		"ServedModelName":        {xr: with("model.servedModelName", "chat"), want: []string{"org/m", "--served-model-name", "chat", "--host", "0.0.0.0", "--port", "8000"}},
-		"EnableLoRA":             {xr: with("model.enableLoRA", true), want: args("--enable-lora")},
-		"EnableLoRAOff":          {xr: with("model.enableLoRA", false), want: baseArgs},
-		"EnableTool":             {xr: with("model.enableTool", true, "model.toolCallParser", "hermes"), want: args("--enable-auto-tool-choice", "--tool-call-parser", "hermes")},
-		"ToolParserOnly":         {xr: with("model.toolCallParser", "hermes"), want: args("--tool-call-parser", "hermes")},
-		"ChatTemplate":           {xr: with("model.chatTemplate", "{{ x }}"), want: args("--chat-template", "/templates/chat-template.jinja")},
-		"TrustRemoteCode":        {xr: with("model.trustRemoteCode", true), want: args("--trust-remote-code")},
-		"TrustRemoteCodeOff":     {xr: with("model.trustRemoteCode", false), want: baseArgs},
-		"DType":                  {xr: with("model.dtype", "bfloat16"), want: args("--dtype", "bfloat16")},
-		"MaxNumSeqs":             {xr: with("model.maxNumSeqs", 128), want: args("--max-num-seqs", "128")},
-		"MaxModelLen":            {xr: with("model.maxModelLen", 32768), want: args("--max-model-len", "32768")},
-		"ChunkedPrefillOn":       {xr: with("vllmConfig.enableChunkedPrefill", true), want: args("--enable-chunked-prefill")},
-		"ChunkedPrefillOff":      {xr: with("vllmConfig.enableChunkedPrefill", false), want: args("--no-enable-chunked-prefill")},
-		"PrefixCachingOn":        {xr: with("vllmConfig.enablePrefixCaching", true), want: args("--enable-prefix-caching")},
-		"PrefixCachingOff":       {xr: with("vllmConfig.enablePrefixCaching", false), want: args("--no-enable-prefix-caching")},
-		"TensorParallel":         {xr: with("vllmConfig.tensorParallelSize", 2, "resources.gpu", "2"), want: args("--tensor-parallel-size", "2")},
-		"GPUMemoryUtilization":   {xr: with("vllmConfig.gpuMemoryUtilization", "0.85"), want: args("--gpu-memory-utilization", "0.85")},
-		"MaxLoras":               {xr: with("model.enableLoRA", true, "vllmConfig.maxLoras", 4), want: args("--enable-lora", "--max-loras", "4")},
-		"MaxLorasZeroIsUnset":    {xr: with("vllmConfig.maxLoras", 0), want: baseArgs},
-		"ExtraArgsLast":          {xr: with("vllmConfig.extraArgs", []any{"--block-size=16", "--seed", "1"}, "model.dtype", "half"), want: args("--dtype", "half", "--block-size=16", "--seed", "1")},
-		"LMCacheV1":              {xr: with("lmcacheConfig.enabled", true), want: args("--kv-transfer-config", kvTransferV1)},
-		"LMCacheV0":              {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false), want: args("--kv-transfer-config", kvTransferV0)},
+		"Minimal":              {xr: minimalXR(), want: baseArgs},
+		"PathUsesNameAsServed": {xr: with("model.path", "/models/m", "model.modelURL", nil), want: []string{"/models/m", "--served-model-name", "m", "--host", "0.0.0.0", "--port", "8000"}},
+		"PathUsesURLAsServed":  {xr: with("model.path", "/models/m"), want: []string{"/models/m", "--served-model-name", "org/m", "--host", "0.0.0.0", "--port", "8000"}},
+		"PathWithServedName":   {xr: with("model.path", "/models/m", "model.servedModelName", "chat"), want: []string{"/models/m", "--served-model-name", "chat", "--host", "0.0.0.0", "--port", "8000"}},
+		"ServedModelName":      {xr: with("model.servedModelName", "chat"), want: []string{"org/m", "--served-model-name", "chat", "--host", "0.0.0.0", "--port", "8000"}},
+		"EnableLoRA":           {xr: with("model.enableLoRA", true), want: args("--enable-lora")},
+		"EnableLoRAOff":        {xr: with("model.enableLoRA", false), want: baseArgs},
+		"EnableTool":           {xr: with("model.enableTool", true, "model.toolCallParser", "hermes"), want: args("--enable-auto-tool-choice", "--tool-call-parser", "hermes")},
+		"ToolParserOnly":       {xr: with("model.toolCallParser", "hermes"), want: args("--tool-call-parser", "hermes")},
+		"ChatTemplate":         {xr: with("model.chatTemplate", "{{ x }}"), want: args("--chat-template", "/templates/chat-template.jinja")},
+		"TrustRemoteCode":      {xr: with("model.trustRemoteCode", true), want: args("--trust-remote-code")},
+		"TrustRemoteCodeOff":   {xr: with("model.trustRemoteCode", false), want: baseArgs},
+		"DType":                {xr: with("model.dtype", "bfloat16"), want: args("--dtype", "bfloat16")},
+		"MaxNumSeqs":           {xr: with("model.maxNumSeqs", 128), want: args("--max-num-seqs", "128")},
+		"MaxModelLen":          {xr: with("model.maxModelLen", 32768), want: args("--max-model-len", "32768")},
+		"ChunkedPrefillOn":     {xr: with("vllmConfig.enableChunkedPrefill", true), want: args("--enable-chunked-prefill")},
+		"ChunkedPrefillOff":    {xr: with("vllmConfig.enableChunkedPrefill", false), want: args("--no-enable-chunked-prefill")},
+		// vLLM 0.8.3 and 0.8.4 have no --no- form (StoreBoolean); 0.8.5
+		// rejects "=false" (BooleanOptionalAction).
+		"ChunkedPrefillOff083": {xr: with("vllmConfig.enableChunkedPrefill", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: args("--enable-chunked-prefill=false")},
+		"ChunkedPrefillOff084": {xr: with("vllmConfig.enableChunkedPrefill", false, "vllmConfig.engineVersion", "0.8.4"), want: args("--enable-chunked-prefill=false")},
+		"ChunkedPrefillOff085": {xr: with("vllmConfig.enableChunkedPrefill", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.5"), want: args("--no-enable-chunked-prefill")},
+		"ChunkedPrefillOn083":  {xr: with("vllmConfig.enableChunkedPrefill", true, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: args("--enable-chunked-prefill")},
+		"PrefixCachingOn":      {xr: with("vllmConfig.enablePrefixCaching", true), want: args("--enable-prefix-caching")},
+		"PrefixCachingOff":     {xr: with("vllmConfig.enablePrefixCaching", false), want: args("--no-enable-prefix-caching")},
+		"TensorParallel":       {xr: with("vllmConfig.tensorParallelSize", 2, "resources.gpu", "2"), want: args("--tensor-parallel-size", "2")},
+		"GPUMemoryUtilization": {xr: with("vllmConfig.gpuMemoryUtilization", "0.85"), want: args("--gpu-memory-utilization", "0.85")},
+		"MaxLoras":             {xr: with("model.enableLoRA", true, "vllmConfig.maxLoras", 4), want: args("--enable-lora", "--max-loras", "4")},
+		"MaxLorasZeroIsUnset":  {xr: with("vllmConfig.maxLoras", 0), want: baseArgs},
+		"ExtraArgsLast":        {xr: with("vllmConfig.extraArgs", []any{"--block-size=16", "--seed", "1"}, "model.dtype", "half"), want: args("--dtype", "half", "--block-size=16", "--seed", "1")},
+		"LMCacheV1":            {xr: with("lmcacheConfig.enabled", true), want: args("--kv-transfer-config", kvTransferV1)},
+		"LMCacheV0":            {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.10.0"), want: args("--kv-transfer-config", kvTransferV0)},
+		"LMCacheV0On083":       {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: args("--kv-transfer-config", kvTransferV0)},
+		"LoRAModules": {
+			xr: with("model.enableLoRA", true, "model.loraAdapters", []any{
+				map[string]any{"name": "sql", "path": "/data/lora/sql"},
+				map[string]any{"name": "eq", "path": "/data/lora/a=b"},
+				map[string]any{"name": "comma", "path": "/data/lora/a,b"},
+			}),
+			// vLLM reads an item as name=path only without ',' and with one
+			// '='; anything else as JSON.
+			want: args("--enable-lora", "--lora-modules", "sql=/data/lora/sql",
+				`{"name":"eq","path":"/data/lora/a=b"}`, `{"name":"comma","path":"/data/lora/a,b"}`),
+		},
 		"LMCacheOff":             {xr: with("lmcacheConfig.enabled", false, "lmcacheConfig.cpuOffloadingBufferSize", "4Gi"), want: baseArgs},
 		"LMCacheBeforeExtraArgs": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.extraArgs", []any{"--x"}), want: args("--kv-transfer-config", kvTransferV1, "--x")},
 		"Everything": {
@@ -120,9 +139,13 @@ func TestEngineEnv(t *testing.T) {
 		"HFTokenDefaultKey": {xr: with("vllmConfig.hfTokenSecret.name", "hf"), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "token"))},
 		"HFTokenKey":        {xr: with("vllmConfig.hfTokenSecret", map[string]any{"name": "hf", "key": "hf_token"}), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "hf_token"))},
 		"LoRA":              {xr: with("model.enableLoRA", true), want: env("HF_HOME", "/data", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True")},
-		"V1On":              {xr: with("vllmConfig.v1", true), want: env("HF_HOME", "/data", "VLLM_USE_V1", "1")},
-		"V1Off":             {xr: with("vllmConfig.v1", false), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
-		"LMCacheMinimal":    {xr: with("lmcacheConfig.enabled", true), want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")},
+		// VLLM_USE_V1 is read up to vLLM 0.11.0 ("0" only up to 0.10.2).
+		"V1On":           {xr: with("vllmConfig.v1", true, "vllmConfig.engineVersion", "0.11.0"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "1")},
+		"V1OnIgnored":    {xr: with("vllmConfig.v1", true, "vllmConfig.engineVersion", "0.11.1"), want: hfHome},
+		"V1OnNewest":     {xr: with("vllmConfig.v1", true), want: hfHome},
+		"V1Off":          {xr: with("vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.10.2"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
+		"V1OffOn083":     {xr: with("vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
+		"LMCacheMinimal": {xr: with("lmcacheConfig.enabled", true), want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")},
 		"LMCacheDisabledLeaksNothing": {
 			xr:   with("lmcacheConfig", map[string]any{"enabled": false, "cpuOffloadingBufferSize": "4Gi", "diskOffloadingBufferSize": "8Gi", "remoteUrl": "lm://x:80", "remoteSerde": "naive"}),
 			want: hfHome,
@@ -206,7 +229,11 @@ func TestEngineResources(t *testing.T) {
 		xr   map[string]any
 		want corev1.ResourceRequirements
 	}{
-		"None": {xr: minimalXR(), want: corev1.ResourceRequirements{}},
+		"None": {xr: with("resources", nil), want: corev1.ResourceRequirements{}},
+		"OneGPU": {xr: minimalXR(), want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{"nvidia.com/gpu": q("1")},
+			Limits:   corev1.ResourceList{"nvidia.com/gpu": q("1")},
+		}},
 		"CPUMemoryGPU": {xr: with("resources", map[string]any{"cpu": "4", "memory": "16Gi", "gpu": "2"}), want: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{"cpu": q("4"), "memory": q("16Gi"), "nvidia.com/gpu": q("2")},
 			Limits:   corev1.ResourceList{"nvidia.com/gpu": q("2")},

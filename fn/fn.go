@@ -86,7 +86,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	s := newStack(id, spec, in)
-	found := validate(id, spec, s.engines, s.router)
+	found := validate(id, spec, s)
 	if len(found.errs) > 0 {
 		log.Info("Invalid ProductionStack", "errors", found.errs)
 		response.Fatal(rsp, errors.New("invalid ProductionStack: "+strings.Join(found.errs, "; ")))

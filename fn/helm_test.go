@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -138,17 +139,24 @@ var (
 
 // helmKVAwareEnv is what an engine gets with routerType kvaware, after the
 // LMCache variables, for the router Service s-router-service.
-func helmKVAwareEnv(controllerPort, workerPort, workerPorts string) []corev1.EnvVar {
+func helmKVAwareEnv(controllerPort, replyPort, workerPorts, heartbeat string) []corev1.EnvVar {
 	return []corev1.EnvVar{
 		{Name: "PYTHONHASHSEED", Value: "0"},
 		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 		{Name: "LMCACHE_ENABLE_CONTROLLER", Value: "True"},
 		{Name: "LMCACHE_LMCACHE_INSTANCE_ID", Value: "$(POD_NAME)"},
-		{Name: "LMCACHE_CONTROLLER_URL", Value: "s-router-service:" + controllerPort},
 		{Name: "LMCACHE_CONTROLLER_PULL_URL", Value: "s-router-service:" + controllerPort},
-		{Name: "LMCACHE_LMCACHE_WORKER_PORT", Value: workerPort},
+		{Name: "LMCACHE_CONTROLLER_REPLY_URL", Value: "s-router-service:" + replyPort},
 		{Name: "LMCACHE_LMCACHE_WORKER_PORTS", Value: workerPorts},
+		{Name: "LMCACHE_LMCACHE_WORKER_HEARTBEAT_TIME", Value: heartbeat},
 	}
+}
+
+// helmKVAwareArgs are the router's routing arguments with kvaware and the
+// default session key.
+func helmKVAwareArgs(controllerPort, replyPort, heartbeatPort string) []string {
+	return []string{"--routing-logic", "kvaware", "--session-key", "x-user-id", "--lmcache-controller-port", controllerPort,
+		"--lmcache-controller-reply-port", replyPort, "--lmcache-controller-heartbeat-port", heartbeatPort}
 }
 
 // helmRows are the test cases of the README table, keyed by the first cell
@@ -179,6 +187,10 @@ func helmRows() map[string]func(t *testing.T) {
 			c := engineContainer0(t, helmRun(t, with("vllmConfig.image", "lmcache/vllm-openai:v0.3.5")), "engine-m")
 			helmEqual(t, "image and command", []string{"docker.io/lmcache/vllm-openai:v0.3.5", "/opt/venv/bin/vllm", "serve"},
 				append([]string{c.Image}, c.Command...))
+			// An lmcache/vllm-openai tag is LMCache's release: engineVersion
+			// says which vLLM the image runs.
+			c = engineContainer0(t, helmRun(t, with("vllmConfig.image", "lmcache/vllm-openai:v0.3.5", "vllmConfig.engineVersion", "0.8.4", "vllmConfig.enableChunkedPrefill", false)), "engine-m")
+			helmEqual(t, "args", args("--enable-chunked-prefill=false"), c.Args)
 		},
 
 		"`servingEngineSpec.imagePullPolicy`, `modelSpec[].imagePullSecret`": func(t *testing.T) {
@@ -316,7 +328,8 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`modelSpec[].vllmConfig.v0`": func(t *testing.T) {
-			c := engineContainer0(t, helmRun(t, with("vllmConfig.v1", false, "lmcacheConfig.enabled", true)), "engine-m")
+			// The V0 engine and its LMCache connector exist up to vLLM 0.10.0.
+			c := engineContainer0(t, helmRun(t, with("vllmConfig.v1", false, "lmcacheConfig.enabled", true, "vllmConfig.engineVersion", "0.10.0")), "engine-m")
 			helmEqual(t, "env", env("HF_HOME", "/data", "VLLM_USE_V1", "0", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO"), c.Env)
 			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`), c.Args)
 		},
@@ -352,7 +365,7 @@ func helmRows() map[string]func(t *testing.T) {
 				"models", helmModels(map[string]any{"name": "a", "modelURL": "org/a", "replicas": 2, "storage": map[string]any{"accessModes": []any{"ReadWriteMany"}}},
 					map[string]any{"name": "b", "modelURL": "org/b"}))
 			rsp := helmRun(t, xr)
-			want := slices.Concat(helmLMCacheEnv, helmKVAwareEnv("9000", "8001", "8001"))
+			want := slices.Concat(helmLMCacheEnv, helmKVAwareEnv("9000", "9001", "8001", "10"))
 			for _, m := range []string{"a", "b"} {
 				helmEqual(t, m+" env", want, engineContainer0(t, rsp, "engine-"+m).Env)
 			}
@@ -363,14 +376,21 @@ func helmRows() map[string]func(t *testing.T) {
 			xr := with("routerConfig.routerType", "kvaware", "resources.gpu", "2", "vllmConfig.tensorParallelSize", 2,
 				"lmcacheConfig", map[string]any{"enabled": true, "workerPort": 8101})
 			c := engineContainer0(t, helmRun(t, xr), "engine-m")
-			helmEqual(t, "env", slices.Concat(helmLMCacheEnv, helmKVAwareEnv("9000", "8101", "8101,8102")), c.Env)
+			helmEqual(t, "env", slices.Concat(helmLMCacheEnv, helmKVAwareEnv("9000", "9001", "8101,8102", "10")), c.Env)
 			helmEqual(t, "ports", []corev1.ContainerPort{
 				{Name: "container-port", ContainerPort: 8000, Protocol: corev1.ProtocolTCP},
 				{Name: "lmcache-worker", ContainerPort: 8101, Protocol: corev1.ProtocolTCP},
 			}, c.Ports)
 		},
 
-		"`modelSpec[].lmcacheConfig.{distributedUrl, p2pHost, p2pInitPorts, workerHeartbeatTime, cudaVisibleDevices}`": func(t *testing.T) {
+		"`modelSpec[].lmcacheConfig.{controllerReplyPort, workerHeartbeatTime}`": func(t *testing.T) {
+			xr := with("routerConfig.routerType", "kvaware", "routerConfig.lmcacheControllerReplyPort", 9201, "lmcacheConfig", map[string]any{"enabled": true, "workerHeartbeatTime": 15})
+			helmEqual(t, "env", slices.Concat(helmLMCacheEnv, helmKVAwareEnv("9000", "9201", "8001", "15")), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
+			helmFatal(t, with("routerConfig.routerType", "kvaware", "lmcacheConfig", map[string]any{"enabled": true, "workerHeartbeatTime": 30}),
+				helmInvalid+"spec.lmcacheConfig.workerHeartbeatTime 30 is invalid: must be from 1 to 29 seconds, below the 30 seconds after which the LMCache controller drops a silent worker")
+		},
+
+		"`modelSpec[].lmcacheConfig.{distributedUrl, p2pHost, p2pInitPorts, cudaVisibleDevices}`": func(t *testing.T) {
 			podIP := corev1.EnvVar{Name: "LMCACHE_P2P_HOST", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}
 			xr := with("lmcacheConfig.enabled", true, "env", []any{
 				map[string]any{"name": "LMCACHE_DISTRIBUTED_URL", "value": "localhost:30081"},
@@ -611,7 +631,7 @@ func helmRows() map[string]func(t *testing.T) {
 		"`servingEngineSpec.vllmApiKey`, `routerSpec.vllmApiKey`": func(t *testing.T) {
 			rsp := helmRun(t, with("routerConfig.apiKeySecret", map[string]any{"name": "vllm-api-key", "key": "api-key"}))
 			key := secretEnvVar("VLLM_API_KEY", "vllm-api-key", "api-key")
-			helmEqual(t, "router env", []corev1.EnvVar{key}, helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Env)
+			helmEqual(t, "router env", []corev1.EnvVar{{Name: "HOME", Value: "/home/router"}, key}, helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Env)
 			helmEqual(t, "engine env", append(env("HF_HOME", "/data"), key), engineContainer0(t, rsp, "engine-m").Env)
 			helmFatal(t, with("routerConfig.apiKeySecret", "sk-xxxxxxxx"), helmMsgAPIKeyLiteral)
 		},
@@ -641,6 +661,10 @@ func helmRows() map[string]func(t *testing.T) {
 			}
 			helmEqual(t, "images", []string{"lmcache/lmstack-router:v0.1.9", "registry.example.com/router:dev"},
 				[]string{image(minimalXR()), image(with("routerConfig.image", "registry.example.com/router:dev"))})
+			// The Input's tag is a release: flags it does not parse are refused.
+			if got := fatal(t, run(t, req(t, with("routerConfig.routerType", "prefixaware", "routerConfig.prefixMinMatchLength", 4), in, nil))); !strings.Contains(got, "needs router 0.1.12 or later") {
+				t.Errorf("prefixMinMatchLength on router 0.1.9: %s", got)
+			}
 		},
 
 		"`routerSpec.imagePullPolicy`, `imagePullSecrets`": func(t *testing.T) {
@@ -718,6 +742,9 @@ func helmRows() map[string]func(t *testing.T) {
 			pod := helmDeployment(t, helmRun(t, minimalXR()), "router").Spec.Template.Spec
 			helmEqual(t, "pod securityContext", &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(1000)), RunAsGroup: ptr.To(int64(1000)),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}, pod.SecurityContext)
+			helmEqual(t, "HOME on an emptyDir", []any{corev1.EnvVar{Name: "HOME", Value: "/home/router"}, []corev1.VolumeMount{{Name: "home", MountPath: "/home/router"}},
+				[]corev1.Volume{{Name: "home", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}},
+				[]any{pod.Containers[0].Env[0], pod.Containers[0].VolumeMounts, pod.Volumes})
 			helmEqual(t, "container securityContext", &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
 				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}, pod.Containers[0].SecurityContext)
 		},
@@ -747,8 +774,18 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`routerSpec.k8sServiceDiscoveryType`": func(t *testing.T) {
-			helmEqual(t, "router args", helmRouterArgs("--routing-logic", "roundrobin", "--k8s-service-discovery-type", "service-name"),
-				helmDeployment(t, helmRun(t, with("routerConfig.k8sServiceDiscoveryType", "service-name")), "router").Spec.Template.Spec.Containers[0].Args)
+			// With service-name the router dials each engine Service at
+			// --k8s-port, and reads Services and their Endpoints.
+			rsp := helmRun(t, with("routerConfig.k8sServiceDiscoveryType", "service-name"))
+			helmEqual(t, "router args", helmRouterArgs("--routing-logic", "roundrobin", "--k8s-service-discovery-type", "service-name", "--k8s-port", "80"),
+				helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Args)
+			helmEqual(t, "Role", []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}},
+				{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "patch"}},
+				{APIGroups: []string{""}, Resources: []string{"endpoints"}, Verbs: []string{"get"}},
+			}, desired(t, rsp, "router-role", &rbacv1.Role{}).Rules)
+			helmEqual(t, "pod-ip router args", helmRouterArgs("--routing-logic", "roundrobin", "--k8s-service-discovery-type", "pod-ip"),
+				helmDeployment(t, helmRun(t, with("routerConfig.k8sServiceDiscoveryType", "pod-ip")), "router").Spec.Template.Spec.Containers[0].Args)
 		},
 
 		"`routerSpec.routingLogic`, `sessionKey`": func(t *testing.T) {
@@ -760,7 +797,7 @@ func helmRows() map[string]func(t *testing.T) {
 			helmEqual(t, "session, default key", helmRouterArgs("--routing-logic", "session", "--session-key", "x-user-id"),
 				routerArgs(with("routerConfig.routerType", "session")))
 			helmEqual(t, "prefixaware", helmRouterArgs("--routing-logic", "prefixaware"), routerArgs(with("routerConfig.routerType", "prefixaware")))
-			helmEqual(t, "kvaware", helmRouterArgs("--routing-logic", "kvaware", "--session-key", "x-user-id", "--lmcache-controller-port", "9000"),
+			helmEqual(t, "kvaware", helmRouterArgs(helmKVAwareArgs("9000", "9001", "9002")...),
 				routerArgs(with("routerConfig.routerType", "kvaware", "lmcacheConfig.enabled", true)))
 			helmFatal(t, with("routerConfig.routerType", "kvaware", "lmcacheConfig.enabled", true, "routerConfig.replicas", 2), helmMsgKVAwareOneRouter)
 		},
@@ -768,19 +805,40 @@ func helmRows() map[string]func(t *testing.T) {
 		"`routerSpec.lmcacheControllerPort`": func(t *testing.T) {
 			rsp := helmRun(t, with("routerConfig.routerType", "kvaware", "routerConfig.lmcacheControllerPort", 9100, "lmcacheConfig.enabled", true))
 			c := helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0]
-			helmEqual(t, "router args", helmRouterArgs("--routing-logic", "kvaware", "--session-key", "x-user-id", "--lmcache-controller-port", "9100"), c.Args)
+			helmEqual(t, "router args", helmRouterArgs(helmKVAwareArgs("9100", "9001", "9002")...), c.Args)
 			helmEqual(t, "router container ports", []corev1.ContainerPort{
 				{Name: "router-cport", ContainerPort: 8000, Protocol: corev1.ProtocolTCP},
 				{Name: "lmcache-port", ContainerPort: 9100, Protocol: corev1.ProtocolTCP},
+				{Name: "lmcache-reply", ContainerPort: 9001, Protocol: corev1.ProtocolTCP},
+				{Name: "lmc-heartbeat", ContainerPort: 9002, Protocol: corev1.ProtocolTCP},
 			}, c.Ports)
 			helmEqual(t, "router Service ports", []corev1.ServicePort{
 				{Name: "router-sport", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8000)},
 				{Name: "lmcache-port", Port: 9100, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("lmcache-port")},
+				{Name: "lmcache-reply", Port: 9001, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("lmcache-reply")},
+				{Name: "lmc-heartbeat", Port: 9002, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("lmc-heartbeat")},
 			}, desired(t, rsp, "router-service", &corev1.Service{}).Spec.Ports)
-			helmEqual(t, "engine env", slices.Concat(helmLMCacheEnv, helmKVAwareEnv("9100", "8001", "8001")), engineContainer0(t, rsp, "engine-m").Env)
+			helmEqual(t, "engine env", slices.Concat(helmLMCacheEnv, helmKVAwareEnv("9100", "9001", "8001", "10")), engineContainer0(t, rsp, "engine-m").Env)
 			def := helmRun(t, with("routerConfig.routerType", "kvaware", "lmcacheConfig.enabled", true))
-			helmEqual(t, "default port", helmRouterArgs("--routing-logic", "kvaware", "--session-key", "x-user-id", "--lmcache-controller-port", "9000"),
+			helmEqual(t, "default port", helmRouterArgs(helmKVAwareArgs("9000", "9001", "9002")...),
 				helmDeployment(t, def, "router").Spec.Template.Spec.Containers[0].Args)
+		},
+
+		"`routerSpec.lmcacheControllerReplyPort`, `lmcacheControllerHeartbeatPort`": func(t *testing.T) {
+			rsp := helmRun(t, with("routerConfig.routerType", "kvaware", "routerConfig.lmcacheControllerReplyPort", 9301, "routerConfig.lmcacheControllerHeartbeatPort", 9302, "lmcacheConfig.enabled", true))
+			c := helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0]
+			helmEqual(t, "router args", helmRouterArgs(helmKVAwareArgs("9000", "9301", "9302")...), c.Args)
+			helmEqual(t, "router Service ports", []corev1.ServicePort{
+				{Name: "router-sport", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8000)},
+				{Name: "lmcache-port", Port: 9000, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("lmcache-port")},
+				{Name: "lmcache-reply", Port: 9301, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("lmcache-reply")},
+				{Name: "lmc-heartbeat", Port: 9302, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("lmc-heartbeat")},
+			}, desired(t, rsp, "router-service", &corev1.Service{}).Spec.Ports)
+			helmEqual(t, "engine env", slices.Concat(helmLMCacheEnv, helmKVAwareEnv("9000", "9301", "8001", "10")), engineContainer0(t, rsp, "engine-m").Env)
+			helmFatal(t, with("routerConfig.routerType", "kvaware", "routerConfig.lmcacheControllerReplyPort", 9000, "lmcacheConfig.enabled", true),
+				helmInvalid+"spec.routerConfig: lmcacheControllerPort 9000, lmcacheControllerReplyPort 9000 and lmcacheControllerHeartbeatPort 9002 must differ: the LMCache controller binds each of them")
+			helmFatal(t, with("routerConfig.lmcacheControllerHeartbeatPort", 9302),
+				helmInvalid+"spec.routerConfig.lmcacheControllerHeartbeatPort applies to routerType kvaware only, and routerType is roundrobin: set routerType to kvaware or remove lmcacheControllerHeartbeatPort")
 		},
 
 		"`routerSpec.prefixMinMatchLength`": func(t *testing.T) {
@@ -811,7 +869,7 @@ func helmRows() map[string]func(t *testing.T) {
 				map[string]any{"name": "HF_TOKEN", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "hf-token", "key": "token"}}},
 				map[string]any{"name": "LMCACHE_LOG_LEVEL", "value": "DEBUG"},
 			})
-			helmEqual(t, "router env", []corev1.EnvVar{secretEnvVar("HF_TOKEN", "hf-token", "token"), {Name: "LMCACHE_LOG_LEVEL", Value: "DEBUG"}},
+			helmEqual(t, "router env", []corev1.EnvVar{{Name: "HOME", Value: "/home/router"}, secretEnvVar("HF_TOKEN", "hf-token", "token"), {Name: "LMCACHE_LOG_LEVEL", Value: "DEBUG"}},
 				helmDeployment(t, helmRun(t, xr), "router").Spec.Template.Spec.Containers[0].Env)
 		},
 

@@ -13,10 +13,6 @@ const (
 	lmcacheDiskPath   = modelCachePath + "/lmcache"
 	lmcacheDiskURL    = "file://" + lmcacheDiskPath + "/"
 	volumeLMCacheDisk = "lmcache-disk"
-	// kvTransferV1 and kvTransferV0 connect vLLM's KV cache to LMCache; the
-	// V0 connector is for engines that run with VLLM_USE_V1=0.
-	kvTransferV1 = `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}`
-	kvTransferV0 = `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`
 	// lmcacheWorkerPortName names the engine's LMCache worker port, which
 	// the LMCache controller (in the router) calls with kvaware routing.
 	lmcacheWorkerPortName = "lmcache-worker"
@@ -29,10 +25,7 @@ func lmcacheArgs(e engine) []string {
 	if !lmcacheOn(e) {
 		return nil
 	}
-	if v1 := e.cfg.VLLMConfig.V1; v1 != nil && !*v1 {
-		return []string{"--kv-transfer-config", kvTransferV0}
-	}
-	return []string{"--kv-transfer-config", kvTransferV1}
+	return []string{"--kv-transfer-config", kvTransferConfig(e)}
 }
 
 // lmcacheEnv configures LMCache. Buffer sizes are passed as numbers of GiB:
@@ -91,33 +84,37 @@ func workerPorts(e engine) (first, last int64) {
 
 // lmcacheControllerEnv connects the engine's LMCache to the controller that
 // the router runs for kvaware routing. The names are LMCache's configuration
-// keys as environment variables (LMCACHE_ + key), under both the names of
-// LMCache before and after it renamed controller_url and
-// lmcache_worker_port; each version reads its own and ignores the other.
+// keys as environment variables (LMCACHE_ + key), as current LMCache reads
+// them: it requires the instance id, both controller URLs and the worker
+// ports once the controller is enabled, and drops the older names
+// controller_url and lmcache_worker_port as unknown keys. kvaware needs a
+// router of 0.1.11 or later (the reply port), whose LMCache (0.3.11) reads
+// these names too.
 //
 // The instance id is the pod's name: the router maps an instance to an
-// engine by the pod IP it registered from, so every pod needs its own id;
-// the chart's one id per model collides as soon as a model has two replicas.
-// Each tensor-parallel worker of a pod listens on its own port.
+// engine by the pod IP it registered from, so every pod needs its own id.
+// Each tensor-parallel worker of a pod listens on its own port. Workers send
+// a heartbeat every workerHeartbeatTime seconds; the controller drops a
+// worker it has not heard from in 30 seconds (--lmcache-worker-timeout).
 func lmcacheControllerEnv(s *stack, e engine) []corev1.EnvVar {
 	if !kvAware(s, e) {
 		return nil
 	}
-	url := controllerURL(s)
 	first, last := workerPorts(e)
 	ports := make([]string, 0, last-first+1)
 	for p := first; p <= last; p++ {
 		ports = append(ports, strconv.FormatInt(p, 10))
 	}
+	heartbeat := ptr.Deref(e.cfg.LMCacheConfig.WorkerHeartbeatTime, DefaultLMCacheWorkerHeartbeatTime)
 	return []corev1.EnvVar{
 		hashSeedEnv,
 		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 		{Name: "LMCACHE_ENABLE_CONTROLLER", Value: "True"},
 		{Name: "LMCACHE_LMCACHE_INSTANCE_ID", Value: "$(POD_NAME)"},
-		{Name: "LMCACHE_CONTROLLER_URL", Value: url},
-		{Name: "LMCACHE_CONTROLLER_PULL_URL", Value: url},
-		{Name: "LMCACHE_LMCACHE_WORKER_PORT", Value: ports[0]},
+		{Name: "LMCACHE_CONTROLLER_PULL_URL", Value: controllerURL(s, s.router.controllerPort)},
+		{Name: "LMCACHE_CONTROLLER_REPLY_URL", Value: controllerURL(s, s.router.replyPort)},
 		{Name: "LMCACHE_LMCACHE_WORKER_PORTS", Value: strings.Join(ports, ",")},
+		{Name: "LMCACHE_LMCACHE_WORKER_HEARTBEAT_TIME", Value: strconv.Itoa(int(heartbeat))},
 	}
 }
 

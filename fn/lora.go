@@ -1,10 +1,14 @@
 package fn
 
 import (
+	"encoding/json"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
 const (
@@ -23,9 +27,24 @@ func loraArgs(e engine) []string {
 	args := make([]string, 0, 1+len(e.model.LoRAAdapters))
 	args = append(args, "--lora-modules")
 	for _, a := range e.model.LoRAAdapters {
-		args = append(args, a.Name+"="+a.Path)
+		args = append(args, loraModule(a))
 	}
 	return args
+}
+
+// loraModule is one item of --lora-modules. vLLM reads an item as name=path
+// only when it has an '=' and no ','; anything else must be JSON, which
+// every supported release also accepts. So name=path where that reads back
+// as written, else {"name":…,"path":…}.
+func loraModule(a v1alpha1.LoRAAdapter) string {
+	if !strings.ContainsAny(a.Name+a.Path, "=,") {
+		return a.Name + "=" + a.Path
+	}
+	b, _ := json.Marshal(struct {
+		Name string `json:"name"`
+		Path string `json:"path"`
+	}{a.Name, a.Path})
+	return string(b)
 }
 
 // loraSidecarOn: the sidecar downloads adapters onto the model cache, so it

@@ -233,12 +233,12 @@ func TestRouterExtras(t *testing.T) {
 	c := desired(t, rsp, "router", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
 	wantArgs := []string{"--host", "0.0.0.0", "--port", "8000", "--service-discovery", "k8s", "--k8s-namespace", "llm",
 		"--k8s-label-selector", "app.kubernetes.io/instance=s,app.kubernetes.io/component=serving-engine", "--routing-logic", "roundrobin",
-		"--k8s-service-discovery-type", "service-name", "--engine-stats-interval", "15", "--request-stats-window", "60", "--log-level", "debug"}
+		"--k8s-service-discovery-type", "service-name", "--k8s-port", "80", "--engine-stats-interval", "15", "--request-stats-window", "60", "--log-level", "debug"}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("router args (-want +got):\n%s", diff)
 	}
 	apiKey := secretEnvVar("VLLM_API_KEY", "vllm-api-key", "token")
-	if diff := cmp.Diff([]corev1.EnvVar{apiKey, {Name: "LOG_FORMAT", Value: "json"}}, c.Env); diff != "" {
+	if diff := cmp.Diff([]corev1.EnvVar{{Name: "HOME", Value: "/home/router"}, apiKey, {Name: "LOG_FORMAT", Value: "json"}}, c.Env); diff != "" {
 		t.Errorf("router env (-want +got):\n%s", diff)
 	}
 	engineEnv := desired(t, rsp, "engine-m", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Env

@@ -28,9 +28,20 @@ const (
 	routingSession     = "session"
 	routingPrefixAware = "prefixaware"
 	routingKVAware     = "kvaware"
-	// lmcachePortName names the router's LMCache controller port, on the
-	// container and the Service (as the chart does).
-	lmcachePortName = "lmcache-port"
+
+	discoveryServiceName = "service-name"
+	// Names of the router's LMCache controller ports, on the container and
+	// the Service: lmcache-port as the chart names it.
+	lmcachePortName      = "lmcache-port"
+	lmcacheReplyPortName = "lmcache-reply"
+	lmcacheBeatPortName  = "lmc-heartbeat"
+
+	// routerHome is the router's HOME, an emptyDir: the image runs as root
+	// with HOME=/root, and the unprivileged user the router runs as here
+	// could write nowhere. kvaware routing downloads the models' tokenizers
+	// into $HOME/.cache/huggingface.
+	routerHome       = "/home/router"
+	volumeRouterHome = "home"
 )
 
 func defaultRouterResources() corev1.ResourceRequirements {
@@ -57,17 +68,25 @@ func routerServiceAccount(s *stack) *corev1.ServiceAccount {
 	}
 }
 
-// routerRole lets the router watch engine pods, and patch them: it labels
-// pods of sleeping engines.
+// routerRole grants what the router's discovery calls: with pod-ip it
+// watches engine pods, reads them and labels those of sleeping engines; with
+// service-name it watches Services, reads their Endpoints, reads and patches
+// the Services, and lists the pods behind them.
 func routerRole(s *stack) *rbacv1.Role {
+	rules := []rbacv1.PolicyRule{{
+		APIGroups: []string{""},
+		Resources: []string{"pods"},
+		Verbs:     []string{"get", "list", "watch", "patch"},
+	}}
+	if s.router.discoveryType == discoveryServiceName {
+		rules = append(rules,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "patch"}},
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"endpoints"}, Verbs: []string{"get"}})
+	}
 	return &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 		ObjectMeta: s.meta(s.names.routerRole(), routerLabels(s)),
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{""},
-			Resources: []string{"pods"},
-			Verbs:     []string{"get", "list", "watch", "patch"},
-		}},
+		Rules:      rules,
 	}
 }
 
@@ -110,6 +129,7 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 						Env:             routerEnv(s),
 						Ports:           routerPorts(s),
 						Resources:       *s.router.resources.DeepCopy(),
+						VolumeMounts:    []corev1.VolumeMount{{Name: volumeRouterHome, MountPath: routerHome}},
 						ReadinessProbe:  httpProbe(routerPort, 5, 3),
 						LivenessProbe:   httpProbe(routerPort, 10, 3),
 						SecurityContext: &corev1.SecurityContext{
@@ -117,6 +137,7 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 						},
 					}},
+					Volumes: []corev1.Volume{{Name: volumeRouterHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 				},
 			},
 		},
@@ -134,14 +155,29 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 	return d
 }
 
-// routerPorts: the API port, and with kvaware the LMCache controller's,
-// which engines push their cache events to.
+// routerPorts: the API port, and with kvaware the LMCache controller's.
 func routerPorts(s *stack) []corev1.ContainerPort {
 	ports := []corev1.ContainerPort{{Name: routerPortName, ContainerPort: routerPort, Protocol: corev1.ProtocolTCP}}
-	if p := s.router.controllerPort; p != 0 {
-		ports = append(ports, corev1.ContainerPort{Name: lmcachePortName, ContainerPort: p, Protocol: corev1.ProtocolTCP})
+	for _, p := range controllerPorts(s) {
+		ports = append(ports, corev1.ContainerPort{Name: p.name, ContainerPort: p.port, Protocol: corev1.ProtocolTCP})
 	}
 	return ports
+}
+
+// controllerPorts are the ports the LMCache controller in the router binds
+// with kvaware routing: engines push cache events to the first, register and
+// are answered on the reply port, and send heartbeats to the last.
+func controllerPorts(s *stack) []namedPort {
+	r := s.router
+	if r.controllerPort == 0 {
+		return nil
+	}
+	return []namedPort{{lmcachePortName, r.controllerPort}, {lmcacheReplyPortName, r.replyPort}, {lmcacheBeatPortName, r.heartbeatPort}}
+}
+
+type namedPort struct {
+	name string
+	port int32
 }
 
 // routerArgs are the arguments of vllm-router (the image's entrypoint). The
@@ -159,6 +195,11 @@ func routerArgs(s *stack) []string {
 	if s.router.discoveryType != "" {
 		args = append(args, "--k8s-service-discovery-type", s.router.discoveryType)
 	}
+	if s.router.discoveryType == discoveryServiceName {
+		// The router then dials http://<engine Service>:<k8s-port>; its
+		// default, 8000, is the pods' port, not the Services'.
+		args = append(args, "--k8s-port", strconv.Itoa(servicePort))
+	}
 	switch r := s.router; r.routerType {
 	case routingSession:
 		// The router exits at start-up with session routing and no key.
@@ -173,7 +214,9 @@ func routerArgs(s *stack) []string {
 		// request whose prefix no engine holds goes by its session header,
 		// else by load.
 		args = append(args, "--session-key", r.sessionKey,
-			"--lmcache-controller-port", strconv.Itoa(int(r.controllerPort)))
+			"--lmcache-controller-port", strconv.Itoa(int(r.controllerPort)),
+			"--lmcache-controller-reply-port", strconv.Itoa(int(r.replyPort)),
+			"--lmcache-controller-heartbeat-port", strconv.Itoa(int(r.heartbeatPort)))
 		if n := r.kvThreshold; n != nil {
 			args = append(args, "--kv-aware-threshold", strconv.Itoa(int(*n)))
 		}
@@ -184,15 +227,20 @@ func routerArgs(s *stack) []string {
 	return append(args, s.router.extraArgs...)
 }
 
-// routerEnv: the API key, so the router can call engines that require it,
-// then the user's variables, replacing a computed one of the same name.
+// routerEnv: a writable HOME; the API key, so the router can call engines
+// that require it; with kvaware, the engines' hash seed and their Hugging
+// Face token (the router downloads the models' tokenizers); then the user's
+// variables, replacing a computed one of the same name.
 func routerEnv(s *stack) []corev1.EnvVar {
-	var env []corev1.EnvVar
+	env := []corev1.EnvVar{{Name: "HOME", Value: routerHome}}
 	if k := s.router.apiKey; k != nil {
 		env = append(env, secretEnv("VLLM_API_KEY", k))
 	}
 	if s.router.routerType == routingKVAware {
 		env = append(env, hashSeedEnv)
+		if t := s.hfTokenSecret(); t != nil {
+			env = append(env, secretEnv("HF_TOKEN", t))
+		}
 	}
 	return overrideEnv(env, s.router.env)
 }
@@ -202,12 +250,12 @@ func routerService(s *stack) *corev1.Service {
 		Name: routerSvcPortName, Port: s.router.servicePort, Protocol: corev1.ProtocolTCP,
 		TargetPort: intstr.FromInt32(routerPort), NodePort: ptr.Deref(s.router.nodePort, 0),
 	}}
-	if p := s.router.controllerPort; p != 0 {
-		// Engines reach the LMCache controller through the Service: one
-		// router replica, so every engine registers with the same one.
+	// Engines reach the LMCache controller through the Service: one router
+	// replica, so every engine registers with the same one.
+	for _, p := range controllerPorts(s) {
 		ports = append(ports, corev1.ServicePort{
-			Name: lmcachePortName, Port: p, Protocol: corev1.ProtocolTCP,
-			TargetPort: intstr.FromString(lmcachePortName),
+			Name: p.name, Port: p.port, Protocol: corev1.ProtocolTCP,
+			TargetPort: intstr.FromString(p.name),
 		})
 	}
 	return &corev1.Service{
@@ -221,10 +269,10 @@ func routerService(s *stack) *corev1.Service {
 	}
 }
 
-// controllerURL is where engines find the LMCache controller: host:port,
-// the form LMCache's ZeroMQ socket takes.
-func controllerURL(s *stack) string {
-	return s.names.routerService() + ":" + strconv.Itoa(int(s.router.controllerPort))
+// controllerURL is where engines find a port of the LMCache controller:
+// host:port, the form LMCache's ZeroMQ sockets take.
+func controllerURL(s *stack, port int32) string {
+	return s.names.routerService() + ":" + strconv.Itoa(int(port))
 }
 
 func withAnnotations(m metav1.ObjectMeta, a map[string]string) metav1.ObjectMeta {

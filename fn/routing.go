@@ -21,20 +21,37 @@ func validateRouting(f *findings, rc *v1alpha1.RouterConfig, r router, engs []en
 			f.errorf("%s.prefixMinMatchLength applies to routerType prefixaware only, and routerType is %s: set routerType to prefixaware or remove prefixMinMatchLength", p, r.routerType)
 		}
 	}
-	for _, k := range []struct {
+	type knob struct {
 		field string
 		v     *int32
-	}{{"lmcacheControllerPort", rc.LMCacheControllerPort}, {"kvAwareThreshold", rc.KVAwareThreshold}} {
+	}
+	ports := []knob{
+		{"lmcacheControllerPort", rc.LMCacheControllerPort},
+		{"lmcacheControllerReplyPort", rc.LMCacheControllerReplyPort},
+		{"lmcacheControllerHeartbeatPort", rc.LMCacheControllerHeartbeatPort},
+	}
+	for _, k := range append(ports, knob{"kvAwareThreshold", rc.KVAwareThreshold}) {
 		if k.v != nil && r.routerType != routingKVAware {
 			f.errorf("%s.%s applies to routerType kvaware only, and routerType is %s: set routerType to kvaware or remove %s", p, k.field, r.routerType, k.field)
 		}
 	}
 	atLeast(f, p+".kvAwareThreshold", rc.KVAwareThreshold, 0)
-	if port := rc.LMCacheControllerPort; port != nil && (*port < 1024 || *port > 65535 || *port == routerPort) {
-		f.errorf("%s.lmcacheControllerPort %d is invalid: must be a port from 1024 to 65535 other than the router's %d", p, *port, routerPort)
+	for _, k := range ports {
+		if port := k.v; port != nil && (*port < 1024 || *port > 65535 || *port == routerPort) {
+			f.errorf("%s.%s %d is invalid: must be a port from 1024 to 65535 other than the router's %d", p, k.field, *port, routerPort)
+		}
+	}
+	for _, e := range engs {
+		l := e.cfg.LMCacheConfig
+		if (r.routerType != routingKVAware || !lmcacheOn(e)) && (l.WorkerPort != nil || l.WorkerHeartbeatTime != nil) {
+			f.warnf("%s.lmcacheConfig: workerPort and workerHeartbeatTime have no effect without routerType kvaware and LMCache enabled", e.block)
+		}
 	}
 	if r.routerType != routingKVAware {
 		return
+	}
+	if r.controllerPort == r.replyPort || r.controllerPort == r.heartbeatPort || r.replyPort == r.heartbeatPort {
+		f.errorf("%s: lmcacheControllerPort %d, lmcacheControllerReplyPort %d and lmcacheControllerHeartbeatPort %d must differ: the LMCache controller binds each of them", p, r.controllerPort, r.replyPort, r.heartbeatPort)
 	}
 	// The LMCache controller runs inside the router and keeps what engines
 	// report in memory: an engine registers with the one router pod its

@@ -16,19 +16,25 @@ func kvAwareXR(kv ...any) map[string]any {
 	return with(append([]any{"routerConfig.routerType", "kvaware", "lmcacheConfig.enabled", true}, kv...)...)
 }
 
-// TestKVAwareRouter: the router runs the LMCache controller on its port,
-// exposed on the container and the Service, and gets the threshold.
+// TestKVAwareRouter: the router runs the LMCache controller on its pull,
+// reply and heartbeat ports, exposed on the container and the Service, and
+// gets the threshold.
 func TestKVAwareRouter(t *testing.T) {
 	cases := map[string]struct {
-		xr       map[string]any
-		wantArgs []string // after --routing-logic kvaware
-		wantPort int32
+		xr        map[string]any
+		wantArgs  []string // after --routing-logic kvaware
+		wantPorts [3]int32
 	}{
-		"Defaults": {xr: kvAwareXR(), wantArgs: []string{"--session-key", "x-user-id", "--lmcache-controller-port", "9000"}, wantPort: 9000},
-		"PortThresholdAndSessionKey": {
-			xr:       kvAwareXR("routerConfig.lmcacheControllerPort", 9100, "routerConfig.kvAwareThreshold", 512, "routerConfig.sessionKey", "x-session"),
-			wantArgs: []string{"--session-key", "x-session", "--lmcache-controller-port", "9100", "--kv-aware-threshold", "512"},
-			wantPort: 9100,
+		"Defaults": {
+			xr:        kvAwareXR(),
+			wantArgs:  []string{"--session-key", "x-user-id", "--lmcache-controller-port", "9000", "--lmcache-controller-reply-port", "9001", "--lmcache-controller-heartbeat-port", "9002"},
+			wantPorts: [3]int32{9000, 9001, 9002},
+		},
+		"PortsThresholdAndSessionKey": {
+			xr: kvAwareXR("routerConfig.lmcacheControllerPort", 9100, "routerConfig.lmcacheControllerReplyPort", 9101, "routerConfig.lmcacheControllerHeartbeatPort", 9102,
+				"routerConfig.kvAwareThreshold", 512, "routerConfig.sessionKey", "x-session"),
+			wantArgs:  []string{"--session-key", "x-session", "--lmcache-controller-port", "9100", "--lmcache-controller-reply-port", "9101", "--lmcache-controller-heartbeat-port", "9102", "--kv-aware-threshold", "512"},
+			wantPorts: [3]int32{9100, 9101, 9102},
 		},
 	}
 	for name, tc := range cases {
@@ -40,18 +46,16 @@ func TestKVAwareRouter(t *testing.T) {
 			if diff := cmp.Diff(wantArgs, c.Args[10:]); diff != "" {
 				t.Errorf("router args after the discovery flags (-want +got):\n%s", diff)
 			}
-			wantPorts := []corev1.ContainerPort{
-				{Name: "router-cport", ContainerPort: 8000, Protocol: corev1.ProtocolTCP},
-				{Name: "lmcache-port", ContainerPort: tc.wantPort, Protocol: corev1.ProtocolTCP},
+			wantPorts := []corev1.ContainerPort{{Name: "router-cport", ContainerPort: 8000, Protocol: corev1.ProtocolTCP}}
+			wantSvc := []corev1.ServicePort{{Name: "router-sport", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8000)}}
+			for i, name := range []string{"lmcache-port", "lmcache-reply", "lmc-heartbeat"} {
+				wantPorts = append(wantPorts, corev1.ContainerPort{Name: name, ContainerPort: tc.wantPorts[i], Protocol: corev1.ProtocolTCP})
+				wantSvc = append(wantSvc, corev1.ServicePort{Name: name, Port: tc.wantPorts[i], Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString(name)})
 			}
 			if diff := cmp.Diff(wantPorts, c.Ports); diff != "" {
 				t.Errorf("router container ports (-want +got):\n%s", diff)
 			}
 			svc := desired(t, rsp, routerServiceKey, &corev1.Service{})
-			wantSvc := []corev1.ServicePort{
-				{Name: "router-sport", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8000)},
-				{Name: "lmcache-port", Port: tc.wantPort, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("lmcache-port")},
-			}
 			if diff := cmp.Diff(wantSvc, svc.Spec.Ports); diff != "" {
 				t.Errorf("router Service ports (-want +got):\n%s", diff)
 			}
@@ -81,19 +85,20 @@ func TestNotKVAwareRouter(t *testing.T) {
 }
 
 // TestKVAwareEngines: each engine pod registers its LMCache worker with the
-// controller in the router, under its own pod name.
+// controller in the router, under its own pod name, with the names current
+// LMCache reads (and requires together), and sends it heartbeats.
 func TestKVAwareEngines(t *testing.T) {
 	podName := corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}
-	controller := func(url, port, ports string) []corev1.EnvVar {
+	controller := func(pull, reply, ports, heartbeat string) []corev1.EnvVar {
 		return []corev1.EnvVar{
 			{Name: "PYTHONHASHSEED", Value: "0"},
 			podName,
 			{Name: "LMCACHE_ENABLE_CONTROLLER", Value: "True"},
 			{Name: "LMCACHE_LMCACHE_INSTANCE_ID", Value: "$(POD_NAME)"},
-			{Name: "LMCACHE_CONTROLLER_URL", Value: url},
-			{Name: "LMCACHE_CONTROLLER_PULL_URL", Value: url},
-			{Name: "LMCACHE_LMCACHE_WORKER_PORT", Value: port},
+			{Name: "LMCACHE_CONTROLLER_PULL_URL", Value: pull},
+			{Name: "LMCACHE_CONTROLLER_REPLY_URL", Value: reply},
 			{Name: "LMCACHE_LMCACHE_WORKER_PORTS", Value: ports},
+			{Name: "LMCACHE_LMCACHE_WORKER_HEARTBEAT_TIME", Value: heartbeat},
 		}
 	}
 	cases := map[string]struct {
@@ -101,10 +106,11 @@ func TestKVAwareEngines(t *testing.T) {
 		wantEnv  []corev1.EnvVar // the env after LMCache's own variables
 		wantPort int32
 	}{
-		"Defaults": {xr: kvAwareXR(), wantEnv: controller("s-router-service:9000", "8001", "8001"), wantPort: 8001},
+		"Defaults": {xr: kvAwareXR(), wantEnv: controller("s-router-service:9000", "s-router-service:9001", "8001", "10"), wantPort: 8001},
 		"TensorParallelWorkers": {
-			xr:       kvAwareXR("routerConfig.lmcacheControllerPort", 9100, "lmcacheConfig.workerPort", 7000, "vllmConfig.tensorParallelSize", 4, "resources.gpu", "4"),
-			wantEnv:  controller("s-router-service:9100", "7000", "7000,7001,7002,7003"),
+			xr: kvAwareXR("routerConfig.lmcacheControllerPort", 9100, "routerConfig.lmcacheControllerReplyPort", 9200, "lmcacheConfig.workerPort", 7000,
+				"lmcacheConfig.workerHeartbeatTime", 5, "vllmConfig.tensorParallelSize", 4, "resources.gpu", "4"),
+			wantEnv:  controller("s-router-service:9100", "s-router-service:9200", "7000,7001,7002,7003", "5"),
 			wantPort: 7000,
 		},
 	}

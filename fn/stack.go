@@ -48,6 +48,17 @@ func (s *stack) meta(name string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: s.namespace, Labels: labels}
 }
 
+// hfTokenSecret is the Hugging Face token of the stack's first engine that
+// has one, for the router: kvaware routing downloads the models' tokenizers.
+func (s *stack) hfTokenSecret() *v1alpha1.SecretKeySelector {
+	for _, e := range s.engines {
+		if t := e.cfg.VLLMConfig.HFTokenSecret; t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
 // object is one desired composed resource and its composition resource name.
 type object struct {
 	key string

@@ -106,3 +106,16 @@ func startupSeconds(e engine) int {
 	seconds := int(math.Ceil(startupBaseSeconds + startupSecondsPerGB*gb))
 	return min(max(seconds, minStartupSeconds), maxStartupSeconds)
 }
+
+// rolloutMarginSeconds is the time, beyond the startup probe's budget, that
+// an engine pod may take to be scheduled, pull its image and pass its first
+// readiness probe: Kubernetes' own default progress deadline.
+const rolloutMarginSeconds = 600
+
+// progressDeadline is the engine Deployment's progressDeadlineSeconds. The
+// default, 600, is shorter than most startup budgets: a healthy rollout of a
+// large model would be reported as failed (ProgressDeadlineExceeded) while
+// the model still downloads, and `kubectl rollout status` would fail.
+func progressDeadline(probe *corev1.Probe) int32 {
+	return probe.InitialDelaySeconds + probe.PeriodSeconds*probe.FailureThreshold + rolloutMarginSeconds
+}

@@ -40,15 +40,16 @@ var (
 	remoteSerdes         = []string{"naive", "cachegen"}
 	routerTypes          = []string{"roundrobin", "session", "prefixaware", "kvaware"}
 	accessModes          = []string{"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"}
-	discoveryTypes       = []string{"pod-ip", "service-name"}
+	discoveryTypes       = []string{"pod-ip", discoveryServiceName}
 	serviceTypes         = []string{"ClusterIP", "NodePort", "LoadBalancer"}
 )
 
 // validate checks a decoded spec and its resolved engines. Checks on a single
 // field name the field where the user wrote it; checks across fields run on
 // the merged engine, so a models[] item is checked with what it inherits.
-func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, engs []engine, r router) findings {
+func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, s *stack) findings {
 	var f findings
+	engs, r := s.engines, s.router
 	validateStackName(&f, id)
 	switch {
 	case spec.Model != nil && len(spec.Models) > 0:
@@ -63,9 +64,16 @@ func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, engs []engin
 	validateModels(&f, engs)
 	for _, e := range engs {
 		validateEngine(&f, e)
+		validateVLLMVersion(&f, e)
+		validateEngineMistakes(&f, e)
 	}
 	validateRouter(&f, spec.RouterConfig, r)
 	validateRouting(&f, spec.RouterConfig, r, engs)
+	if len(f.errs) == 0 {
+		// The router's version is checked against the arguments it would
+		// get, which only a valid stack has.
+		validateRouterVersion(&f, s)
+	}
 	validateMonitoring(&f, spec.Monitoring)
 	validateNetworkPolicy(&f, spec.NetworkPolicy)
 	validateCacheServer(&f, spec)
@@ -174,6 +182,7 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 		}
 		atLeast(f, p+".tensorParallelSize", v.TensorParallelSize, 1)
 		atLeast(f, p+".maxLoras", v.MaxLoras, 0)
+		serverFlags(f, p+".extraArgs", v.ExtraArgs, enginePort)
 	}
 	if l := c.LMCacheConfig; l != nil {
 		p := path + ".lmcacheConfig"
@@ -184,6 +193,9 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 		}
 		oneOf(f, p+".remoteSerde", l.RemoteSerde, remoteSerdes)
 		atLeast(f, p+".workerPort", l.WorkerPort, 1024)
+		if h := l.WorkerHeartbeatTime; h != nil && (*h < 1 || *h > 29) {
+			f.errorf("%s.workerHeartbeatTime %d is invalid: must be from 1 to 29 seconds, below the 30 seconds after which the LMCache controller drops a silent worker", p, *h)
+		}
 	}
 	if r := c.Resources; r != nil {
 		p := path + ".resources"
@@ -384,6 +396,8 @@ func validateRouter(f *findings, rc *v1alpha1.RouterConfig, r router) {
 			f.errorf("%s.env[%d].name %q is not a valid environment variable name: use printable ASCII characters other than '='", p, i, e.Name)
 		}
 	}
+	literalSecrets(f, p+".env", rc.Env)
+	serverFlags(f, p+".extraArgs", rc.ExtraArgs, routerPort)
 	if k := rc.APIKeySecret; k != nil {
 		if k.Name == "" {
 			f.errorf("%s.apiKeySecret.name is required: name the Secret that holds the API key", p)

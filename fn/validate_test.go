@@ -53,7 +53,7 @@ func TestValidationErrors(t *testing.T) {
 			want: prefix + `spec: vllmConfig.tensorParallelSize 4 needs 4 GPUs but resources.gpu is "2": raise resources.gpu or lower tensorParallelSize`,
 		},
 		"TensorParallelWithoutGPUs": {
-			xr:   with("vllmConfig.tensorParallelSize", 2),
+			xr:   with("vllmConfig.tensorParallelSize", 2, "resources", nil),
 			want: prefix + `spec: vllmConfig.tensorParallelSize 2 needs 2 GPUs but resources.gpu is "": raise resources.gpu or lower tensorParallelSize`,
 		},
 		"TensorParallelInheritedByItem": {

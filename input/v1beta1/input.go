@@ -50,6 +50,12 @@ type RouterInput struct {
 	// Image tag of the router; pin it. Default: latest.
 	// +optional
 	Tag string `json:"tag,omitempty"`
+
+	// Router release of stacks whose router image tag is not a release
+	// (latest, a custom image), e.g. 0.1.9. Default: the newest the
+	// function knows.
+	// +optional
+	Version string `json:"version,omitempty"`
 }
 
 // EngineInput holds engine defaults.
@@ -63,6 +69,13 @@ type EngineInput struct {
 	// Default: docker.io.
 	// +optional
 	ImagePullRegistry string `json:"imagePullRegistry,omitempty"`
+
+	// vLLM release of engines whose image tag is not a release (latest,
+	// lmcache/vllm-openai, a custom image) and that set no
+	// vllmConfig.engineVersion, e.g. 0.9.2. Default: the newest the
+	// function knows.
+	// +optional
+	Version string `json:"version,omitempty"`
 }
 
 // StorageInput holds model cache defaults.

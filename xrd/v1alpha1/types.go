@@ -611,9 +611,21 @@ type VLLMConfig struct {
 	ExtraArgs []string `json:"extraArgs,omitempty"`
 
 	// Use vLLM's V1 engine (VLLM_USE_V1=1) or the V0 engine (false); unset
-	// leaves vLLM's default.
+	// leaves vLLM's default. The V0 engine exists up to vLLM 0.10.2; from
+	// 0.11.1 vLLM no longer reads VLLM_USE_V1 and v1 has no effect.
 	// +optional
 	V1 *bool `json:"v1,omitempty"`
+
+	// The vLLM release the image runs, e.g. 0.9.2, when its tag does not say
+	// (latest, a digest, lmcache/vllm-openai or a custom image). Arguments
+	// are spelled as that release parses them, and what it cannot do is
+	// refused. A vllm/vllm-openai image tagged with a release needs none;
+	// if both are set they must agree. Default: the Composition's Input
+	// engine.version, else the newest release the function knows.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^v?[0-9]+[.][0-9]+[.][0-9]+([.][0-9]+)?$`
+	EngineVersion string `json:"engineVersion,omitempty"`
 }
 
 // SecretKeySelector names a key of a Secret in the stack's namespace.
@@ -666,6 +678,14 @@ type LMCacheConfig struct {
 	// +kubebuilder:validation:Maximum=65535
 	WorkerPort *int32 `json:"workerPort,omitempty"`
 
+	// Seconds between the heartbeats the engine's LMCache worker sends the
+	// LMCache controller with routerType kvaware; the controller drops a
+	// worker it has not heard from in 30 seconds. Default: 10.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=29
+	WorkerHeartbeatTime *int32 `json:"workerHeartbeatTime,omitempty"`
+
 	// An LMCache cache server shared by the stack's engines. Engines with
 	// LMCache enabled and no remoteUrl use it. Stack-wide: set it at the
 	// top level only.
@@ -707,7 +727,7 @@ type LMCacheServer struct {
 // RouterConfig configures the vLLM production-stack router.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.prefixMinMatchLength) || (has(self.routerType) && self.routerType == 'prefixaware')",message="prefixMinMatchLength applies to routerType prefixaware only"
-// +kubebuilder:validation:XValidation:rule="(!has(self.lmcacheControllerPort) && !has(self.kvAwareThreshold)) || (has(self.routerType) && self.routerType == 'kvaware')",message="lmcacheControllerPort and kvAwareThreshold apply to routerType kvaware only"
+// +kubebuilder:validation:XValidation:rule="(!has(self.lmcacheControllerPort) && !has(self.lmcacheControllerReplyPort) && !has(self.lmcacheControllerHeartbeatPort) && !has(self.kvAwareThreshold)) || (has(self.routerType) && self.routerType == 'kvaware')",message="lmcacheControllerPort, lmcacheControllerReplyPort, lmcacheControllerHeartbeatPort and kvAwareThreshold apply to routerType kvaware only"
 // +kubebuilder:validation:XValidation:rule="!has(self.routerType) || self.routerType != 'kvaware' || ((!has(self.replicas) || self.replicas <= 1) && (!has(self.autoscaling) || (has(self.autoscaling.enabled) && !self.autoscaling.enabled)))",message="routerType kvaware runs the LMCache controller inside the router, and each engine registers with one router pod: keep one router replica and no router autoscaling"
 type RouterConfig struct {
 	// Routing logic: roundrobin, session (sticky by the sessionKey header),
@@ -734,6 +754,20 @@ type RouterConfig struct {
 	// +kubebuilder:validation:Maximum=65535
 	LMCacheControllerPort *int32 `json:"lmcacheControllerPort,omitempty"`
 
+	// For routerType kvaware: the port the LMCache controller in the router
+	// answers engines' registrations on. Default: 9001.
+	// +optional
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	LMCacheControllerReplyPort *int32 `json:"lmcacheControllerReplyPort,omitempty"`
+
+	// For routerType kvaware: the port the LMCache controller in the router
+	// receives worker heartbeats on. Default: 9002.
+	// +optional
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	LMCacheControllerHeartbeatPort *int32 `json:"lmcacheControllerHeartbeatPort,omitempty"`
+
 	// For routerType kvaware: requests whose prompt has more than this many
 	// tokens not found in any engine's cache are routed by session or load
 	// instead. Default: the router's (2000).
@@ -752,6 +786,17 @@ type RouterConfig struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Image string `json:"image,omitempty"`
+
+	// The router release the image runs, e.g. 0.1.9, when its tag does not
+	// say (latest, a digest, a custom image). Flags that release does not
+	// parse are refused. An lmcache/lmstack-router image tagged with a
+	// release needs none; if both are set they must agree. Default: the
+	// Composition's Input router.version, else the newest release the
+	// function knows.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^v?[0-9]+[.][0-9]+[.][0-9]+([.][0-9]+)?$`
+	RouterVersion string `json:"routerVersion,omitempty"`
 
 	// Pull policy of the router image. Default: Kubernetes' (Always for
 	// :latest, else IfNotPresent).
