@@ -308,7 +308,22 @@ func TestXRRejects(t *testing.T) {
 		{
 			name:   "lmcacheControllerPort without kvaware",
 			mutate: []func(map[string]any){set("spec.routerConfig", map[string]any{"routerType": "session", "lmcacheControllerPort": int64(9000)})},
-			want:   prefix + `spec.routerConfig: Invalid value: lmcacheControllerPort and kvAwareThreshold apply to routerType kvaware only`,
+			want:   prefix + `spec.routerConfig: Invalid value: lmcacheControllerPort, lmcacheControllerReplyPort, lmcacheControllerHeartbeatPort and kvAwareThreshold apply to routerType kvaware only`,
+		},
+		{
+			name:   "lmcacheControllerReplyPort without kvaware",
+			mutate: []func(map[string]any){set("spec.routerConfig", map[string]any{"lmcacheControllerReplyPort": int64(9001)})},
+			want:   prefix + `spec.routerConfig: Invalid value: lmcacheControllerPort, lmcacheControllerReplyPort, lmcacheControllerHeartbeatPort and kvAwareThreshold apply to routerType kvaware only`,
+		},
+		{
+			name:   "engineVersion that is not a release",
+			mutate: []func(map[string]any){set("spec.vllmConfig.engineVersion", "latest")},
+			want:   prefix + `spec.vllmConfig.engineVersion: Invalid value: "latest": spec.vllmConfig.engineVersion in body should match '^v?[0-9]+[.][0-9]+[.][0-9]+([.][0-9]+)?$'`,
+		},
+		{
+			name:   "workerHeartbeatTime of the worker timeout",
+			mutate: []func(map[string]any){set("spec.lmcacheConfig.workerHeartbeatTime", int64(30))},
+			want:   prefix + `spec.lmcacheConfig.workerHeartbeatTime: Invalid value: 30: spec.lmcacheConfig.workerHeartbeatTime in body should be less than or equal to 29`,
 		},
 		{
 			name:   "nodePort with a ClusterIP Service",

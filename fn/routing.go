@@ -50,6 +50,12 @@ func validateRouting(f *findings, rc *v1alpha1.RouterConfig, r router, engs []en
 	if r.routerType != routingKVAware {
 		return
 	}
+	if r.discoveryType == discoveryServiceName {
+		// The router matches an LMCache instance to an engine by the host
+		// of the engine's URL: a pod IP, which service-name discovery
+		// replaces by the Service's name.
+		f.errorf("%s.k8sServiceDiscoveryType service-name cannot be used with routerType kvaware: the router matches engines' LMCache instances by pod IP; use pod-ip", p)
+	}
 	if r.controllerPort == r.replyPort || r.controllerPort == r.heartbeatPort || r.replyPort == r.heartbeatPort {
 		f.errorf("%s: lmcacheControllerPort %d, lmcacheControllerReplyPort %d and lmcacheControllerHeartbeatPort %d must differ: the LMCache controller binds each of them", p, r.controllerPort, r.replyPort, r.heartbeatPort)
 	}

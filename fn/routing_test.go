@@ -63,6 +63,16 @@ func TestKVAwareRouter(t *testing.T) {
 	}
 }
 
+// TestKVAwareNeedsPodIPDiscovery: kvaware matches LMCache instances to
+// engines by pod IP, which service-name discovery does not give it.
+func TestKVAwareNeedsPodIPDiscovery(t *testing.T) {
+	want := "invalid ProductionStack: spec.routerConfig.k8sServiceDiscoveryType service-name cannot be used with routerType kvaware: the router matches engines' LMCache instances by pod IP; use pod-ip"
+	if got := fatal(t, run(t, req(t, kvAwareXR("routerConfig.k8sServiceDiscoveryType", "service-name"), nil, nil))); got != want {
+		t.Errorf("Fatal message:\n got: %s\nwant: %s", got, want)
+	}
+	mustRun(t, req(t, kvAwareXR("routerConfig.k8sServiceDiscoveryType", "pod-ip"), nil, nil))
+}
+
 // TestNotKVAwareRouter: other routing logics expose no controller port.
 func TestNotKVAwareRouter(t *testing.T) {
 	rsp := mustRun(t, req(t, with("lmcacheConfig.enabled", true), nil, nil))

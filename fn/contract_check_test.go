@@ -1,0 +1,780 @@
+package fn
+
+// The contract checker of contract_test.go: what the programs a stack runs
+// (vLLM, vllm-router, LMCache) accept, release by release, read from the
+// tables in testdata/upstream, and checks of rendered objects against them.
+// A check returns problems, sentences that name the offending token; none
+// means the objects keep the contract. The checks read objects only, never
+// the function's code, so they judge what a cluster would actually run.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// upVersion is a release of vLLM or of the router as the tables write it.
+type upVersion [4]int
+
+// routerHead is production-stack HEAD (a6c01db, 2026-08-05), newer than
+// every router release the tables name.
+var routerHead = upVersion{0, 1, 13}
+
+var upVersionRE = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)(?:\.(\d+))?$`)
+
+func parseUpVersion(s string) (upVersion, error) {
+	if s == "HEAD" {
+		return routerHead, nil
+	}
+	m := upVersionRE.FindStringSubmatch(s)
+	if m == nil {
+		return upVersion{}, fmt.Errorf("%q is not a release number", s)
+	}
+	var v upVersion
+	for i, p := range m[1:] {
+		v[i], _ = strconv.Atoi(p) // "" (no fourth part) is 0
+	}
+	return v, nil
+}
+
+func (v upVersion) String() string {
+	if v == routerHead {
+		return "HEAD"
+	}
+	s := fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2])
+	if v[3] != 0 {
+		s += "." + strconv.Itoa(v[3])
+	}
+	return s
+}
+
+func (v upVersion) in(first, last upVersion) bool {
+	return slices.Compare(first[:], v[:]) <= 0 && slices.Compare(v[:], last[:]) <= 0
+}
+
+// upRow is one row of a flag table: a name and what it is from release
+// first to release last.
+type upRow struct {
+	name        string
+	first, last upVersion
+	kind        string
+	choices     []string
+}
+
+type upTable []upRow
+
+// at is the row of name at release v.
+func (t upTable) at(name string, v upVersion) (upRow, bool) {
+	for _, r := range t {
+		if r.name == name && v.in(r.first, r.last) {
+			return r, true
+		}
+	}
+	return upRow{}, false
+}
+
+// atAny is any row of name, for a flag that does not exist at the release
+// checked.
+func (t upTable) atAny(name string) (upRow, bool) {
+	for _, r := range t {
+		if r.name == name {
+			return r, true
+		}
+	}
+	return upRow{}, false
+}
+
+// releases says in which releases a name exists, for messages: "only in
+// 0.8.5–0.22.0", or "in no release".
+func (t upTable) releases(name string) string {
+	var spans []string
+	for _, r := range t {
+		if r.name == name {
+			spans = append(spans, r.first.String()+"–"+r.last.String())
+		}
+	}
+	if len(spans) == 0 {
+		return "in no release"
+	}
+	return "only in " + strings.Join(spans, ", ")
+}
+
+// lmcacheEnvRow is what current LMCache does with one LMCACHE_* variable.
+type lmcacheEnvRow struct {
+	newest   string // read, outside or ignored
+	required bool   // with LMCACHE_ENABLE_CONTROLLER true
+}
+
+// upstream is the contract: the three tables of testdata/upstream.
+type upstream struct {
+	vllm, router upTable
+	lmcache      map[string]lmcacheEnvRow
+}
+
+const upstreamDir = "testdata/upstream"
+
+func loadUpstream(t *testing.T) upstream {
+	t.Helper()
+	u := upstream{lmcache: map[string]lmcacheEnvRow{}}
+	var err error
+	if u.vllm, err = loadFlagTable("vllm-flags.tsv"); err != nil {
+		t.Fatal(err)
+	}
+	if u.router, err = loadFlagTable("router-flags.tsv"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := readTSV("lmcache-env.tsv", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		u.lmcache[r[0]] = lmcacheEnvRow{newest: r[1], required: r[2] == "required"}
+	}
+	return u
+}
+
+// loadFlagTable reads a table with columns name, first, last, kind, choices
+// (comma-separated) and source.
+func loadFlagTable(name string) (upTable, error) {
+	rows, err := readTSV(name, 6)
+	if err != nil {
+		return nil, err
+	}
+	t := make(upTable, 0, len(rows))
+	for _, r := range rows {
+		first, err1 := parseUpVersion(r[1])
+		last, err2 := parseUpVersion(r[2])
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("%s: row %s: bad release: %v %v", name, r[0], err1, err2)
+		}
+		row := upRow{name: r[0], first: first, last: last, kind: r[3]}
+		if r[4] != "" {
+			row.choices = strings.Split(r[4], ",")
+		}
+		t = append(t, row)
+	}
+	return t, nil
+}
+
+// readTSV reads the rows of a table below its header line, skipping
+// comments; every row must have cols columns.
+func readTSV(name string, cols int) ([][]string, error) {
+	b, err := os.ReadFile(filepath.Join(upstreamDir, name))
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]string
+	for i, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n")[1:] {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		r := strings.Split(line, "\t")
+		if len(r) != cols {
+			return nil, fmt.Errorf("%s line %d: %d columns, want %d", name, i+2, len(r), cols)
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// parsedArgs are the options of a command line by name (without "=value"),
+// each with its values in order.
+type parsedArgs map[string][]string
+
+// parseArgs reads a command line the way argparse does, against a flag
+// table at release v, and reports every token the program would reject.
+func parseArgs(t upTable, prog string, v upVersion, args []string) (parsedArgs, []string) {
+	opts := parsedArgs{}
+	var problems []string
+	for i := 0; i < len(args); i++ {
+		tok := args[i]
+		if !strings.HasPrefix(tok, "--") {
+			problems = append(problems, fmt.Sprintf("argument %q is a value no option takes", tok))
+			continue
+		}
+		name, inline, hasInline := strings.Cut(tok, "=")
+		row, problem := option(t, prog, v, name)
+		if problem != "" {
+			problems = append(problems, problem)
+			// Skip its values the way releases that know it would.
+			row, _ = t.atAny(name)
+		}
+		values := []string{inline}
+		if !hasInline {
+			values, i = optionValues(row.kind, args, i)
+		}
+		opts[name] = values
+		if problem == "" {
+			problems = append(problems, checkValues(row, prog, v, tok, values)...)
+		}
+	}
+	return opts, problems
+}
+
+// optionValues takes the values that follow option args[i] of a kind, as
+// argparse does; it returns them and the index of the last token taken.
+func optionValues(kind string, args []string, i int) ([]string, int) {
+	follows := func(prefix string) bool { return i+1 < len(args) && !strings.HasPrefix(args[i+1], prefix) }
+	switch kind {
+	case "storebool": // nargs='?': the next token unless it looks like an option
+		if follows("-") {
+			return args[i+1 : i+2], i + 1
+		}
+	case "value", "json":
+		if follows("--") {
+			return args[i+1 : i+2], i + 1
+		}
+	case "values", "": // nargs='+'; an unknown option's values are no problems of their own
+		j := i
+		for j+1 < len(args) && !strings.HasPrefix(args[j+1], "--") {
+			j++
+		}
+		return args[i+1 : j+1], j
+	}
+	return nil, i
+}
+
+// option finds the row of an option at release v. --no-X exists where X is
+// a BooleanOptionalAction: argparse generates it, so no row names it.
+func option(t upTable, prog string, v upVersion, name string) (upRow, string) {
+	if r, ok := t.at(name, v); ok {
+		return r, ""
+	}
+	if _, known := t.atAny(name); known {
+		return upRow{}, fmt.Sprintf("%s does not exist in %s %s (%s)", name, prog, v, t.releases(name))
+	}
+	if base, ok := strings.CutPrefix(name, "--no-"); ok {
+		if r, ok := t.at("--"+base, v); ok && r.kind == "boolopt" {
+			return upRow{name: name, kind: "store_true"}, ""
+		}
+		if _, known := t.atAny("--" + base); known {
+			return upRow{}, fmt.Sprintf("%s does not exist in %s %s: --%s is not a BooleanOptionalAction there", name, prog, v, base)
+		}
+	}
+	return upRow{}, fmt.Sprintf("%s is unknown to the contract table: add its row (from the upstream facts) before rendering it", name)
+}
+
+// checkValues checks the values given to a known option.
+func checkValues(r upRow, prog string, v upVersion, tok string, values []string) []string {
+	switch r.kind {
+	case "store_true", "boolopt":
+		if len(values) > 0 {
+			return []string{fmt.Sprintf("%s: %s takes no value in %s %s (%s)", tok, r.name, prog, v, r.kind)}
+		}
+	case "storebool":
+		if len(values) > 0 && !strings.EqualFold(values[0], "true") && !strings.EqualFold(values[0], "false") {
+			return []string{fmt.Sprintf("%s: %s takes true or false in %s %s", tok, r.name, prog, v)}
+		}
+	case "value", "values", "json":
+		if len(values) == 0 {
+			return []string{fmt.Sprintf("%s needs a value", r.name)}
+		}
+	}
+	var problems []string
+	for _, val := range values {
+		if len(r.choices) > 0 && !slices.Contains(r.choices, val) {
+			problems = append(problems, fmt.Sprintf("%s %s: %s %s accepts only %s", r.name, val, prog, v, strings.Join(r.choices, ", ")))
+		}
+	}
+	return problems
+}
+
+// trimExtra removes the user's extra arguments, which the function appends
+// verbatim at the end and which are the user's to get right.
+func trimExtra(args, extra []string) ([]string, []string) {
+	n := len(args) - len(extra)
+	if n < 0 || !slices.Equal(args[n:], extra) {
+		return args, []string{fmt.Sprintf("the stack's extraArgs %q are not the last arguments", extra)}
+	}
+	return args[:n], nil
+}
+
+// checkEngine checks the vllm container of an engine Deployment against vLLM
+// release ver: `vllm serve <model> [options]` and its environment.
+func (u upstream) checkEngine(ver string, c corev1.Container, extra []string) []string {
+	v, err := parseUpVersion(ver)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	args, problems := trimExtra(c.Args, extra)
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return append(problems, fmt.Sprintf("the first argument of vllm serve must be the model, got %q", args))
+	}
+	if _, ok := u.vllm.at("model_tag", v); !ok {
+		problems = append(problems, fmt.Sprintf("vLLM %s takes no positional model", v))
+	}
+	opts, p := parseArgs(u.vllm, "vLLM", v, args[1:])
+	problems = append(problems, p...)
+	// vLLM raises TypeError at start-up without a parser (FACTS §2.1).
+	if _, ok := opts["--enable-auto-tool-choice"]; ok {
+		if _, ok := opts["--tool-call-parser"]; !ok {
+			problems = append(problems, "--enable-auto-tool-choice needs --tool-call-parser")
+		}
+	}
+	for _, cfg := range opts["--kv-transfer-config"] {
+		problems = append(problems, u.checkKVTransfer(v, cfg, c.Env)...)
+	}
+	problems = append(problems, u.checkVLLMEnv(v, c.Env)...)
+	return append(problems, u.checkLMCacheEnv(c.Env)...)
+}
+
+// kvRoles are the values of kv_role; it is required whenever kv_connector is
+// set (FACTS §2.3).
+var kvRoles = []string{"kv_producer", "kv_consumer", "kv_both"}
+
+// checkKVTransfer checks the JSON of --kv-transfer-config: a connector vLLM v
+// registers, a kv_role, and the V0 engine for the V0 LMCache connector.
+func (u upstream) checkKVTransfer(v upVersion, cfg string, env []corev1.EnvVar) []string {
+	var kv struct {
+		Connector string `json:"kv_connector"`
+		Role      string `json:"kv_role"`
+	}
+	if err := json.Unmarshal([]byte(cfg), &kv); err != nil {
+		return []string{fmt.Sprintf("--kv-transfer-config %s is not a JSON object: %v", cfg, err)}
+	}
+	if kv.Connector == "" {
+		return nil
+	}
+	var problems []string
+	if r, ok := u.vllm.at(kv.Connector, v); !ok || r.kind != "kv_connector" {
+		problems = append(problems, fmt.Sprintf("--kv-transfer-config kv_connector %s is not registered in vLLM %s (%s)", kv.Connector, v, u.vllm.releases(kv.Connector)))
+	}
+	if !slices.Contains(kvRoles, kv.Role) {
+		problems = append(problems, fmt.Sprintf("--kv-transfer-config kv_role %q must be one of %s with kv_connector set", kv.Role, strings.Join(kvRoles, ", ")))
+	}
+	// LMCacheConnector is the V0 engine's; the chart pairs it with
+	// VLLM_USE_V1=0 (FACTS §2.3, §2.4).
+	if kv.Connector == "LMCacheConnector" && envValue(env, "VLLM_USE_V1") != "0" {
+		problems = append(problems, "--kv-transfer-config kv_connector LMCacheConnector needs the V0 engine: env VLLM_USE_V1=0")
+	}
+	return problems
+}
+
+// checkVLLMEnv: a variable the vLLM table has env rows for must have a row
+// for its value at release v, e.g. VLLM_USE_V1=0 only up to 0.10.2.
+func (u upstream) checkVLLMEnv(v upVersion, env []corev1.EnvVar) []string {
+	var problems []string
+	for _, e := range env {
+		if e.ValueFrom != nil || !u.vllmReadsEnv(e.Name) {
+			continue
+		}
+		key := e.Name + "=" + e.Value
+		if r, ok := u.vllm.at(key, v); !ok || r.kind != "env" {
+			problems = append(problems, fmt.Sprintf("env %s is wrong for vLLM %s (read with that value %s)", key, v, u.vllm.releases(key)))
+		}
+	}
+	return problems
+}
+
+func (u upstream) vllmReadsEnv(name string) bool {
+	return slices.ContainsFunc(u.vllm, func(r upRow) bool { return r.kind == "env" && strings.HasPrefix(r.name, name+"=") })
+}
+
+// checkLMCacheEnv: every LMCACHE_* variable is one current LMCache reads,
+// and with the controller on, every variable it then requires is set.
+func (u upstream) checkLMCacheEnv(env []corev1.EnvVar) []string {
+	var problems []string
+	for _, e := range env {
+		if !strings.HasPrefix(e.Name, "LMCACHE_") {
+			continue
+		}
+		switch r, ok := u.lmcache[e.Name]; {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("env %s is unknown to the contract table lmcache-env.tsv", e.Name))
+		case r.newest == "ignored":
+			problems = append(problems, fmt.Sprintf("env %s is not read by current LMCache", e.Name))
+		}
+	}
+	if !lmcacheTrue(envValue(env, "LMCACHE_ENABLE_CONTROLLER")) {
+		return problems
+	}
+	for _, name := range u.lmcacheRequired() {
+		if i := slices.IndexFunc(env, func(e corev1.EnvVar) bool { return e.Name == name }); i < 0 || (env[i].Value == "" && env[i].ValueFrom == nil) {
+			problems = append(problems, fmt.Sprintf("env %s must be set with LMCACHE_ENABLE_CONTROLLER true", name))
+		}
+	}
+	return problems
+}
+
+func (u upstream) lmcacheRequired() []string {
+	var names []string
+	for name, r := range u.lmcache {
+		if r.required {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// lmcacheTrue reads a boolean as LMCache does: "true" or "1", any case.
+func lmcacheTrue(s string) bool { return strings.EqualFold(s, "true") || s == "1" }
+
+func envValue(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// argValue is the value of the last occurrence of a value option (argparse
+// keeps the last), written "--x v" or "--x=v".
+func argValue(args []string, name string) (string, bool) {
+	value, found := "", false
+	for i, a := range args {
+		switch {
+		case a == name && i+1 < len(args):
+			value, found = args[i+1], true
+		case strings.HasPrefix(a, name+"="):
+			value, found = strings.TrimPrefix(a, name+"="), true
+		}
+	}
+	return value, found
+}
+
+// sessionRoutings need --session-key: the router exits at start-up without
+// it for session (parser.py validate_args, FACTS §4.1); kvaware falls back
+// to it for prefixes no engine holds.
+var sessionRoutings = []string{"session", "kvaware"}
+
+// checkRouter checks the router container against router release ver.
+func (u upstream) checkRouter(ver string, c corev1.Container, extra []string) []string {
+	v, err := parseUpVersion(ver)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	if len(c.Command) > 0 {
+		// The image's entrypoint is vllm-router; a command replaces it.
+		problems = append(problems, fmt.Sprintf("command %q replaces the image's entrypoint vllm-router", c.Command))
+	}
+	args, p := trimExtra(c.Args, extra)
+	problems = append(problems, p...)
+	opts, p := parseArgs(u.router, "router", v, args)
+	problems = append(problems, p...)
+	// Required by argparse up to 0.1.2, by validate_args from 0.1.3.
+	for _, name := range []string{"--service-discovery", "--routing-logic"} {
+		if _, ok := opts[name]; !ok {
+			problems = append(problems, name+" is required")
+		}
+	}
+	if logic, _ := argValue(args, "--routing-logic"); slices.Contains(sessionRoutings, logic) {
+		if _, ok := opts["--session-key"]; !ok {
+			problems = append(problems, "--routing-logic "+logic+" needs --session-key")
+		}
+	}
+	return problems
+}
+
+// discoveryGrants are the verbs on core resources the router's Kubernetes
+// service discovery calls (FACTS §4.2; the chart's Role grants the same).
+var discoveryGrants = map[string][]struct {
+	resource string
+	verbs    []string
+}{
+	"pod-ip":       {{"pods", []string{"get", "list", "watch", "patch"}}},
+	"service-name": {{"services", []string{"get", "list", "watch", "patch"}}, {"endpoints", []string{"get"}}, {"pods", []string{"list"}}},
+}
+
+// defaultK8sPort is the port the router dials engines on without --k8s-port.
+const defaultK8sPort = "8000"
+
+// checkDiscovery checks that the router, with Kubernetes service discovery,
+// may read what it watches (rules: what its ServiceAccount is granted),
+// selects every engine, and dials the port engines listen on: with pod-ip
+// the vLLM port of the pods, with service-name the engine Services' port.
+func checkDiscovery(router corev1.Container, rules []rbacv1.PolicyRule, engineServices []corev1.Service, engines []appsv1.Deployment) []string {
+	if sd, _ := argValue(router.Args, "--service-discovery"); sd != "k8s" {
+		return nil
+	}
+	mode, _ := argValue(router.Args, "--k8s-service-discovery-type")
+	mode = or(mode, "pod-ip")
+	var problems []string
+	for _, g := range discoveryGrants[mode] {
+		if missing := ungranted(rules, g.resource, g.verbs); len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("%s discovery needs %s %s, the router's Role does not grant %s", mode, g.resource, strings.Join(g.verbs, ","), strings.Join(missing, ",")))
+		}
+	}
+	raw, _ := argValue(router.Args, "--k8s-label-selector")
+	sel, err := k8slabels.Parse(raw)
+	if err != nil {
+		return append(problems, fmt.Sprintf("--k8s-label-selector %q: %v", raw, err))
+	}
+	port, given := argValue(router.Args, "--k8s-port")
+	port = or(port, defaultK8sPort)
+	what := "--k8s-port " + port
+	if !given {
+		what = "no --k8s-port (so " + defaultK8sPort + ")"
+	}
+	if mode == "service-name" {
+		for _, s := range engineServices {
+			if !sel.Matches(k8slabels.Set(s.Labels)) {
+				problems = append(problems, fmt.Sprintf("--k8s-label-selector %q does not select engine Service %s", raw, s.Name))
+			}
+			if !slices.ContainsFunc(s.Spec.Ports, func(p corev1.ServicePort) bool { return strconv.Itoa(int(p.Port)) == port }) {
+				problems = append(problems, fmt.Sprintf("%s: engine Service %s has no port %s", what, s.Name, port))
+			}
+		}
+		return problems
+	}
+	for _, d := range engines {
+		if !sel.Matches(k8slabels.Set(d.Spec.Template.Labels)) {
+			problems = append(problems, fmt.Sprintf("--k8s-label-selector %q does not select the pods of engine Deployment %s", raw, d.Name))
+		}
+		if c, ok := containerNamed(d, engineContainer); ok {
+			if p, _ := argValue(c.Args, "--port"); or(p, defaultK8sPort) != port {
+				problems = append(problems, fmt.Sprintf("%s: the pods of engine Deployment %s listen on %s", what, d.Name, or(p, defaultK8sPort)))
+			}
+		}
+	}
+	return problems
+}
+
+// ungranted lists the verbs on a core resource that no rule grants.
+func ungranted(rules []rbacv1.PolicyRule, resource string, verbs []string) []string {
+	var missing []string
+	for _, verb := range verbs {
+		if !slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
+			return anyOf(r.APIGroups, "") && anyOf(r.Resources, resource) && anyOf(r.Verbs, verb)
+		}) {
+			missing = append(missing, verb)
+		}
+	}
+	return missing
+}
+
+func anyOf(list []string, s string) bool {
+	return slices.Contains(list, s) || slices.Contains(list, "*")
+}
+
+// controllerURLs are the engine's LMCache controller addresses and the router
+// flag that makes the router listen on each (FACTS §4.3).
+var controllerURLs = []struct{ env, flag string }{
+	{"LMCACHE_CONTROLLER_PULL_URL", "--lmcache-controller-port"},
+	{"LMCACHE_CONTROLLER_REPLY_URL", "--lmcache-controller-reply-port"},
+}
+
+// checkController checks that an engine with the LMCache controller on
+// reaches it: each controller URL is host:port of the router Service, that
+// port leads to a port of the router container, and the router listens
+// there.
+func checkController(engine corev1.Container, routerService *corev1.Service, router corev1.Container) []string {
+	if !lmcacheTrue(envValue(engine.Env, "LMCACHE_ENABLE_CONTROLLER")) {
+		return nil
+	}
+	var problems []string
+	for _, u := range controllerURLs {
+		url := envValue(engine.Env, u.env)
+		if url == "" {
+			continue // checkLMCacheEnv reports it
+		}
+		target, problem := serviceTarget(url, routerService, router)
+		if problem != "" {
+			problems = append(problems, fmt.Sprintf("env %s=%s: %s", u.env, url, problem))
+			continue
+		}
+		if got, ok := argValue(router.Args, u.flag); !ok || got != strconv.Itoa(int(target)) {
+			problems = append(problems, fmt.Sprintf("env %s=%s leads to router port %d, and the router has no %s %d", u.env, url, target, u.flag, target))
+		}
+	}
+	return problems
+}
+
+// serviceTarget resolves host:port, the address of a Service, to the port of
+// container c it leads to.
+func serviceTarget(url string, svc *corev1.Service, c corev1.Container) (int32, string) {
+	host, p, ok := strings.Cut(url, ":")
+	port, err := strconv.Atoi(p)
+	if !ok || err != nil {
+		return 0, "not host:port"
+	}
+	if svc == nil || (host != svc.Name && !strings.HasPrefix(host, svc.Name+".")) {
+		return 0, "the host is not the router Service"
+	}
+	i := slices.IndexFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool { return int(sp.Port) == port })
+	if i < 0 {
+		return 0, fmt.Sprintf("Service %s has no port %d", svc.Name, port)
+	}
+	t := svc.Spec.Ports[i].TargetPort
+	for _, cp := range c.Ports {
+		if (t.Type == intstr.String && t.StrVal == cp.Name) ||
+			(t.Type == intstr.Int && (t.IntVal == cp.ContainerPort || (t.IntVal == 0 && int32(port) == cp.ContainerPort))) {
+			return cp.ContainerPort, ""
+		}
+	}
+	return 0, fmt.Sprintf("Service %s port %d targets %s, no port of container %s", svc.Name, port, t.String(), c.Name)
+}
+
+// goneServers are cache server entry points current LMCache no longer ships
+// (its scripts: lmcache, lmcache_server, lmcache_controller; FACTS §5.3).
+var goneServers = []string{"lmcache_v0_server", "lmcache_experimental_server"}
+
+// checkCacheServer checks the LMCache cache server: `lmcache_server <host>
+// <port>`, listening on its container port.
+func checkCacheServer(c corev1.Container) []string {
+	cmd := append(slices.Clone(c.Command), c.Args...)
+	if len(cmd) == 0 {
+		return []string{"no command: want lmcache_server <host> <port>"}
+	}
+	switch bin := path.Base(cmd[0]); {
+	case slices.Contains(goneServers, bin):
+		return []string{fmt.Sprintf("%s is gone from current LMCache: run lmcache_server", cmd[0])}
+	case bin != "lmcache_server":
+		return []string{fmt.Sprintf("%s is not lmcache_server", cmd[0])}
+	}
+	if len(cmd) != 3 {
+		return []string{fmt.Sprintf("command %q: want lmcache_server <host> <port>", cmd)}
+	}
+	if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return strconv.Itoa(int(p.ContainerPort)) == cmd[2] }) {
+		return []string{fmt.Sprintf("lmcache_server listens on %s, not a container port", cmd[2])}
+	}
+	return nil
+}
+
+// rendered holds the objects of a stack the contract concerns.
+type rendered struct {
+	deployments []appsv1.Deployment
+	services    []corev1.Service
+	roles       []rbacv1.Role
+	bindings    []rbacv1.RoleBinding
+}
+
+// add decodes one object; other kinds are ignored.
+func (r *rendered) add(m map[string]any) error {
+	var into runtime.Object
+	switch m["kind"] {
+	case "Deployment":
+		r.deployments = append(r.deployments, appsv1.Deployment{})
+		into = &r.deployments[len(r.deployments)-1]
+	case "Service":
+		r.services = append(r.services, corev1.Service{})
+		into = &r.services[len(r.services)-1]
+	case "Role":
+		r.roles = append(r.roles, rbacv1.Role{})
+		into = &r.roles[len(r.roles)-1]
+	case "RoleBinding":
+		r.bindings = append(r.bindings, rbacv1.RoleBinding{})
+		into = &r.bindings[len(r.bindings)-1]
+	default:
+		return nil
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, into)
+}
+
+func containerNamed(d appsv1.Deployment, name string) (corev1.Container, bool) {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return corev1.Container{}, false
+}
+
+// withContainer lists the Deployments that run a container named name.
+func (r rendered) withContainer(name string) []appsv1.Deployment {
+	var out []appsv1.Deployment
+	for _, d := range r.deployments {
+		if _, ok := containerNamed(d, name); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (r rendered) routerService() *corev1.Service {
+	for i, s := range r.services {
+		if strings.HasSuffix(s.Name, "-router-service") {
+			return &r.services[i]
+		}
+	}
+	return nil
+}
+
+func (r rendered) engineServices() []corev1.Service {
+	var out []corev1.Service
+	for _, s := range r.services {
+		if s.Labels[labelComponent] == componentEngine {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// rulesOf are the rules of every Role bound to a ServiceAccount.
+func (r rendered) rulesOf(serviceAccount string) []rbacv1.PolicyRule {
+	var rules []rbacv1.PolicyRule
+	for _, b := range r.bindings {
+		if b.RoleRef.Kind != "Role" || !slices.ContainsFunc(b.Subjects, func(s rbacv1.Subject) bool {
+			return s.Kind == rbacv1.ServiceAccountKind && s.Name == serviceAccount
+		}) {
+			continue
+		}
+		for _, role := range r.roles {
+			if role.Name == b.RoleRef.Name {
+				rules = append(rules, role.Rules...)
+			}
+		}
+	}
+	return rules
+}
+
+// stackExtraArgs are the arguments a stack adds verbatim at the end of the
+// engines' and the router's command lines.
+type stackExtraArgs struct {
+	engines map[string][]string // by model name (the engine pods' label "model"); "" is the top level
+	router  []string
+}
+
+func (x stackExtraArgs) engine(d appsv1.Deployment) []string {
+	if a, ok := x.engines[d.Spec.Template.Labels[labelModel]]; ok {
+		return a
+	}
+	return x.engines[""]
+}
+
+// check runs every check on a stack's objects, rendered for vLLM release
+// vllm and router release router. Each problem names its object.
+func (u upstream) check(r rendered, vllm, router string, extra stackExtraArgs) []string {
+	var problems []string
+	report := func(object string, ps []string) {
+		for _, p := range ps {
+			problems = append(problems, object+": "+p)
+		}
+	}
+	routers := r.withContainer(routerContainer)
+	if len(routers) != 1 {
+		return []string{fmt.Sprintf("%d router Deployments, want 1", len(routers))}
+	}
+	rd := routers[0]
+	rc, _ := containerNamed(rd, routerContainer)
+	report("Deployment "+rd.Name+" container router", u.checkRouter(router, rc, extra.router))
+	engines := r.withContainer(engineContainer)
+	report("Deployment "+rd.Name+" container router", checkDiscovery(rc, r.rulesOf(rd.Spec.Template.Spec.ServiceAccountName), r.engineServices(), engines))
+	for _, d := range engines {
+		c, _ := containerNamed(d, engineContainer)
+		object := "Deployment " + d.Name + " container vllm"
+		report(object, u.checkEngine(vllm, c, extra.engine(d)))
+		report(object, checkController(c, r.routerService(), rc))
+	}
+	for _, d := range r.withContainer(cacheServerContainer) {
+		c, _ := containerNamed(d, cacheServerContainer)
+		report("Deployment "+d.Name+" container "+cacheServerContainer, checkCacheServer(c))
+	}
+	return problems
+}

@@ -1,0 +1,545 @@
+package fn
+
+import (
+	"maps"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// The releases the contract test renders every stack for: the vLLM releases
+// the facts pin (0.22.0 is main of 2026-05-29), and every router release
+// (HEAD is production-stack a6c01db).
+var (
+	contractVLLM   = []string{"0.8.3", "0.8.4", "0.8.5", "0.9.2", "0.10.2", "0.11.0", "0.12.0", "0.16.0", "0.22.0"}
+	contractRouter = []string{"0.1.0", "0.1.1", "0.1.2", "0.1.3", "0.1.4", "0.1.5", "0.1.6", "0.1.7", "0.1.8", "0.1.9", "0.1.10", "0.1.11", "0.1.12", "HEAD"}
+)
+
+// contractStacks are the stack manifests users start from. The claim runs as
+// is (a claim has the namespaced XR's shape); example/stacks/legacy-xr.yaml
+// is the XR Crossplane makes of it.
+func contractStacks(t *testing.T) []string {
+	t.Helper()
+	stacks, err := filepath.Glob("../example/stacks/*.yaml")
+	if err != nil || len(stacks) == 0 {
+		t.Fatalf("no stacks in ../example/stacks: %v", err)
+	}
+	return append([]string{"../example/xr.yaml", "../example/claim.yaml", "../test/render/testdata/full.yaml", "../test/render/testdata/warnings.yaml"}, stacks...)
+}
+
+// TestContract renders every stack for every pair of vLLM and router
+// release and checks what it renders against what those releases accept
+// (testdata/upstream). The function may refuse a pair, if its Fatal message
+// names the release it refuses.
+func TestContract(t *testing.T) {
+	u := loadUpstream(t)
+	for _, path := range contractStacks(t) {
+		t.Run(strings.ReplaceAll(strings.TrimPrefix(path, "../"), "/", "_"), func(t *testing.T) {
+			checked := 0
+			for _, vllm := range contractVLLM {
+				for _, router := range contractRouter {
+					if contractRender(t, u, path, vllm, router) {
+						checked++
+					}
+				}
+			}
+			if checked == 0 {
+				t.Errorf("every pair of releases was refused: nothing was checked")
+			}
+		})
+	}
+}
+
+// contractRender renders one stack for one pair of releases and reports
+// every problem; it returns whether the stack was rendered.
+func contractRender(t *testing.T, u upstream, path, vllm, router string) bool {
+	t.Helper()
+	xr := loadXR(t, path, "")
+	pinVersions(xr, vllm, router)
+	rsp := run(t, req(t, xr, nil, nil))
+	if msg, ok := fatalResult(rsp); ok {
+		if !namesVersion(msg, vllm) && !namesVersion(msg, routerTag(router)) {
+			t.Errorf("vLLM %s, router %s: refused without naming the release it refuses: %s", vllm, router, msg)
+		} else {
+			t.Logf("vLLM %s, router %s: refused: %s", vllm, router, msg)
+		}
+		return false
+	}
+	var r rendered
+	res := rsp.GetDesired().GetResources()
+	for _, key := range slices.Sorted(maps.Keys(res)) {
+		if err := r.add(res[key].GetResource().AsMap()); err != nil {
+			t.Fatalf("cannot decode desired resource %s: %v", key, err)
+		}
+	}
+	for _, p := range u.check(r, vllm, router, extraArgsOf(xr)) {
+		t.Errorf("vLLM %s, router %s: %s", vllm, router, p)
+	}
+	return true
+}
+
+// vllmReleaseTag is a tag of vllm/vllm-openai that names a release.
+var vllmReleaseTag = regexp.MustCompile(`^v?\d+\.\d+\.\d+(\.\d+)?$`)
+
+// pinVersions makes a stack run vLLM release vllm and router release router
+// the ways users say so: the tag of a vllm/vllm-openai image, else
+// vllmConfig.engineVersion; the tag of the router image.
+func pinVersions(xr map[string]any, vllm, router string) {
+	spec := xr["spec"].(map[string]any)
+	pinVLLM(spec, vllm)
+	models, _ := spec["models"].([]any)
+	for _, m := range models {
+		m := m.(map[string]any)
+		if vc, ok := m["vllmConfig"].(map[string]any); ok && vc["image"] != nil {
+			pinVLLM(m, vllm)
+		}
+	}
+	setPath(xr, "spec.routerConfig.image", "lmcache/lmstack-router:"+routerTag(router))
+}
+
+// pinVLLM pins the vllmConfig of an engine block (spec or spec.models[i]).
+func pinVLLM(block map[string]any, ver string) {
+	vc, ok := block["vllmConfig"].(map[string]any)
+	if !ok {
+		vc = map[string]any{}
+		block["vllmConfig"] = vc
+	}
+	if image, _ := vc["image"].(string); image != "" {
+		i := strings.LastIndex(image, ":")
+		if i > strings.LastIndex(image, "/") && strings.HasSuffix(image[:i], "vllm/vllm-openai") && vllmReleaseTag.MatchString(image[i+1:]) {
+			vc["image"] = image[:i] + ":v" + ver
+		}
+	}
+	vc["engineVersion"] = ver
+}
+
+// routerTag is the router image tag of a release: HEAD is what latest runs.
+func routerTag(router string) string {
+	if router == "HEAD" {
+		return "latest"
+	}
+	return "v" + router
+}
+
+// namesVersion reports whether a message names a release, as a whole
+// number: "0.1.1" is not named by "0.1.12".
+func namesVersion(msg, ver string) bool {
+	return regexp.MustCompile(`(^|[^0-9.])v?` + regexp.QuoteMeta(ver) + `($|[^0-9.]|\.($|[^0-9]))`).MatchString(msg)
+}
+
+// fatalResult is the message of the response's Fatal result, if any; unlike
+// fatal it does not fail the test when there is none.
+func fatalResult(rsp *fnv1.RunFunctionResponse) (string, bool) {
+	for _, res := range rsp.GetResults() {
+		if res.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return res.GetMessage(), true
+		}
+	}
+	return "", false
+}
+
+// extraArgsOf reads a stack's extraArgs: a model's vllmConfig.extraArgs
+// replace the top level's (mergeConfig replaces lists).
+func extraArgsOf(xr map[string]any) stackExtraArgs {
+	spec := xr["spec"].(map[string]any)
+	x := stackExtraArgs{engines: map[string][]string{"": stringsAt(spec, "vllmConfig", "extraArgs")}, router: stringsAt(spec, "routerConfig", "extraArgs")}
+	models, _ := spec["models"].([]any)
+	for _, m := range models {
+		m := m.(map[string]any)
+		if vc, ok := m["vllmConfig"].(map[string]any); ok && vc["extraArgs"] != nil {
+			x.engines[m["name"].(string)] = stringsAt(m, "vllmConfig", "extraArgs")
+		}
+	}
+	return x
+}
+
+func stringsAt(m map[string]any, block, field string) []string {
+	b, _ := m[block].(map[string]any)
+	list, _ := b[field].([]any)
+	var out []string
+	for _, s := range list {
+		out = append(out, s.(string))
+	}
+	return out
+}
+
+// TestContractCatchesKnownDefects runs the checks on objects the function
+// rendered before it knew releases apart (testdata/upstream/old, from the
+// goldens of commit b0045a6): each known defect must be found, exactly, and
+// objects that are right for a release must pass.
+func TestContractCatchesKnownDefects(t *testing.T) {
+	u := loadUpstream(t)
+	const (
+		seedEngine  = "Deployment test-stack-llama-3-2-1b-instruct-deployment-vllm container vllm: "
+		cachedV1    = "Deployment cached-llama3-deployment-vllm container vllm: "
+		kv8b        = "Deployment kv-llama3-deployment-vllm container vllm: "
+		kv70b       = "Deployment kv-llama3-70b-deployment-vllm container vllm: "
+		chatRouter  = "Deployment chat-deployment-router container router: "
+		cacheServer = "Deployment full-deployment-cache-server container lmcache-server: "
+	)
+	kvEnv := []string{
+		"env LMCACHE_CONTROLLER_URL is not read by current LMCache",
+		"env LMCACHE_LMCACHE_WORKER_PORT is not read by current LMCache",
+		"env LMCACHE_CONTROLLER_REPLY_URL must be set with LMCACHE_ENABLE_CONTROLLER true",
+		"env LMCACHE_LMCACHE_WORKER_HEARTBEAT_TIME must be set with LMCACHE_ENABLE_CONTROLLER true",
+	}
+	cases := map[string]struct {
+		fixture, stack string // the objects, and the stack they were rendered from
+		vllm, router   string
+		want           []string
+	}{
+		"SeedNoChunkedPrefillBefore085": {
+			fixture: "seed.yaml", stack: "../example/xr.yaml", vllm: "0.8.3", router: "0.1.12",
+			want: []string{seedEngine + "--no-enable-chunked-prefill does not exist in vLLM 0.8.3: --enable-chunked-prefill is not a BooleanOptionalAction there"},
+		},
+		"SeedRightAt085": {fixture: "seed.yaml", stack: "../example/xr.yaml", vllm: "0.8.5", router: "0.1.12"},
+		"SeedV0EngineGoneAt0110": {
+			fixture: "seed.yaml", stack: "../example/xr.yaml", vllm: "0.11.0", router: "0.1.12",
+			want: []string{seedEngine + "env VLLM_USE_V1=0 is wrong for vLLM 0.11.0 (read with that value only in 0.8.3–0.10.2)"},
+		},
+		"LMCacheConnectorV1Before085": {
+			fixture: "lmcache.yaml", stack: "../example/stacks/lmcache.yaml", vllm: "0.8.3", router: "0.1.12",
+			want: []string{cachedV1 + "--kv-transfer-config kv_connector LMCacheConnectorV1 is not registered in vLLM 0.8.3 (only in 0.8.5–0.22.0)"},
+		},
+		"LMCacheUseV1NotReadAt0220": {fixture: "lmcache.yaml", stack: "../example/stacks/lmcache.yaml", vllm: "0.22.0", router: "0.1.12",
+			want: []string{cachedV1 + "env VLLM_USE_V1=1 is wrong for vLLM 0.22.0 (read with that value only in 0.8.3–0.11.0)"},
+		},
+		"LMCacheConnectorGoneAt0110": {
+			fixture: "lmcache-v0.yaml", stack: "../example/stacks/lmcache.yaml", vllm: "0.11.0", router: "HEAD",
+			want: []string{
+				cachedV1 + "--kv-transfer-config kv_connector LMCacheConnector is not registered in vLLM 0.11.0 (only in 0.8.3–0.10.0)",
+				cachedV1 + "env VLLM_USE_V1=0 is wrong for vLLM 0.11.0 (read with that value only in 0.8.3–0.10.2)",
+			},
+		},
+		"LMCacheConnectorRightAt083": {fixture: "lmcache-v0.yaml", stack: "../example/stacks/lmcache.yaml", vllm: "0.8.3", router: "HEAD"},
+		"CacheServerV0Gone": {
+			fixture: "full.yaml", stack: "../test/render/testdata/full.yaml", vllm: "0.22.0", router: "0.1.12",
+			want: []string{cacheServer + "/opt/venv/bin/lmcache_v0_server is gone from current LMCache: run lmcache_server"},
+		},
+		"KVAwareControllerEnv": {
+			fixture: "kvaware.yaml", stack: "../example/stacks/kvaware.yaml", vllm: "0.22.0", router: "0.1.12",
+			want: append(prefixed(kv8b, kvEnv), prefixed(kv70b, kvEnv)...),
+		},
+		"ServiceNameDiscoveryRBACAndPort": {
+			fixture: "service-name.yaml", stack: "../example/stacks/session.yaml", vllm: "0.22.0", router: "HEAD",
+			want: []string{
+				chatRouter + "service-name discovery needs services get,list,watch,patch, the router's Role does not grant get,list,watch,patch",
+				chatRouter + "service-name discovery needs endpoints get, the router's Role does not grant get",
+				chatRouter + "no --k8s-port (so 8000): engine Service chat-qwen2-5-7b-engine-service has no port 8000",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var r rendered
+			for _, doc := range loadDocs(t, filepath.Join(upstreamDir, "old", tc.fixture)) {
+				if err := r.add(doc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := u.check(r, tc.vllm, tc.router, extraArgsOf(loadXR(t, tc.stack, "")))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("problems of %s at vLLM %s, router %s (-want +got):\n%s", tc.fixture, tc.vllm, tc.router, diff)
+			}
+		})
+	}
+}
+
+func prefixed(prefix string, ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = prefix + p
+	}
+	return out
+}
+
+func container(name string, args []string, env ...corev1.EnvVar) corev1.Container {
+	return corev1.Container{Name: name, Args: args, Env: env}
+}
+
+func engineArgsWith(extra ...string) []string {
+	return append([]string{"org/m", "--host", "0.0.0.0", "--port", "8000"}, extra...)
+}
+
+func envVar(name, value string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: value} }
+
+const (
+	kvV1 = `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}`
+	kvV0 = `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`
+)
+
+// controllerEnv is what current LMCache needs to register with the
+// controller in router Service "s-router-service".
+func controllerEnv() []corev1.EnvVar {
+	return []corev1.EnvVar{
+		envVar("LMCACHE_ENABLE_CONTROLLER", "True"),
+		envVar("LMCACHE_LMCACHE_INSTANCE_ID", "$(POD_NAME)"),
+		envVar("LMCACHE_CONTROLLER_PULL_URL", "s-router-service:9000"),
+		envVar("LMCACHE_CONTROLLER_REPLY_URL", "s-router-service:9001"),
+		envVar("LMCACHE_LMCACHE_WORKER_PORTS", "8001"),
+		envVar("LMCACHE_LMCACHE_WORKER_HEARTBEAT_TIME", "10"),
+	}
+}
+
+func TestContractCheckEngine(t *testing.T) {
+	u := loadUpstream(t)
+	everything := engineArgsWith("--served-model-name", "a", "b", "--enable-lora", "--enable-auto-tool-choice",
+		"--tool-call-parser", "hermes", "--chat-template", "/templates/t.jinja", "--trust-remote-code", "--dtype", "bfloat16",
+		"--max-num-seqs", "8", "--max-model-len", "1024", "--no-enable-chunked-prefill", "--no-enable-prefix-caching",
+		"--tensor-parallel-size", "2", "--gpu-memory-utilization", "0.9", "--max-loras", "2", "--lora-modules", "sql=/data/sql", "x=/data/x",
+		"--kv-transfer-config", kvV1, "--revision", "main", "--block-size=16")
+	cases := map[string]struct {
+		ver   string
+		c     corev1.Container
+		extra []string
+		want  []string
+	}{
+		"EverythingRightAtNewest": {ver: "0.22.0", c: container("vllm", everything,
+			append(controllerEnv(), envVar("LMCACHE_USE_EXPERIMENTAL", "True"), envVar("LMCACHE_LOG_LEVEL", "INFO"), envVar("LMCACHE_MAX_LOCAL_CPU_SIZE", "4"))...),
+			extra: []string{"--block-size=16"}},
+		"ExtraArgsNotLast":     {ver: "0.22.0", c: container("vllm", engineArgsWith()), extra: []string{"--seed", "1"}, want: []string{`the stack's extraArgs ["--seed" "1"] are not the last arguments`}},
+		"NoModel":              {ver: "0.22.0", c: container("vllm", []string{"--host", "0.0.0.0"}), want: []string{`the first argument of vllm serve must be the model, got ["--host" "0.0.0.0"]`}},
+		"UnknownFlag":          {ver: "0.22.0", c: container("vllm", engineArgsWith("--block-size", "16")), want: []string{"--block-size is unknown to the contract table: add its row (from the upstream facts) before rendering it"}},
+		"StrayValue":           {ver: "0.22.0", c: container("vllm", engineArgsWith("--enable-lora", "true")), want: []string{`argument "true" is a value no option takes`}},
+		"MissingValue":         {ver: "0.22.0", c: container("vllm", engineArgsWith("--dtype", "--enable-lora")), want: []string{"--dtype needs a value"}},
+		"BadChoice":            {ver: "0.22.0", c: container("vllm", engineArgsWith("--dtype=fp8")), want: []string{"--dtype fp8: vLLM 0.22.0 accepts only auto, half, float16, bfloat16, float, float32"}},
+		"SwitchWithValue":      {ver: "0.22.0", c: container("vllm", engineArgsWith("--enable-prefix-caching=false")), want: []string{"--enable-prefix-caching=false: --enable-prefix-caching takes no value in vLLM 0.22.0 (boolopt)"}},
+		"StoreBooleanEqFalse":  {ver: "0.8.3", c: container("vllm", engineArgsWith("--enable-chunked-prefill=false"))},
+		"StoreBooleanSpace":    {ver: "0.8.4", c: container("vllm", engineArgsWith("--enable-chunked-prefill", "False", "--enable-lora"))},
+		"StoreBooleanBadValue": {ver: "0.8.4", c: container("vllm", engineArgsWith("--enable-chunked-prefill=off")), want: []string{"--enable-chunked-prefill=off: --enable-chunked-prefill takes true or false in vLLM 0.8.4"}},
+		"EqFalseFrom085":       {ver: "0.8.5", c: container("vllm", engineArgsWith("--enable-chunked-prefill=false")), want: []string{"--enable-chunked-prefill=false: --enable-chunked-prefill takes no value in vLLM 0.8.5 (boolopt)"}},
+		"NoChunkedPrefill084":  {ver: "0.8.4", c: container("vllm", engineArgsWith("--no-enable-chunked-prefill")), want: []string{"--no-enable-chunked-prefill does not exist in vLLM 0.8.4: --enable-chunked-prefill is not a BooleanOptionalAction there"}},
+		"NoLoRA085":            {ver: "0.8.5", c: container("vllm", engineArgsWith("--no-enable-lora"))},
+		"NoTrustRemoteCode085": {ver: "0.8.5", c: container("vllm", engineArgsWith("--no-trust-remote-code")), want: []string{"--no-trust-remote-code does not exist in vLLM 0.8.5: --trust-remote-code is not a BooleanOptionalAction there"}},
+		"ToolChoiceNoParser":   {ver: "0.22.0", c: container("vllm", engineArgsWith("--enable-auto-tool-choice")), want: []string{"--enable-auto-tool-choice needs --tool-call-parser"}},
+		"V1ConnectorBefore085": {ver: "0.8.4", c: container("vllm", engineArgsWith("--kv-transfer-config", kvV1)), want: []string{"--kv-transfer-config kv_connector LMCacheConnectorV1 is not registered in vLLM 0.8.4 (only in 0.8.5–0.22.0)"}},
+		"V1ConnectorAt0102":    {ver: "0.10.2", c: container("vllm", engineArgsWith("--kv-transfer-config", kvV1))},
+		"V0ConnectorAt092":     {ver: "0.9.2", c: container("vllm", engineArgsWith("--kv-transfer-config", kvV0), envVar("VLLM_USE_V1", "0"))},
+		"V0ConnectorGone":      {ver: "0.10.2", c: container("vllm", engineArgsWith("--kv-transfer-config", kvV0), envVar("VLLM_USE_V1", "0")), want: []string{"--kv-transfer-config kv_connector LMCacheConnector is not registered in vLLM 0.10.2 (only in 0.8.3–0.10.0)"}},
+		"V0ConnectorNeedsV0":   {ver: "0.9.2", c: container("vllm", engineArgsWith("--kv-transfer-config", kvV0)), want: []string{"--kv-transfer-config kv_connector LMCacheConnector needs the V0 engine: env VLLM_USE_V1=0"}},
+		"UnknownConnector":     {ver: "0.22.0", c: container("vllm", engineArgsWith("--kv-transfer-config", `{"kv_connector":"LMCache","kv_role":"kv_both"}`)), want: []string{"--kv-transfer-config kv_connector LMCache is not registered in vLLM 0.22.0 (in no release)"}},
+		"NoKVRole":             {ver: "0.22.0", c: container("vllm", engineArgsWith("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1"}`)), want: []string{`--kv-transfer-config kv_role "" must be one of kv_producer, kv_consumer, kv_both with kv_connector set`}},
+		"KVNotJSON":            {ver: "0.22.0", c: container("vllm", engineArgsWith("--kv-transfer-config", "LMCacheConnectorV1")), want: []string{"--kv-transfer-config LMCacheConnectorV1 is not a JSON object: invalid character 'L' looking for beginning of value"}},
+		"UseV1ZeroAt0102":      {ver: "0.10.2", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "0"))},
+		"UseV1OneAt0110":       {ver: "0.11.0", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "1"))},
+		"UseV1ZeroAt0110":      {ver: "0.11.0", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "0")), want: []string{"env VLLM_USE_V1=0 is wrong for vLLM 0.11.0 (read with that value only in 0.8.3–0.10.2)"}},
+		"UseV1NotReadAt0120":   {ver: "0.12.0", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "1")), want: []string{"env VLLM_USE_V1=1 is wrong for vLLM 0.12.0 (read with that value only in 0.8.3–0.11.0)"}},
+		"UseV1True":            {ver: "0.9.2", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "true")), want: []string{"env VLLM_USE_V1=true is wrong for vLLM 0.9.2 (read with that value in no release)"}},
+		"LMCacheUnknownEnv":    {ver: "0.22.0", c: container("vllm", engineArgsWith(), envVar("LMCACHE_FOO", "1")), want: []string{"env LMCACHE_FOO is unknown to the contract table lmcache-env.tsv"}},
+		"LMCacheDroppedEnv":    {ver: "0.22.0", c: container("vllm", engineArgsWith(), envVar("LMCACHE_INSTANCE_ID", "x")), want: []string{"env LMCACHE_INSTANCE_ID is not read by current LMCache"}},
+		"ControllerIncomplete": {ver: "0.22.0", c: container("vllm", engineArgsWith(), envVar("LMCACHE_ENABLE_CONTROLLER", "true"), envVar("LMCACHE_LMCACHE_WORKER_PORTS", "")), want: []string{
+			"env LMCACHE_CONTROLLER_PULL_URL must be set with LMCACHE_ENABLE_CONTROLLER true",
+			"env LMCACHE_CONTROLLER_REPLY_URL must be set with LMCACHE_ENABLE_CONTROLLER true",
+			"env LMCACHE_LMCACHE_INSTANCE_ID must be set with LMCACHE_ENABLE_CONTROLLER true",
+			"env LMCACHE_LMCACHE_WORKER_HEARTBEAT_TIME must be set with LMCACHE_ENABLE_CONTROLLER true",
+			"env LMCACHE_LMCACHE_WORKER_PORTS must be set with LMCACHE_ENABLE_CONTROLLER true",
+		}},
+		"ControllerOff": {ver: "0.22.0", c: container("vllm", engineArgsWith(), envVar("LMCACHE_ENABLE_CONTROLLER", "False"))},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, u.checkEngine(tc.ver, tc.c, tc.extra)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func routerArgsWith(logic string, extra ...string) []string {
+	return append([]string{"--host", "0.0.0.0", "--port", "8000", "--service-discovery", "k8s", "--k8s-namespace", "llm",
+		"--k8s-label-selector", "app.kubernetes.io/instance=s,app.kubernetes.io/component=serving-engine", "--routing-logic", logic}, extra...)
+}
+
+func TestContractCheckRouter(t *testing.T) {
+	u := loadUpstream(t)
+	cases := map[string]struct {
+		ver   string
+		c     corev1.Container
+		extra []string
+		want  []string
+	}{
+		"RoundRobinAt010":  {ver: "0.1.0", c: container("router", routerArgsWith("roundrobin", "--engine-stats-interval", "15", "--request-stats-window", "60"))},
+		"KVAwareAtHead":    {ver: "HEAD", c: container("router", routerArgsWith("kvaware", "--session-key", "x", "--lmcache-controller-port", "9000", "--lmcache-controller-reply-port", "9001", "--kv-aware-threshold", "1000"))},
+		"ExtraArgsSkipped": {ver: "0.1.0", c: container("router", routerArgsWith("roundrobin", "--whatever", "1")), extra: []string{"--whatever", "1"}},
+		"KVAwareAt012": {ver: "0.1.2", c: container("router", routerArgsWith("kvaware", "--session-key", "x", "--lmcache-controller-port", "9000")), want: []string{
+			"--routing-logic kvaware: router 0.1.2 accepts only roundrobin, session",
+			"--lmcache-controller-port does not exist in router 0.1.2 (only in 0.1.3–HEAD)",
+		}},
+		"ReplyPortBefore0111": {ver: "0.1.10", c: container("router", routerArgsWith("kvaware", "--session-key", "x", "--lmcache-controller-reply-port", "9001")), want: []string{"--lmcache-controller-reply-port does not exist in router 0.1.10 (only in 0.1.11–HEAD)"}},
+		"DiscoveryTypeAt016":  {ver: "0.1.6", c: container("router", routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name")), want: []string{"--k8s-service-discovery-type does not exist in router 0.1.6 (only in 0.1.7–HEAD)"}},
+		"BadDiscoveryType":    {ver: "0.1.12", c: container("router", routerArgsWith("roundrobin", "--k8s-service-discovery-type", "dns")), want: []string{"--k8s-service-discovery-type dns: router 0.1.12 accepts only pod-ip, service-name"}},
+		"SessionWithoutKey":   {ver: "0.1.12", c: container("router", routerArgsWith("session")), want: []string{"--routing-logic session needs --session-key"}},
+		"KVAwareWithoutKey":   {ver: "0.1.12", c: container("router", routerArgsWith("kvaware")), want: []string{"--routing-logic kvaware needs --session-key"}},
+		"SwitchWithValue":     {ver: "0.1.12", c: container("router", routerArgsWith("roundrobin", "--log-stats=true")), want: []string{"--log-stats=true: --log-stats takes no value in router 0.1.12 (store_true)"}},
+		"NoDiscoveryNoLogic":  {ver: "0.1.12", c: container("router", []string{"--port", "8000"}), want: []string{"--service-discovery is required", "--routing-logic is required"}},
+		"Command": {ver: "0.1.12", c: corev1.Container{Name: "router", Command: []string{"vllm-router"}, Args: routerArgsWith("roundrobin")},
+			want: []string{`command ["vllm-router"] replaces the image's entrypoint vllm-router`}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, u.checkRouter(tc.ver, tc.c, tc.extra)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func rule(resources []string, verbs ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{""}, Resources: resources, Verbs: verbs}
+}
+
+func TestContractCheckDiscovery(t *testing.T) {
+	engineLabels := map[string]string{labelInstance: "s", labelComponent: componentEngine, labelName: "m"}
+	svc := corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s-m-engine-service", Labels: engineLabels},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8000)}}}}
+	eng := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "s-m-deployment-vllm"}}
+	eng.Spec.Template.Labels = engineLabels
+	eng.Spec.Template.Spec.Containers = []corev1.Container{container("vllm", engineArgsWith())}
+	allVerbs := []string{"get", "list", "watch", "patch"}
+	chartServiceRole := []rbacv1.PolicyRule{rule([]string{"pods", "services", "endpoints"}, allVerbs...)}
+	podRole := []rbacv1.PolicyRule{rule([]string{"pods"}, allVerbs...)}
+	cases := map[string]struct {
+		args  []string
+		rules []rbacv1.PolicyRule
+		want  []string
+	}{
+		"PodIPRight":          {args: routerArgsWith("roundrobin"), rules: podRole},
+		"PodIPExplicitPort":   {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "pod-ip", "--k8s-port", "8000"), rules: podRole},
+		"PodIPWildcardRole":   {args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{rule([]string{"*"}, "*")}},
+		"PodIPServicePort":    {args: routerArgsWith("roundrobin", "--k8s-port", "80"), rules: podRole, want: []string{"--k8s-port 80: the pods of engine Deployment s-m-deployment-vllm listen on 8000"}},
+		"PodIPListWatchOnly":  {args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{rule([]string{"pods"}, "list", "watch")}, want: []string{"pod-ip discovery needs pods get,list,watch,patch, the router's Role does not grant get,patch"}},
+		"PodIPOtherAPIGroup":  {args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"pods"}, Verbs: allVerbs}}, want: []string{"pod-ip discovery needs pods get,list,watch,patch, the router's Role does not grant get,list,watch,patch"}},
+		"SelectorMissesPods":  {args: routerArgsWith("roundrobin", "--k8s-label-selector", "app=vllm"), rules: podRole, want: []string{`--k8s-label-selector "app=vllm" does not select the pods of engine Deployment s-m-deployment-vllm`}},
+		"ServiceNameRight":    {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name", "--k8s-port", "80"), rules: chartServiceRole},
+		"ServiceNameNoPort":   {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name"), rules: chartServiceRole, want: []string{"no --k8s-port (so 8000): engine Service s-m-engine-service has no port 8000"}},
+		"ServiceNamePodsRole": {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name", "--k8s-port", "80"), rules: podRole, want: []string{"service-name discovery needs services get,list,watch,patch, the router's Role does not grant get,list,watch,patch", "service-name discovery needs endpoints get, the router's Role does not grant get"}},
+		"StaticNeedsNothing":  {args: []string{"--service-discovery", "static", "--static-backends", "http://x", "--static-models", "m", "--routing-logic", "roundrobin"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := checkDiscovery(container("router", tc.args), tc.rules, []corev1.Service{svc}, []appsv1.Deployment{eng})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestContractCheckController(t *testing.T) {
+	routerSvc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s-router-service"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{
+		{Port: 80, TargetPort: intstr.FromInt32(8000)},
+		{Port: 9000, TargetPort: intstr.FromString("lmcache-port")},
+		{Port: 9001, TargetPort: intstr.FromInt32(9001)},
+	}}}
+	router := corev1.Container{Name: "router", Args: routerArgsWith("kvaware", "--session-key", "x", "--lmcache-controller-port", "9000", "--lmcache-controller-reply-port", "9001"),
+		Ports: []corev1.ContainerPort{{Name: "router-cport", ContainerPort: 8000}, {Name: "lmcache-port", ContainerPort: 9000}, {Name: "lmcache-reply", ContainerPort: 9001}}}
+	withEnv := func(kv ...string) corev1.Container {
+		env := controllerEnv()
+		for i := 0; i < len(kv); i += 2 {
+			env[slices.IndexFunc(env, func(e corev1.EnvVar) bool { return e.Name == kv[i] })].Value = kv[i+1]
+		}
+		return container("vllm", engineArgsWith(), env...)
+	}
+	cases := map[string]struct {
+		engine corev1.Container
+		router corev1.Container
+		want   []string
+	}{
+		"Right":           {engine: withEnv(), router: router},
+		"FQDN":            {engine: withEnv("LMCACHE_CONTROLLER_PULL_URL", "s-router-service.llm.svc.cluster.local:9000"), router: router},
+		"ControllerOff":   {engine: withEnv("LMCACHE_ENABLE_CONTROLLER", "False", "LMCACHE_CONTROLLER_PULL_URL", "elsewhere:1"), router: router},
+		"OtherHost":       {engine: withEnv("LMCACHE_CONTROLLER_PULL_URL", "s-engine-service:9000"), router: router, want: []string{"env LMCACHE_CONTROLLER_PULL_URL=s-engine-service:9000: the host is not the router Service"}},
+		"NotHostPort":     {engine: withEnv("LMCACHE_CONTROLLER_PULL_URL", "tcp://s-router-service"), router: router, want: []string{"env LMCACHE_CONTROLLER_PULL_URL=tcp://s-router-service: not host:port"}},
+		"PortNotExposed":  {engine: withEnv("LMCACHE_CONTROLLER_REPLY_URL", "s-router-service:9002"), router: router, want: []string{"env LMCACHE_CONTROLLER_REPLY_URL=s-router-service:9002: Service s-router-service has no port 9002"}},
+		"NoContainerPort": {engine: withEnv(), router: corev1.Container{Name: "router", Args: router.Args, Ports: router.Ports[:2]}, want: []string{"env LMCACHE_CONTROLLER_REPLY_URL=s-router-service:9001: Service s-router-service port 9001 targets 9001, no port of container router"}},
+		"RouterNotListening": {engine: withEnv(), router: corev1.Container{Name: "router", Args: routerArgsWith("kvaware", "--session-key", "x", "--lmcache-controller-port", "9000"), Ports: router.Ports},
+			want: []string{"env LMCACHE_CONTROLLER_REPLY_URL=s-router-service:9001 leads to router port 9001, and the router has no --lmcache-controller-reply-port 9001"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, checkController(tc.engine, routerSvc, tc.router)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestContractCheckCacheServer(t *testing.T) {
+	ports := []corev1.ContainerPort{{Name: "caserver-cport", ContainerPort: 8080}}
+	cases := map[string]struct {
+		command, args []string
+		want          []string
+	}{
+		"Chart":           {command: []string{"/opt/venv/bin/lmcache_server", "0.0.0.0", "8080"}},
+		"OnPath":          {command: []string{"lmcache_server"}, args: []string{"0.0.0.0", "8080"}},
+		"V0Server":        {command: []string{"/opt/venv/bin/lmcache_v0_server", "0.0.0.0", "8080"}, want: []string{"/opt/venv/bin/lmcache_v0_server is gone from current LMCache: run lmcache_server"}},
+		"Experimental":    {command: []string{"lmcache_experimental_server", "0.0.0.0", "8080"}, want: []string{"lmcache_experimental_server is gone from current LMCache: run lmcache_server"}},
+		"OtherBinary":     {command: []string{"python", "-m", "lmcache.v1.server"}, want: []string{"python is not lmcache_server"}},
+		"StorageArgument": {command: []string{"lmcache_server", "0.0.0.0", "8080", "cpu"}, want: []string{`command ["lmcache_server" "0.0.0.0" "8080" "cpu"]: want lmcache_server <host> <port>`}},
+		"OtherPort":       {command: []string{"lmcache_server", "0.0.0.0", "81"}, want: []string{"lmcache_server listens on 81, not a container port"}},
+		"NoCommand":       {want: []string{"no command: want lmcache_server <host> <port>"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := corev1.Container{Name: "lmcache-server", Command: tc.command, Args: tc.args, Ports: ports}
+			if diff := cmp.Diff(tc.want, checkCacheServer(c)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestContractPinVersions: the way the test selects releases.
+func TestContractPinVersions(t *testing.T) {
+	xr := xrYAML(t, `
+spec:
+  vllmConfig: {image: "docker.io/vllm/vllm-openai:v0.8.3"}
+  models:
+    - {name: a}
+    - {name: b, vllmConfig: {image: "lmcache/vllm-openai:2025-05-27-v1"}}
+    - {name: c, vllmConfig: {image: "vllm/vllm-openai:0.9.2"}}
+    - {name: d, vllmConfig: {tensorParallelSize: 2}}
+`)
+	pinVersions(xr, "0.10.2", "HEAD")
+	want := xrYAML(t, `
+spec:
+  vllmConfig: {image: "docker.io/vllm/vllm-openai:v0.10.2", engineVersion: "0.10.2"}
+  models:
+    - {name: a}
+    - {name: b, vllmConfig: {image: "lmcache/vllm-openai:2025-05-27-v1", engineVersion: "0.10.2"}}
+    - {name: c, vllmConfig: {image: "vllm/vllm-openai:v0.10.2", engineVersion: "0.10.2"}}
+    - {name: d, vllmConfig: {tensorParallelSize: 2}}
+  routerConfig: {image: "lmcache/lmstack-router:latest"}
+`)
+	if diff := cmp.Diff(want, xr); diff != "" {
+		t.Errorf("pinned XR (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct {
+		msg, ver string
+		want     bool
+	}{
+		{"router 0.1.1 is older", "0.1.1", true},
+		{"needs router 0.1.12 or later", "0.1.1", false},
+		{"the router is 0.1.10 (", "0.1.1", false},
+		{"runs vLLM 0.8.3.", "0.8.3", true},
+		{"image v0.8.3 (vllmConfig.image)", "0.8.3", true},
+		{"vLLM 0.8.30", "0.8.3", false},
+		{"vLLM 0.8.3.1", "0.8.3", false},
+		{"image lmcache/lmstack-router:latest", "latest", true},
+	} {
+		if got := namesVersion(c.msg, c.ver); got != c.want {
+			t.Errorf("namesVersion(%q, %q) = %v, want %v", c.msg, c.ver, got, c.want)
+		}
+	}
+}
