@@ -63,6 +63,31 @@ func TestKVAwareRouter(t *testing.T) {
 	}
 }
 
+// TestKVAwareRouterEnv: the router hashes tokens with the engines' seed and
+// downloads the models' tokenizers with their Hugging Face token; the
+// user's env wins.
+func TestKVAwareRouterEnv(t *testing.T) {
+	home := corev1.EnvVar{Name: "HOME", Value: "/home/router"}
+	seed := corev1.EnvVar{Name: "PYTHONHASHSEED", Value: "0"}
+	cases := map[string]struct {
+		xr   map[string]any
+		want []corev1.EnvVar
+	}{
+		"NoToken":    {xr: kvAwareXR(), want: []corev1.EnvVar{home, seed}},
+		"Token":      {xr: kvAwareXR("vllmConfig.hfTokenSecret.name", "hf"), want: []corev1.EnvVar{home, seed, secretEnvVar("HF_TOKEN", "hf", "token")}},
+		"UserToken":  {xr: kvAwareXR("vllmConfig.hfTokenSecret.name", "hf", "routerConfig.env", []any{map[string]any{"name": "HF_TOKEN", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "router-hf", "key": "t"}}}}), want: []corev1.EnvVar{home, seed, secretEnvVar("HF_TOKEN", "router-hf", "t")}},
+		"NotKVAware": {xr: with("vllmConfig.hfTokenSecret.name", "hf"), want: []corev1.EnvVar{home}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := desired(t, mustRun(t, req(t, tc.xr, nil, nil)), routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
+			if diff := cmp.Diff(tc.want, c.Env); diff != "" {
+				t.Errorf("router env (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestKVAwareNeedsPodIPDiscovery: kvaware matches LMCache instances to
 // engines by pod IP, which service-name discovery does not give it.
 func TestKVAwareNeedsPodIPDiscovery(t *testing.T) {

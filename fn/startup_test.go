@@ -2,6 +2,8 @@ package fn
 
 import (
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
 )
 
 func TestModelBillions(t *testing.T) {
@@ -53,6 +55,29 @@ func TestStartupBudget(t *testing.T) {
 			p := engineContainer0(t, mustRun(t, req(t, tc.xr, nil, nil)), engineKey("m")).StartupProbe
 			if p.FailureThreshold != tc.want {
 				t.Errorf("startup failureThreshold = %d, want %d", p.FailureThreshold, tc.want)
+			}
+		})
+	}
+}
+
+// TestProgressDeadline: the engine Deployment's progress deadline exceeds
+// the startup probe's whole budget by Kubernetes' default, 600 s, so a model
+// still downloading is not a failed rollout.
+func TestProgressDeadline(t *testing.T) {
+	cases := map[string]struct {
+		xr   map[string]any
+		want int32
+	}{
+		"Unknown size: 600 s budget":   {xr: minimalXR(), want: 1200},
+		"70B: 1700 s budget":           {xr: with("model.modelURL", "meta-llama/Llama-3.1-70B-Instruct"), want: 2300},
+		"405B: the 2 h cap":            {xr: with("model.modelURL", "meta-llama/Llama-3.1-405B-Instruct"), want: 7800},
+		"Overrides, initial delay too": {xr: with("probes.startup", map[string]any{"initialDelaySeconds": 60, "periodSeconds": 30, "failureThreshold": 100}), want: 3660},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := desired(t, mustRun(t, req(t, tc.xr, nil, nil)), engineKey("m"), &appsv1.Deployment{})
+			if got := d.Spec.ProgressDeadlineSeconds; got == nil || *got != tc.want {
+				t.Errorf("progressDeadlineSeconds = %v, want %d", got, tc.want)
 			}
 		})
 	}
