@@ -562,18 +562,45 @@ func testStack(t *testing.T, tc stackCase, applied map[string]bool) {
 		}
 	}
 
-	// 5. Render again with the objects read back from the API server.
-	observed := map[string]*unstructured.Unstructured{}
-	for _, k := range keys {
-		got, err := resourceFor(t, admin, objs[k]).Get(ctx, objs[k].GetName(), metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("cannot read back %s: %v", describe(objs[k]), err)
+	// 5. Render again with the objects read back from the API server, as
+	// Crossplane's next reconcile does. It adds the router's RoleBinding,
+	// which waits for its Role to be observed (the API server refuses a
+	// binding to a Role it cannot find from Crossplane); apply it, and render
+	// once more: nothing else may change.
+	readBack := func() map[string]*unstructured.Unstructured {
+		observed := map[string]*unstructured.Unstructured{}
+		for _, k := range keys {
+			got, err := resourceFor(t, admin, objs[k]).Get(ctx, objs[k].GetName(), metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("cannot read back %s: %v", describe(objs[k]), err)
+			}
+			observed[k] = got
 		}
-		observed[k] = got
+		if xr, err = xrResource(admin, xr).Get(ctx, xr.GetName(), metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return observed
 	}
-	if xr, err = xrResource(admin, xr).Get(ctx, xr.GetName(), metav1.GetOptions{}); err != nil {
-		t.Fatal(err)
+	rsp = render(t, xr.Object, input, readBack())
+	var added []string
+	for _, k := range desiredKeys(rsp) {
+		if objs[k] == nil {
+			added = append(added, k)
+		}
 	}
+	if !slices.Equal(added, []string{"router-rolebinding"}) {
+		t.Errorf("the second reconcile added %v to the composed resources, want [router-rolebinding]", added)
+	}
+	for _, k := range added {
+		objs[k] = composed(xr, k, rsp.GetDesired().GetResources()[k])
+		if _, err := apply(ctx, t, admin, objs[k], fm, false); err != nil {
+			t.Fatalf("server-side apply of %s (%s): %v", describe(objs[k]), k, err)
+		}
+		gvk := objs[k].GroupVersionKind()
+		applied[strings.TrimPrefix(gvk.GroupVersion().String()+"/"+gvk.Kind, "/")] = true
+		keys = append(keys, k)
+	}
+	observed := readBack()
 	rsp = render(t, xr.Object, input, observed)
 	if got := desiredKeys(rsp); !slices.Equal(sorted(got), sorted(keys)) {
 		t.Errorf("observed state changed the composed resources: %v, was %v", got, keys)

@@ -75,51 +75,67 @@ func TestCrossplaneRBAC(t *testing.T) {
 	for _, f := range []string{"example/xr.yaml", "example/stacks/session.yaml", "example/stacks/multi-model.yaml", "test/render/testdata/full.yaml"} {
 		xr := &unstructured.Unstructured{Object: readYAML(t, "../"+f)}
 		xr.SetNamespace(ns)
-		rsp := render(t, xr.Object, compositionInput(t, "../composition/composition.yaml"), nil)
-		// Crossplane fetches the resources the function requires (the
-		// stack's pods) with its own ServiceAccount.
-		for name, sel := range rsp.GetRequirements().GetResources() {
-			gv, err := schema.ParseGroupVersion(sel.GetApiVersion())
-			if err != nil {
-				t.Fatal(err)
+		input := compositionInput(t, "../composition/composition.yaml")
+		// Two reconciles, as Crossplane runs them: the second composes what
+		// waits for an object of the first to be observed (the router's
+		// RoleBinding waits for its Role).
+		appliedObjs := map[string]*unstructured.Unstructured{}
+		for pass := range 2 {
+			var observed map[string]*unstructured.Unstructured
+			if pass > 0 {
+				observed = appliedObjs
 			}
-			m, err := mapper.RESTMapping(gv.WithKind(sel.GetKind()).GroupKind(), gv.Version)
-			if err != nil {
-				t.Fatal(err)
+			rsp := render(t, xr.Object, input, observed)
+			// Crossplane fetches the resources the function requires (the
+			// stack's pods) with its own ServiceAccount.
+			for name, sel := range rsp.GetRequirements().GetResources() {
+				gv, err := schema.ParseGroupVersion(sel.GetApiVersion())
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := mapper.RESTMapping(gv.WithKind(sel.GetKind()).GroupKind(), gv.Version)
+				if err != nil {
+					t.Fatal(err)
+				}
+				verb, object := "list", ""
+				if byName, ok := sel.GetMatch().(*fnv1.ResourceSelector_MatchName); ok {
+					verb, object = "get", byName.MatchName
+				}
+				if !allowed(ctx, t, saAuthz, sel.GetNamespace(), m.Resource.Group, m.Resource.Resource, verb, object) {
+					t.Errorf("Crossplane's ServiceAccount may not %s the %s the function requires as %q", verb, m.Resource.Resource, name)
+				}
 			}
-			verb := "list"
-			if _, byName := sel.GetMatch().(*fnv1.ResourceSelector_MatchName); byName {
-				verb = "get"
-			}
-			if !allowed(ctx, t, saAuthz, sel.GetNamespace(), m.Resource.Group, m.Resource.Resource, verb) {
-				t.Errorf("Crossplane's ServiceAccount may not %s the %s the function requires as %q", verb, m.Resource.Resource, name)
-			}
-		}
-		for _, k := range desiredKeys(rsp) {
-			o := composed(xr, k, rsp.GetDesired().GetResources()[k])
-			gvk := o.GroupVersionKind()
-			kinds[strings.TrimPrefix(gvk.GroupVersion().String()+"/"+gvk.Kind, "/")] = true
-			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-			if err != nil {
-				t.Fatalf("no API resource for %s: %v", gvk, err)
-			}
-			resources[m.Resource.GroupResource()] = true
-			if _, err := apply(ctx, t, sa, o, composedFieldOwner(xr), false); err != nil {
-				t.Errorf("%s: Crossplane's ServiceAccount cannot apply %s: %v", f, describe(o), err)
-				continue
-			}
-			ri := resourceFor(t, sa, o)
-			if _, err := ri.Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
-				t.Errorf("cannot get %s: %v", describe(o), err)
-			}
-			if _, err := ri.List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-				t.Errorf("cannot list %ss: %v", o.GetKind(), err)
-			}
-			w, err := ri.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + o.GetName()})
-			if err != nil {
-				t.Errorf("cannot watch %ss: %v", o.GetKind(), err)
-			} else {
-				w.Stop()
+			for _, k := range desiredKeys(rsp) {
+				if appliedObjs[k] != nil {
+					continue
+				}
+				o := composed(xr, k, rsp.GetDesired().GetResources()[k])
+				gvk := o.GroupVersionKind()
+				kinds[strings.TrimPrefix(gvk.GroupVersion().String()+"/"+gvk.Kind, "/")] = true
+				m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+				if err != nil {
+					t.Fatalf("no API resource for %s: %v", gvk, err)
+				}
+				resources[m.Resource.GroupResource()] = true
+				got, err := apply(ctx, t, sa, o, composedFieldOwner(xr), false)
+				if err != nil {
+					t.Errorf("%s: Crossplane's ServiceAccount cannot apply %s: %v", f, describe(o), err)
+					continue
+				}
+				appliedObjs[k] = got
+				ri := resourceFor(t, sa, o)
+				if _, err := ri.Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
+					t.Errorf("cannot get %s: %v", describe(o), err)
+				}
+				if _, err := ri.List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+					t.Errorf("cannot list %ss: %v", o.GetKind(), err)
+				}
+				w, err := ri.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + o.GetName()})
+				if err != nil {
+					t.Errorf("cannot watch %ss: %v", o.GetKind(), err)
+				} else {
+					w.Stop()
+				}
 			}
 		}
 	}
@@ -131,7 +147,7 @@ func TestCrossplaneRBAC(t *testing.T) {
 	// Crossplane updates composed resources and deletes them with their XR.
 	for gr := range resources {
 		for _, verb := range []string{"update", "patch", "delete"} {
-			if !allowed(ctx, t, saAuthz, ns, gr.Group, gr.Resource, verb) {
+			if !allowed(ctx, t, saAuthz, ns, gr.Group, gr.Resource, verb, "") {
 				t.Errorf("Crossplane's ServiceAccount may not %s %s", verb, gr)
 			}
 		}
@@ -201,11 +217,13 @@ func serviceAccountToken(ctx context.Context, t *testing.T, ns, name, clusterRol
 	return tr.Status.Token
 }
 
-func allowed(ctx context.Context, t *testing.T, k authzv1client.AuthorizationV1Interface, ns, group, resource, verb string) bool {
+// allowed asks whether the caller may verb the resource; name "" is any
+// object of it.
+func allowed(ctx context.Context, t *testing.T, k authzv1client.AuthorizationV1Interface, ns, group, resource, verb, name string) bool {
 	t.Helper()
 	r, err := k.SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{
 		Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
-			Namespace: ns, Group: group, Resource: resource, Verb: verb,
+			Namespace: ns, Group: group, Resource: resource, Verb: verb, Name: name,
 		}},
 	}, metav1.CreateOptions{})
 	if err != nil {

@@ -64,7 +64,10 @@ func benchRequest(tb testing.TB, c benchCase) *fnv1.RunFunctionRequest {
 			tb.Fatal(err)
 		}
 		if c.observed {
-			if r, err = stacks.Observed(r, benchRun(tb, proto.Clone(r).(*fnv1.RunFunctionRequest))); err != nil {
+			run := func(r *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+				return benchRun(tb, proto.Clone(r).(*fnv1.RunFunctionRequest)), nil
+			}
+			if r, _, err = stacks.Serving(r, run); err != nil {
 				tb.Fatal(err)
 			}
 		}

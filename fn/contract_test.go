@@ -67,7 +67,7 @@ func contractRender(t *testing.T, u upstream, path, vllm, router string) bool {
 	t.Helper()
 	xr := loadXR(t, path, "")
 	pinVersions(xr, vllm, router)
-	rsp := run(t, req(t, xr, nil, nil))
+	rsp := reconciled(t, xr, nil)
 	if msg, ok := fatalResult(rsp); ok {
 		if !namesVersion(msg, vllm) && !namesVersion(msg, routerTag(router)) {
 			t.Errorf("vLLM %s, router %s: refused without naming the release it refuses: %s", vllm, router, msg)

@@ -108,7 +108,7 @@ func TestInputDefaults(t *testing.T) {
 // TestMultiModelRendersEachModel: the multi-model example renders one engine
 // per model with merged settings, behind one router.
 func TestMultiModelRendersEachModel(t *testing.T) {
-	rsp := mustRun(t, req(t, loadXR(t, "../example/stacks/multi-model.yaml", ""), nil, nil))
+	rsp := reconciled(t, loadXR(t, "../example/stacks/multi-model.yaml", ""), nil)
 	llama := desired(t, rsp, "engine-llama3", &appsv1.Deployment{})
 	mistral := desired(t, rsp, "engine-mistral-7b", &appsv1.Deployment{})
 	if *llama.Spec.Replicas != 2 || *mistral.Spec.Replicas != 1 {

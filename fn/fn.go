@@ -60,14 +60,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	in := &v1beta1.Input{}
 	if req.GetInput() != nil {
 		if err := request.GetInput(req, in); err != nil {
-			response.Fatal(rsp, fmt.Errorf("cannot decode the function's Input in the Composition: %w", err))
-			return rsp, nil
+			return refuse(rsp, fmt.Errorf("cannot decode the function's Input in the Composition: %w", err))
 		}
 	}
 	if in.TTL != nil {
 		if in.TTL.Duration <= 0 {
-			response.Fatal(rsp, fmt.Errorf("the function's Input ttl %q is invalid: must be a positive duration such as 30s", in.TTL.Duration))
-			return rsp, nil
+			return refuse(rsp, fmt.Errorf("the function's Input ttl %q is invalid: must be a positive duration such as 30s", in.TTL.Duration))
 		}
 		rsp.Meta.Ttl = durationpb.New(in.TTL.Duration)
 	}
@@ -77,29 +75,32 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 	id, err := identify(oxr.Resource)
 	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
+		return refuse(rsp, err)
 	}
 	spec, err := decodeSpec(oxr.Resource)
 	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
+		return refuse(rsp, err)
 	}
 	s := newStack(id, spec, in)
 	found := validate(id, spec, s)
 	if len(found.errs) > 0 {
 		log.Info("Invalid ProductionStack", "errors", found.errs)
-		response.Fatal(rsp, errors.New("invalid ProductionStack: "+strings.Join(found.errs, "; ")))
-		return rsp, nil
+		return refuse(rsp, errors.New("invalid ProductionStack: "+strings.Join(found.errs, "; ")))
 	}
 
 	observed := observedComposed(req)
+	_, s.routerRoleExists = observed[resource.Name(routerRoleKey)]
+	objs := compose(s)
+	optional := optionalKindsOf(objs)
+	if err := missingCRDs(req, optional); err != nil {
+		return refuse(rsp, err)
+	}
+
 	composed := map[string]*fnv1.Resource{}
-	for _, o := range compose(s) {
+	for _, o := range objs {
 		r, err := composedStruct(o.obj)
 		if err != nil {
-			response.Fatal(rsp, fmt.Errorf("cannot convert %s %q to a composed resource: %w", o.obj.GetObjectKind().GroupVersionKind().Kind, o.key, err))
-			return rsp, nil
+			return refuse(rsp, fmt.Errorf("cannot convert %s %q to a composed resource: %w", o.obj.GetObjectKind().GroupVersionKind().Kind, o.key, err))
 		}
 		composed[o.key] = &fnv1.Resource{Resource: r, Ready: readyProto(ready(observed[resource.Name(o.key)]))}
 	}
@@ -107,20 +108,18 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 	dxr, err := request.GetDesiredCompositeResource(req)
 	if err != nil {
-		response.Fatal(rsp, fmt.Errorf("cannot get the desired ProductionStack: %w", err))
-		return rsp, nil
+		return refuse(rsp, fmt.Errorf("cannot get the desired ProductionStack: %w", err))
 	}
 	// Ask for the stack's pods on every call; Crossplane sends them on the
 	// next call of this reconcile, and the status explains unready pods.
 	requirePods(rsp, s)
+	requireCRDs(rsp, optional)
 	st := observe(s, observed, requiredPods(req))
 	if err := writeStatus(dxr.Resource, st); err != nil {
-		response.Fatal(rsp, fmt.Errorf("cannot write the ProductionStack's status: %w", err))
-		return rsp, nil
+		return refuse(rsp, fmt.Errorf("cannot write the ProductionStack's status: %w", err))
 	}
 	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		response.Fatal(rsp, fmt.Errorf("cannot set the desired ProductionStack: %w", err))
-		return rsp, nil
+		return refuse(rsp, fmt.Errorf("cannot set the desired ProductionStack: %w", err))
 	}
 	setConditions(rsp, st)
 	for _, w := range found.warnings {

@@ -63,9 +63,15 @@ func helmRouterArgs(middle ...string) []string {
 	return slices.Concat(helmRouterHead, middle, helmRouterTail)
 }
 
+// helmRun runs the function as a stack's second reconcile sees it, when
+// every object is composed, and fails on a Fatal result.
 func helmRun(t *testing.T, xr map[string]any) *fnv1.RunFunctionResponse {
 	t.Helper()
-	return mustRun(t, req(t, xr, nil, nil))
+	rsp := reconciled(t, xr, nil)
+	if msg, ok := fatalResult(rsp); ok {
+		t.Fatalf("unexpected Fatal result: %s", msg)
+	}
+	return rsp
 }
 
 func helmDeployment(t *testing.T, rsp *fnv1.RunFunctionResponse, key string) *appsv1.Deployment {
@@ -974,7 +980,9 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`extraObjects`": func(t *testing.T) {
 			extra := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "extra", "namespace": "llm"}, "data": map[string]any{"k": "v"}}
+			// As a second reconcile sees it, with the first's objects observed.
 			r := req(t, minimalXR(), nil, nil)
+			r.Observed = reconciledRequest(t, minimalXR(), nil).GetObserved()
 			r.Desired = &fnv1.State{Resources: map[string]*fnv1.Resource{"extra": {Resource: toStruct(t, extra)}}}
 			rsp := mustRun(t, r)
 			helmEqual(t, "objects", append([]string{"engine-m", "engine-m-service", "engine-m-storage", "extra"}, helmStackKeys[3:]...), helmKeys(rsp))

@@ -95,6 +95,32 @@ func run(t *testing.T, r *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	return rsp
 }
 
+// reconciled runs the function as a second reconcile of a stack sees it:
+// with what the first composed observed (the router's RoleBinding, for one,
+// is composed once its Role is observed). A Fatal result of the first run is
+// returned as is.
+func reconciled(t *testing.T, xr, input map[string]any) *fnv1.RunFunctionResponse {
+	t.Helper()
+	return run(t, reconciledRequest(t, xr, input))
+}
+
+// reconciledRequest is the request of a stack's second reconcile; the first
+// request when the first run is Fatal.
+func reconciledRequest(t *testing.T, xr, input map[string]any) *fnv1.RunFunctionRequest {
+	t.Helper()
+	first := run(t, req(t, xr, input, nil))
+	for _, res := range first.GetResults() {
+		if res.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return req(t, xr, input, nil)
+		}
+	}
+	observed := map[string]map[string]any{}
+	for k, r := range first.GetDesired().GetResources() {
+		observed[k] = r.GetResource().AsMap()
+	}
+	return req(t, xr, input, observed)
+}
+
 // mustRun runs the function and fails the test on any Fatal result.
 func mustRun(t *testing.T, r *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()

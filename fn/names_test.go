@@ -101,7 +101,7 @@ func TestModelLabelKeepsUsersValue(t *testing.T) {
 // TestObjectNames: names follow the Helm chart so Service DNS names survive a
 // move from Helm; composition resource names are stable.
 func TestObjectNames(t *testing.T) {
-	rsp := mustRun(t, req(t, with("model.chatTemplate", "t"), nil, nil))
+	rsp := reconciled(t, with("model.chatTemplate", "t"), nil)
 	want := map[string]string{
 		"engine-m":               "s-m-deployment-vllm",
 		"engine-m-service":       "s-m-engine-service",

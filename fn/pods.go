@@ -34,14 +34,20 @@ const (
 // labels of SPEC §2, in the stack's namespace. The requirements are the same
 // on every call, so Crossplane's requirement loop settles after one round.
 func requirePods(rsp *fnv1.RunFunctionResponse, s *stack) {
+	require(rsp, enginePodsRequirement, podSelector(s, componentEngine))
+	require(rsp, routerPodsRequirement, podSelector(s, componentRouter))
+}
+
+// require asks Crossplane for the resources a selector matches, sent on the
+// next call as required resource name.
+func require(rsp *fnv1.RunFunctionResponse, name string, sel *fnv1.ResourceSelector) {
 	if rsp.Requirements == nil {
 		rsp.Requirements = &fnv1.Requirements{}
 	}
 	if rsp.Requirements.Resources == nil {
 		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
 	}
-	rsp.Requirements.Resources[enginePodsRequirement] = podSelector(s, componentEngine)
-	rsp.Requirements.Resources[routerPodsRequirement] = podSelector(s, componentRouter)
+	rsp.Requirements.Resources[name] = sel
 }
 
 func podSelector(s *stack, component string) *fnv1.ResourceSelector {

@@ -98,7 +98,7 @@ func TestRouterDeployment(t *testing.T) {
 // TestRouterRBAC: the router may read and label pods of its own namespace,
 // through its own ServiceAccount.
 func TestRouterRBAC(t *testing.T) {
-	rsp := mustRun(t, req(t, minimalXR(), nil, nil))
+	rsp := reconciled(t, minimalXR(), nil)
 	sa := desired(t, rsp, "router-serviceaccount", &corev1.ServiceAccount{})
 	role := desired(t, rsp, "router-role", &rbacv1.Role{})
 	rb := desired(t, rsp, "router-rolebinding", &rbacv1.RoleBinding{})
@@ -194,5 +194,24 @@ func TestRouterPod(t *testing.T) {
 	svc := desired(t, rsp, routerServiceKey, &corev1.Service{})
 	if svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].NodePort != 30080 {
 		t.Errorf("router Service type %s, nodePort %d; want NodePort 30080", svc.Spec.Type, svc.Spec.Ports[0].NodePort)
+	}
+}
+
+// TestRoleBindingAfterRole: the API server refuses a RoleBinding to a Role
+// it cannot find from a creator that may not bind any Role (Crossplane), and
+// Crossplane applies composed objects in no set order: the binding is
+// composed once a reconcile observes the Role.
+func TestRoleBindingAfterRole(t *testing.T) {
+	first := mustRun(t, req(t, minimalXR(), nil, nil))
+	if _, ok := first.GetDesired().GetResources()[routerRoleBindingKey]; ok {
+		t.Errorf("the RoleBinding is composed before its Role was observed")
+	}
+	if _, ok := first.GetDesired().GetResources()[routerRoleKey]; !ok {
+		t.Fatalf("the Role is not composed")
+	}
+	rb := desired(t, reconciled(t, minimalXR(), nil), routerRoleBindingKey, &rbacv1.RoleBinding{})
+	want := rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "s-reader"}
+	if rb.RoleRef != want || len(rb.Subjects) != 1 || rb.Subjects[0].Name != "s-router-service-account" {
+		t.Errorf("RoleBinding %s: roleRef %v, subjects %v", rb.Name, rb.RoleRef, rb.Subjects)
 	}
 }

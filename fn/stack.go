@@ -17,6 +17,10 @@ type stack struct {
 	engines   []engine
 	router    router
 
+	// routerRoleExists: Crossplane observed the router's Role, so its
+	// RoleBinding may be composed.
+	routerRoleExists bool
+
 	serviceMonitor *v1alpha1.ServiceMonitor
 	networkPolicy  *v1alpha1.NetworkPolicy
 	cacheServer    *v1alpha1.LMCacheServer
@@ -89,8 +93,16 @@ func compose(s *stack) []object {
 	}
 	objs = append(objs,
 		object{routerServiceAccountKey, routerServiceAccount(s)},
-		object{routerRoleKey, routerRole(s)},
-		object{routerRoleBindingKey, routerRoleBinding(s)},
+		object{routerRoleKey, routerRole(s)})
+	if s.routerRoleExists {
+		// The API server refuses a RoleBinding to a Role it cannot find
+		// unless its creator may bind any Role, which Crossplane may not
+		// (RBAC escalation prevention): Crossplane applies the composed
+		// objects in no set order, so the binding waits for a reconcile
+		// that observes the Role.
+		objs = append(objs, object{routerRoleBindingKey, routerRoleBinding(s)})
+	}
+	objs = append(objs,
 		object{routerKey, routerDeployment(s)},
 		object{routerServiceKey, routerService(s)})
 	if wantsPDB(s.router.pdb) {

@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
 
@@ -371,8 +374,24 @@ func TestFatalLeavesDesiredUntouched(t *testing.T) {
 	if len(rsp.GetDesired().GetResources()) != 1 || rsp.GetDesired().GetResources()["engine-m"].GetResource().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue() != "kept" {
 		t.Errorf("desired state changed on a Fatal result: %v", rsp.GetDesired())
 	}
-	if len(rsp.GetResults()) != 1 || rsp.GetResults()[0].GetSeverity() != fnv1.Severity_SEVERITY_FATAL {
-		t.Errorf("want exactly one Fatal result, got %v", rsp.GetResults())
+	// The message reaches the claim too: a warning event before the Fatal
+	// (Crossplane reads results up to the first Fatal), and the stack's
+	// conditions False, which Crossplane applies on a Fatal.
+	const msg = "invalid ProductionStack: spec.replicas -1 is invalid: must be 0 or more"
+	want := []*fnv1.Result{
+		{Severity: fnv1.Severity_SEVERITY_WARNING, Message: msg, Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
+		{Severity: fnv1.Severity_SEVERITY_FATAL, Message: msg, Target: fnv1.Target_TARGET_COMPOSITE.Enum()},
+	}
+	if diff := cmp.Diff(want, rsp.GetResults(), protocmp.Transform()); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	var conds []*fnv1.Condition
+	for _, typ := range []string{"EnginesReady", "RouterReady", "StorageReady"} {
+		conds = append(conds, &fnv1.Condition{Type: typ, Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: "Refused",
+			Message: ptrTo("The function refused the stack, so nothing was applied and what runs is unchanged: " + msg), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()})
+	}
+	if diff := cmp.Diff(conds, rsp.GetConditions(), protocmp.Transform()); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
 	}
 }
 

@@ -100,10 +100,10 @@ func run() error {
 	}
 	idleRSS = procStatus(srv.Process.Pid, "VmRSS")
 	if *observed {
-		if req, err = stacks.Observed(req, rsp); err != nil {
-			return err
+		run := func(r *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+			return client.RunFunction(context.Background(), r)
 		}
-		if rsp, err = client.RunFunction(context.Background(), req); err != nil {
+		if req, rsp, err = stacks.Serving(req, run); err != nil {
 			return err
 		}
 	}

@@ -146,6 +146,32 @@ func Request(xr, input map[string]any) (*fnv1.RunFunctionRequest, error) {
 	return r, nil
 }
 
+// Serving returns req as Crossplane sends it once the stack serves: it runs
+// the function (run) and feeds what it composed back as observed until the
+// composed objects stop changing, as reconciles do (the router's RoleBinding
+// is composed once its Role is observed). Its response is that of the last
+// request returned.
+func Serving(req *fnv1.RunFunctionRequest, run func(*fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error)) (*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse, error) {
+	obs := req
+	rsp, err := run(obs)
+	for range 3 {
+		if err != nil {
+			return nil, nil, err
+		}
+		if obs, err = Observed(req, rsp); err != nil {
+			return nil, nil, err
+		}
+		before := len(rsp.GetDesired().GetResources())
+		if rsp, err = run(obs); err == nil && len(rsp.GetDesired().GetResources()) == before {
+			return obs, rsp, nil
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, nil, fmt.Errorf("the composed objects did not settle after 3 reconciles")
+}
+
 // Observed returns req as Crossplane sends it once the stack serves: every
 // object of rsp (the function's response to req) exists and is ready as the
 // API server returns it, the XR carries the status the function wrote and

@@ -40,8 +40,10 @@ var stacks = []stack{
 		external: []string{"PersistentVolumeClaim/shared-models"}},
 	{name: "production", xr: "example/stacks/production.yaml", composition: composition, xrd: xrd},
 	// Every optional kind: HPA, KEDA, PDB, Ingress, HTTPRoute, NetworkPolicy,
-	// ServiceMonitor, LMCache server, LoRA sidecar.
-	{name: "full", xr: "test/render/testdata/full.yaml", composition: composition, xrd: xrd},
+	// ServiceMonitor, LMCache server, LoRA sidecar; the CRDs of KEDA, the
+	// Gateway API and the Prometheus Operator as a cluster would have them.
+	{name: "full", xr: "test/render/testdata/full.yaml", composition: composition, xrd: xrd,
+		args: []string{"--required-resources=example/required/crds.yaml"}},
 	// Renders, with two Warning results.
 	{name: "warnings", xr: "test/render/testdata/warnings.yaml", composition: composition, xrd: xrd},
 	// The seed with observed composed resources and the pods the function asks

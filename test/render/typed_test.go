@@ -845,10 +845,11 @@ func (r *recorder) run(rendered []byte, s stack) (errs []string) {
 	return r.errs
 }
 
-// TestTypedChecks breaks the seed's golden output in one place at a time and
+// TestTypedChecks breaks the golden output of the serving seed stack (every
+// object composed, the RoleBinding included) in one place at a time and
 // expects the checks of TestTypedObjects to say so.
 func TestTypedChecks(t *testing.T) {
-	b, err := os.ReadFile(goldenPath("seed"))
+	b, err := os.ReadFile(goldenPath("observed-ready"))
 	if err != nil {
 		t.Fatal(err)
 	}
