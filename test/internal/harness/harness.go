@@ -96,7 +96,7 @@ func lookup(t TB, env, makeTarget string, executable bool) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("%s (CI=true: required; run `make %s`)", why, makeTarget)
 	}
-	t.Skipf("%s: run `make %s` (with CI=true this fails instead)", why, makeTarget)
+	t.Skipf("%s: this test needs what `make %s` builds; `make test` builds it and runs every test (with CI=true a missing tool fails instead)", why, makeTarget)
 	return ""
 }
 
