@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests against a real control plane (`make e2e`).
 #
-#   1. builds kube-apiserver, kube-controller-manager (k8s.io/kubernetes
-#      v1.37.2) and etcd (v3.7.0) with tools/kube/build.sh into
+#   1. builds kube-apiserver, kube-controller-manager, kube-scheduler
+#      (k8s.io/kubernetes v1.37.2) and etcd (v3.7.0) with tools/kube/build.sh into
 #      .tools/kube/<version>/, or reuses that build (cold: 15-35 min on 2 cores);
 #   2. runs `go test` in e2e/ (its own Go module): the tests start the control
 #      plane on free 127.0.0.1 ports and stop it when they end, and install the
@@ -39,13 +39,19 @@ built=${SECONDS}
 E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/vllm-stack-e2e.XXXXXX")"
 
 leftovers() {
-	# Processes running a binary of the control plane.
+	# Processes running a binary of the control plane in this run's
+	# directory (each runs in its cluster's temporary directory): another
+	# suite's control plane running at the same time is not ours to end.
 	local pid exe
 	for exe in /proc/[0-9]*/exe; do
 		pid="${exe#/proc/}"
 		pid="${pid%/exe}"
 		case "$(readlink "${exe}" 2>/dev/null || true)" in
-		"${KUBE_BIN_DIR}"/*) echo "${pid}" ;;
+		"${KUBE_BIN_DIR}"/*)
+			case "$(readlink "/proc/${pid}/cwd" 2>/dev/null || true)" in
+			"${E2E_TMP}"/*) echo "${pid}" ;;
+			esac
+			;;
 		esac
 	done
 }

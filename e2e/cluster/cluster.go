@@ -1,6 +1,7 @@
 // Package cluster runs a throwaway Kubernetes control plane for tests: etcd,
-// kube-apiserver and kube-controller-manager (no scheduler, no nodes) on free
-// 127.0.0.1 ports, with generated certificates, static bearer tokens and RBAC.
+// kube-apiserver, kube-controller-manager and, optionally, kube-scheduler (no
+// nodes) on free 127.0.0.1 ports, with generated certificates, static bearer
+// tokens and RBAC.
 //
 // Every process runs in its own process group and gets SIGKILL if the test
 // binary dies (Pdeathsig); Stop ends them all, waits for them and removes the
@@ -38,14 +39,18 @@ const (
 	Etcd              = "etcd"
 	APIServer         = "kube-apiserver"
 	ControllerManager = "kube-controller-manager"
+	Scheduler         = "kube-scheduler" // only with Options.Scheduler
 )
 
 // Users of the static token file. Admin is in system:masters; so is the
 // controller manager, which runs every controller with its own credentials
-// (--use-service-account-credentials=false).
+// (--use-service-account-credentials=false). The scheduler is not: the
+// bootstrap RBAC policy binds its user to the ClusterRoles system:kube-scheduler
+// and system:volume-scheduler, as in a real cluster.
 const (
 	AdminUser             = "e2e-admin"
 	ControllerManagerUser = "system:kube-controller-manager"
+	SchedulerUser         = "system:kube-scheduler"
 )
 
 // ServiceAccountIssuer is the issuer (and audience) of service-account tokens.
@@ -53,8 +58,12 @@ const ServiceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
 
 // Options configure a control plane.
 type Options struct {
-	// BinDir holds etcd, kube-apiserver and kube-controller-manager.
+	// BinDir holds etcd, kube-apiserver and kube-controller-manager, and
+	// kube-scheduler with Scheduler.
 	BinDir string
+	// Scheduler also starts kube-scheduler, so that pods get a node (the
+	// cluster has none unless a test registers one, e.g. with e2e/kubelet).
+	Scheduler bool
 	// Logf reports progress; nil is silent.
 	Logf func(format string, args ...any)
 	// StartTimeout bounds the start of each process. Default 2 minutes.
@@ -80,9 +89,10 @@ type Cluster struct {
 	procs []*process
 }
 
-// Start starts etcd, kube-apiserver and kube-controller-manager and waits
-// until the API server is ready and the controllers run. A start that loses a
-// race for a free port is retried with new ports.
+// Start starts etcd, kube-apiserver, kube-controller-manager and, with
+// o.Scheduler, kube-scheduler, and waits until the API server is ready, the
+// controllers run and the scheduler is ready. A start that loses a race for a
+// free port is retried with new ports.
 func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
@@ -90,7 +100,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 2 * time.Minute
 	}
-	for _, b := range []string{Etcd, APIServer, ControllerManager} {
+	bins := []string{Etcd, APIServer, ControllerManager}
+	if o.Scheduler {
+		bins = append(bins, Scheduler)
+	}
+	for _, b := range bins {
 		if _, err := os.Stat(filepath.Join(o.BinDir, b)); err != nil {
 			return nil, fmt.Errorf("%s not found in %q (build the control plane with tools/kube/build.sh, or run hack/e2e.sh): %w", b, o.BinDir, err)
 		}
@@ -127,7 +141,11 @@ func start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	if c.pki, err = newPKI(dir); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(3)
+	n := 3
+	if o.Scheduler {
+		n++ // its secure port, which serves /readyz
+	}
+	ports, err := freePorts(n)
 	if err != nil {
 		return nil, err
 	}
@@ -161,11 +179,15 @@ func start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	o.Logf("etcd is healthy on %s", etcdURL)
 
 	// kube-apiserver
-	kcmToken := token()
-	tokens := filepath.Join(dir, "tokens.csv")
-	if err := os.WriteFile(tokens, fmt.Appendf(nil,
+	kcmToken, schedToken := token(), token()
+	users := fmt.Appendf(nil,
 		"%s,%s,%s,\"system:masters\"\n%s,%s,%s,\"system:masters\"\n",
-		c.adminToken, AdminUser, "e2e-admin-uid", kcmToken, ControllerManagerUser, "e2e-kcm-uid"), 0o600); err != nil {
+		c.adminToken, AdminUser, "e2e-admin-uid", kcmToken, ControllerManagerUser, "e2e-kcm-uid")
+	if o.Scheduler {
+		users = fmt.Appendf(users, "%s,%s,%s\n", schedToken, SchedulerUser, "e2e-scheduler-uid")
+	}
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, users, 0o600); err != nil {
 		return nil, err
 	}
 	api, err := c.run(APIServer,
@@ -239,7 +261,46 @@ func start(ctx context.Context, o Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	o.Logf("kube-controller-manager is running")
+
+	if o.Scheduler {
+		if err := c.startScheduler(ctx, hc, schedToken, ports[3]); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// startScheduler starts kube-scheduler and waits until its /readyz passes:
+// its informers have synced, so it schedules the pods created from then on.
+func (c *Cluster) startScheduler(ctx context.Context, hc *http.Client, tok string, port int) error {
+	kubeconfig := filepath.Join(c.dir, "kube-scheduler.kubeconfig")
+	if err := os.WriteFile(kubeconfig, c.kubeconfig(tok), 0o600); err != nil {
+		return err
+	}
+	sched, err := c.run(Scheduler,
+		"--kubeconfig="+kubeconfig,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+		// The API server's certificate, for 127.0.0.1 and signed by the CA
+		// hc trusts (by default the scheduler would make a self-signed one).
+		"--tls-cert-file="+c.pki.servingCert,
+		"--tls-private-key-file="+c.pki.servingKey,
+		// Without --authentication-kubeconfig and --authorization-kubeconfig
+		// it serves only /healthz, /readyz and /livez, to anyone: enough.
+		"--profiling=false",
+	)
+	if err != nil {
+		return err
+	}
+	url := fmt.Sprintf("https://127.0.0.1:%d/readyz", port)
+	if err := c.waitFor(ctx, sched, func(ctx context.Context) error {
+		return httpOK(ctx, hc, url, "")
+	}); err != nil {
+		return err
+	}
+	c.o.Logf("kube-scheduler is ready on 127.0.0.1:%d", port)
+	return nil
 }
 
 // Config returns a client config for the admin user (system:masters).
@@ -281,7 +342,7 @@ func (c *Cluster) Stop() error {
 	c.procs = nil
 	c.mu.Unlock()
 	var errs []error
-	for i := len(procs) - 1; i >= 0; i-- { // controller manager, API server, etcd
+	for i := len(procs) - 1; i >= 0; i-- { // scheduler, controller manager, API server, etcd
 		if err := procs[i].stop(10 * time.Second); err != nil {
 			errs = append(errs, err)
 		}

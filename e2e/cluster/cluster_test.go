@@ -8,6 +8,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // binDir is the control plane tools/kube/build.sh built.
@@ -95,5 +100,76 @@ func TestStartFailureCleansUp(t *testing.T) {
 				t.Errorf("left behind in the temporary directory: %v", entries)
 			}
 		})
+	}
+}
+
+// With Options.Scheduler, kube-scheduler runs as system:kube-scheduler with
+// the bootstrap RBAC: it reports a pod unschedulable (there is no node).
+// Stop ends it with the rest and frees its port.
+func TestScheduler(t *testing.T) {
+	ctx := t.Context()
+	c, err := Start(ctx, Options{BinDir: binDir(t), Scheduler: true, TempDir: t.TempDir(), Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids, ports := c.Pids(), c.Ports()
+	stopped := false
+	defer func() {
+		if !stopped {
+			c.Stop()
+		}
+	}()
+	if len(pids) != 4 || len(ports) != 4 {
+		t.Fatalf("pids %v, ports %v; want etcd, kube-apiserver, kube-controller-manager and kube-scheduler", pids, ports)
+	}
+	core, err := corev1client.NewForConfig(c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := core.ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	if _, err := core.Pods(metav1.NamespaceDefault).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var last []corev1.PodCondition
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := core.Pods(metav1.NamespaceDefault).Get(ctx, "p", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = p.Status.Conditions
+		for _, c := range last {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the scheduler did not report the pod unschedulable: %v (conditions %+v)", err, last)
+	}
+
+	stopped = true
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if !Gone(pid) {
+			t.Errorf("process %d still exists after Stop", pid)
+		}
+	}
+	for _, p := range ports {
+		if !PortFree(p) {
+			t.Errorf("port %d still in use after Stop", p)
+		}
 	}
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the pinned Kubernetes control plane for the e2e tests (e2e/):
 #
-#   kube-apiserver, kube-controller-manager   k8s.io/kubernetes v1.37.2
+#   kube-apiserver, kube-controller-manager,  k8s.io/kubernetes v1.37.2
+#   kube-scheduler
 #   etcd                                       go.etcd.io/etcd/server/v3 v3.7.0
 #
 # into .tools/kube/<KUBE_VERSION>/ at the repository root. The versions are
@@ -10,7 +11,9 @@
 # map its staging modules to their v0.37.2 tags). A fresh clone with an empty
 # module cache builds the same binaries. A cold build (empty module and build
 # caches) needs about 29 CPU-minutes: 15-20 minutes on an idle 2-core machine,
-# 35 when the machine is busy.
+# 35 when the machine is busy. kube-scheduler adds under a minute of that: all
+# but 6 of its 1453 packages are kube-apiserver's or kube-controller-manager's,
+# so it costs little more than its link.
 #
 # The build is reused while .tools/kube/<KUBE_VERSION>/stamp matches the hash
 # of this directory's inputs (go.mod, go.sum, *.go, this script); FORCE=1
@@ -37,7 +40,7 @@ OUT="${ROOT}/.tools/kube/${KUBE_VERSION}"
 stamp="$(cat go.mod go.sum build.sh $(find . -name '*.go' | LC_ALL=C sort) | sha256sum | cut -d' ' -f1)"
 
 if [[ "${FORCE:-0}" != 1 && -f "${OUT}/stamp" && "$(cat "${OUT}/stamp")" == "${stamp}" ]] &&
-	[[ -x "${OUT}/kube-apiserver" && -x "${OUT}/kube-controller-manager" && -x "${OUT}/etcd" ]]; then
+	[[ -x "${OUT}/kube-apiserver" && -x "${OUT}/kube-controller-manager" && -x "${OUT}/kube-scheduler" && -x "${OUT}/etcd" ]]; then
 	echo "reusing the control plane in ${OUT} (FORCE=1 rebuilds)" >&2
 	echo "${OUT}"
 	exit 0
@@ -59,11 +62,12 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 	ldflags+=" -X ${pkg}.buildDate=${build_date}"
 done
 
-echo "building kube-apiserver, kube-controller-manager ${KUBE_VERSION} and etcd ${ETCD_VERSION} into ${OUT} (cold: 15-35 min on 2 cores)" >&2
+echo "building kube-apiserver, kube-controller-manager, kube-scheduler ${KUBE_VERSION} and etcd ${ETCD_VERSION} into ${OUT} (cold: 15-35 min on 2 cores)" >&2
 start=${SECONDS}
 go build -trimpath -buildvcs=false -ldflags "${ldflags}" -o "${OUT}/" \
 	k8s.io/kubernetes/cmd/kube-apiserver \
-	k8s.io/kubernetes/cmd/kube-controller-manager
+	k8s.io/kubernetes/cmd/kube-controller-manager \
+	k8s.io/kubernetes/cmd/kube-scheduler
 go build -trimpath -buildvcs=false -ldflags "-s -w" -o "${OUT}/etcd" ./etcd
 echo "built in $((SECONDS - start))s" >&2
 
@@ -71,11 +75,14 @@ echo "built in $((SECONDS - start))s" >&2
 # captured whole: a reader that stops early would SIGPIPE the binary.)
 apiserver_version="$("${OUT}/kube-apiserver" --version)"
 kcm_version="$("${OUT}/kube-controller-manager" --version)"
+scheduler_version="$("${OUT}/kube-scheduler" --version)"
 etcd_version="$("${OUT}/etcd" --version)"
 [[ "${apiserver_version}" == "Kubernetes ${KUBE_VERSION}" ]] ||
 	{ echo "kube-apiserver --version: ${apiserver_version}" >&2; exit 1; }
 [[ "${kcm_version}" == "Kubernetes ${KUBE_VERSION}" ]] ||
 	{ echo "kube-controller-manager --version: ${kcm_version}" >&2; exit 1; }
+[[ "${scheduler_version}" == "Kubernetes ${KUBE_VERSION}" ]] ||
+	{ echo "kube-scheduler --version: ${scheduler_version}" >&2; exit 1; }
 [[ "${etcd_version}" == *"etcd Version: ${ETCD_VERSION#v}"* ]] ||
 	{ echo "etcd --version: ${etcd_version}" >&2; exit 1; }
 echo "${apiserver_version}; etcd ${ETCD_VERSION#v}" >&2
