@@ -4,11 +4,14 @@
 #   make build       go build -o _output/bin/function .
 #   make render      render example/ through the locally running function (crossplane render)
 #   make validate    render --include-full-xr, then `crossplane beta validate` against the XRD, offline
-#   make test        test-unit, test-render, test-xpkg (in that order)
+#   make test        test-unit, test-render, test-xpkg, e2e, e2e-crossplane (in that order)
 #   make test-unit   go vet ./... + go test of every package outside test/
 #   make test-render golden render tests through the real CLI and function (test/render);
 #                    UPDATE=1 rewrites example/golden/
 #   make test-xpkg   build the package, check it and run the function from its image (test/xpkg)
+#   make e2e         the API-server suite (hack/e2e.sh)
+#   make e2e-crossplane  the same control plane plus real Crossplane core and RBAC
+#                    manager installing the package (hack/e2e-crossplane.sh; root)
 #   make xpkg        static linux/amd64 binary -> runtime image tarball -> _output/function-vllm-stack.xpkg
 #   make generate    go generate (controller-gen is built first)
 #   make tools-v2 / render-v2   optional: newer CLI (crossplane/cli/v2) + core binary renderer
@@ -75,7 +78,7 @@ XPKG_FILE      := $(OUTPUT_DIR)/function-vllm-stack.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 build render render-v2 validate test test-unit test-render test-xpkg e2e bench xpkg generate clean clean-tools
+.PHONY: all tools tools-v2 build render render-v2 validate test test-unit test-render test-xpkg e2e e2e-crossplane bench xpkg generate clean clean-tools
 
 all: build
 
@@ -138,7 +141,7 @@ generate: $(CONTROLLER_GEN)
 GO_TEST_FLAGS ?=
 UPDATE        ?=
 
-test: test-unit test-render test-xpkg e2e
+test: test-unit test-render test-xpkg e2e e2e-crossplane
 
 test-unit:
 	$(GO) vet ./...
@@ -157,6 +160,14 @@ test-xpkg: xpkg
 # free 127.0.0.1 ports and stops them.
 e2e:
 	bash $(ROOT)/hack/e2e.sh
+
+# The same control plane plus kube-scheduler, a kubelet stand-in, and real
+# Crossplane core and RBAC manager (the core binary of tools/crossplane-core,
+# cold about 6 CPU-minutes) that install the package from an OCI registry on
+# 127.0.0.1 and call the function binary it carries. Runs as root in private
+# network and mount namespaces (unshare).
+e2e-crossplane: $(CROSSPLANE_CORE) xpkg
+	CROSSPLANE_CORE=$(CROSSPLANE_CORE) XPKG=$(XPKG_FILE) bash $(ROOT)/hack/e2e-crossplane.sh
 
 # Benchmarks: RunFunction against the protobuf floor, and a gRPC load test.
 # Not part of `test`: nothing fails on a time.

@@ -1,0 +1,290 @@
+//go:build e2e_crossplane
+
+package crossplane
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vllm-project/function-vllm-stack/e2e/cluster"
+	"github.com/vllm-project/function-vllm-stack/e2e/kubelet"
+	"github.com/vllm-project/function-vllm-stack/e2e/xp"
+)
+
+// FunctionName is the Function the Compositions reference.
+const FunctionName = "function-vllm-stack"
+
+// The environment every test shares, started by TestMain.
+var (
+	cp    *cluster.Cluster
+	node  *kubelet.Kubelet
+	reg   *xp.Registry
+	xpc   *xp.Crossplane
+	fn    *xp.Function
+	admin *xp.Kube
+	// pkgRef is the package's reference in the registry.
+	pkgRef string
+)
+
+func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "e2e-crossplane: %s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+}
+
+// env returns the value of a variable hack/e2e-crossplane.sh sets.
+func env(name string) (string, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return "", fmt.Errorf("%s is not set: run the suite with hack/e2e-crossplane.sh (make e2e-crossplane)", name)
+	}
+	return v, nil
+}
+
+func runMain(m *testing.M) (code int) {
+	if err := xp.CheckIsolated(); err != nil {
+		logf("%v", err)
+		return 1
+	}
+	vars := map[string]string{}
+	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG"} {
+		val, err := env(v)
+		if err != nil {
+			logf("%v", err)
+			return 1
+		}
+		vars[v] = val
+	}
+	tmp, err := os.MkdirTemp("", "xp-e2e-")
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var pids, ports []int
+	stop := func() error {
+		var errs []error
+		if xpc != nil {
+			pids, ports = append(pids, xpc.Pids()...), append(ports, xpc.Ports()...)
+			errs = append(errs, xpc.Stop())
+		}
+		if reg != nil {
+			ports = append(ports, reg.Port())
+			errs = append(errs, reg.Stop())
+		}
+		if node != nil {
+			node.Stop()
+		}
+		if cp != nil {
+			pids, ports = append(pids, cp.Pids()...), append(ports, cp.Ports()...)
+			errs = append(errs, cp.Stop())
+		}
+		errs = append(errs, os.RemoveAll(tmp))
+		return errors.Join(errs...)
+	}
+	// Stop on Ctrl-C or SIGTERM too. (If the test binary dies otherwise, its
+	// processes get SIGKILL through Pdeathsig.)
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigc
+		logf("%v: stopping everything", s)
+		cancel()
+		if err := stop(); err != nil {
+			logf("stopping: %v", err)
+		}
+		os.Exit(2)
+	}()
+	defer func() {
+		if code != 0 {
+			if xpc != nil {
+				xpc.WriteLogs(os.Stderr, 60)
+			}
+			if cp != nil {
+				cp.WriteLogs(os.Stderr, 20)
+			}
+		}
+		if err := stop(); err != nil {
+			logf("cannot stop everything: %v", err)
+			code = 1
+		}
+		if err := checkGone(pids, ports); err != nil {
+			logf("%v", err)
+			code = 1
+		} else {
+			logf("stopped: processes %v gone, ports %v free", pids, ports)
+		}
+	}()
+
+	if err := setup(ctx, tmp, vars); err != nil {
+		logf("setup: %v", err)
+		return 1
+	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	go watchProcesses(wctx)
+	code = m.Run()
+	stopWatch()
+	if code != 0 {
+		return code
+	}
+	return checkLogs()
+}
+
+// checkLogs fails the run if Crossplane or its RBAC manager was denied
+// anything by the API server during it: every permission they need must come
+// from the chart's RBAC, the RBAC manager's ClusterRoles and
+// composition/clusterrole.yaml.
+func checkLogs() int {
+	code := 0
+	for _, p := range []string{"crossplane", "crossplane-rbac-manager"} {
+		l, err := xpc.Log(p)
+		if err != nil {
+			logf("%v", err)
+			return 1
+		}
+		for _, line := range strings.Split(l, "\n") {
+			if strings.Contains(strings.ToLower(line), "forbidden") {
+				logf("FAIL: %s was denied: %s", p, line)
+				code = 1
+			}
+		}
+	}
+	return code
+}
+
+// watchProcesses reports a process of the environment that ends while the
+// tests run.
+func watchProcesses(ctx context.Context) {
+	seen := map[int]bool{}
+	for ctx.Err() == nil {
+		for _, pid := range append(cp.Pids(), xpc.Pids()...) {
+			if !seen[pid] && cluster.Gone(pid) {
+				seen[pid] = true
+				logf("process %d has ended", pid)
+			}
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func setup(ctx context.Context, tmp string, vars map[string]string) error {
+	start := time.Now()
+	var err error
+	cp, err = cluster.Start(ctx, cluster.Options{BinDir: vars["KUBE_BIN_DIR"], Scheduler: true, Logf: logf, TempDir: tmp})
+	if err != nil {
+		return fmt.Errorf("cannot start the control plane: %w", err)
+	}
+	logf("control plane started in %s", time.Since(start).Round(100*time.Millisecond))
+	if admin, err = xp.NewKube(cp.Config()); err != nil {
+		return err
+	}
+	if node, err = kubelet.Start(ctx, cp.Config(), kubelet.Options{TempDir: tmp, Logf: logf}); err != nil {
+		return fmt.Errorf("cannot start the kubelet stand-in: %w", err)
+	}
+
+	// The package, from a registry on 127.0.0.1.
+	if reg, err = xp.StartRegistry(logf); err != nil {
+		return err
+	}
+	digest := ""
+	if pkgRef, digest, err = pushPackage(ctx, vars["XPKG"]); err != nil {
+		return err
+	}
+	logf("pushed %s as %s (%s)", vars["XPKG"], pkgRef, digest)
+	// The function binary the package's runtime image carries.
+	fnBin := filepath.Join(tmp, "function")
+	if err := xp.ExtractFile(vars["XPKG"], "function", fnBin); err != nil {
+		return err
+	}
+
+	xpc, err = xp.Start(ctx, xp.Options{
+		Binary:  vars["CROSSPLANE_CORE"],
+		CRDs:    vars["CROSSPLANE_CRDS"],
+		Admin:   cp.Config(),
+		TempDir: tmp,
+		Logf:    logf,
+		Debug:   true, // its log tells what it was denied (checkLogs)
+		LogDir:  os.Getenv("E2E_LOG_DIR"),
+	})
+	if err != nil {
+		return fmt.Errorf("cannot start Crossplane: %w", err)
+	}
+	// What Crossplane may compose: README's "Install on a cluster".
+	if err := applyFile(ctx, "../../composition/clusterrole.yaml"); err != nil {
+		return err
+	}
+	if fn, err = xpc.InstallFunction(ctx, FunctionName, pkgRef, fnBin, "--debug"); err != nil {
+		return fmt.Errorf("cannot install the function: %w", err)
+	}
+	logf("set up in %s", time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+func pushPackage(ctx context.Context, path string) (string, string, error) {
+	ref, d, err := reg.Push(ctx, path, "function-vllm-stack", "v0.0.0-e2e")
+	return ref, d.String(), err
+}
+
+func applyFile(ctx context.Context, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return admin.ApplyYAML(ctx, b)
+}
+
+// checkGone verifies that no process the harness started still exists and
+// that every port it used is free again.
+func checkGone(pids, ports []int) error {
+	var errs []error
+	for _, pid := range pids {
+		if !cluster.Gone(pid) {
+			errs = append(errs, fmt.Errorf("process %d still exists after Stop", pid))
+		}
+	}
+	for _, p := range ports {
+		if !cluster.PortFree(p) {
+			errs = append(errs, fmt.Errorf("port %d still in use after Stop", p))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// metric sums the samples of a Prometheus counter whose labels include
+// every given label (text exposition format).
+func metric(text, name string, labels map[string]string) float64 {
+	var sum float64
+	s := bufio.NewScanner(strings.NewReader(text))
+	s.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+	for s.Scan() {
+		line := s.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		ok := true
+		for k, v := range labels {
+			if !strings.Contains(line, fmt.Sprintf("%s=%q", k, v)) {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# End-to-end tests through real Crossplane (`make e2e-crossplane`).
+#
+#   1. builds (or reuses) the control plane with tools/kube/build.sh, like
+#      hack/e2e.sh, including kube-scheduler; `make e2e-crossplane` has built
+#      .tools/bin/crossplane-core (Crossplane core v2.3.4, tools/crossplane-core)
+#      and _output/function-vllm-stack.xpkg (`make xpkg`) before;
+#   2. compiles the tests of e2e/crossplane (build tag e2e_crossplane) into a
+#      test binary, here, where the Go module proxy is reachable;
+#   3. runs that binary as root under `unshare --net --mount --fork`: in a
+#      private network namespace whose only interface is lo (brought up with
+#      `ip link set lo up`; Crossplane's metrics and health servers and the
+#      RBAC manager's metrics server bind every interface, which must not
+#      happen on this machine's network) and a private mount namespace (the
+#      tests bind-mount their own /etc/hosts and /etc/resolv.conf there). The
+#      tests start etcd, kube-apiserver, kube-controller-manager,
+#      kube-scheduler, a kubelet stand-in, an OCI registry, Crossplane core,
+#      its RBAC manager and the function, all on 127.0.0.1, and stop them;
+#   4. fails if any of those processes is left running (and ends it): any
+#      process still in the tests' network namespace, so only this run's.
+#
+# Environment:
+#   E2E_TEST_FLAGS        extra test binary flags, word-split (e.g. "-test.run TestSeedStack")
+#   E2E_TIMEOUT           test timeout (default 20m)
+#   KUBE_BIN_DIR          use this control plane instead of building tools/kube
+#   E2E_LOG_DIR           a directory that receives the logs of Crossplane, its RBAC manager and the function
+#   CROSSPLANE_CORE       the crossplane binary (default .tools/bin/crossplane-core)
+#   XPKG                  the package (default _output/function-vllm-stack.xpkg)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${ROOT}"
+
+export GOWORK=off
+start=${SECONDS}
+
+if [[ "$(id -u)" != 0 ]]; then
+	echo "e2e-crossplane: must run as root (unshare --net --mount)" >&2
+	exit 1
+fi
+for tool in unshare ip; do
+	command -v "${tool}" >/dev/null || { echo "e2e-crossplane: ${tool} not found (util-linux, iproute2)" >&2; exit 1; }
+done
+
+CROSSPLANE_CORE="${CROSSPLANE_CORE:-${ROOT}/.tools/bin/crossplane-core}"
+XPKG="${XPKG:-${ROOT}/_output/function-vllm-stack.xpkg}"
+for f in "${CROSSPLANE_CORE}" "${XPKG}"; do
+	[[ -f "${f}" ]] || { echo "e2e-crossplane: ${f} is missing: run make e2e-crossplane" >&2; exit 1; }
+done
+
+# 1. The control plane (with kube-scheduler), unless KUBE_BIN_DIR names one.
+KUBE_BIN_DIR="${KUBE_BIN_DIR:-$(bash tools/kube/build.sh | tail -n1)}"
+# Crossplane's core CRDs (the image has them at /crds), from the module
+# version tools/crossplane-core pins.
+CROSSPLANE_CRDS="$(cd tools/crossplane-core &&
+	go mod download github.com/crossplane/crossplane/v2 &&
+	go list -mod=readonly -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2)/cluster/crds"
+[[ -f "${CROSSPLANE_CRDS}/apiextensions.crossplane.io_compositions.yaml" ]] ||
+	{ echo "e2e-crossplane: no Crossplane CRDs in ${CROSSPLANE_CRDS}" >&2; exit 1; }
+export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG
+built=${SECONDS}
+
+E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/vllm-stack-e2e-crossplane.XXXXXX")"
+
+leftovers() {
+	# Processes in the private network namespace of the tests (whose id the
+	# namespace's first process wrote to ${E2E_TMP}/netns): only what this run
+	# started, whatever else runs on the machine.
+	local netns pid ns
+	netns="$(cat "${E2E_TMP}/netns" 2>/dev/null || true)"
+	[[ -n "${netns}" ]] || return 0
+	for ns in /proc/[0-9]*/ns/net; do
+		pid="${ns#/proc/}"
+		pid="${pid%/ns/net}"
+		[[ "$(readlink "${ns}" 2>/dev/null || true)" == "${netns}" ]] && echo "${pid}"
+	done
+	return 0
+}
+
+cleanup() {
+	local rc=$? pids
+	pids="$(leftovers)"
+	if [[ -n "${pids}" ]]; then
+		echo "e2e-crossplane: FAIL: processes left running: $(echo ${pids}); killing them" >&2
+		# shellcheck disable=SC2086 # one pid per word
+		kill -KILL ${pids} 2>/dev/null || true
+		rc=1
+	fi
+	rm -rf "${E2E_TMP}"
+	echo "e2e-crossplane: build ${compiled:-${SECONDS}}s, tests $((SECONDS - ${compiled:-${SECONDS}}))s, total ${SECONDS}s (control plane $((built - start))s of the build)" >&2
+	exit "${rc}"
+}
+trap cleanup EXIT
+
+# 2. The test binary, compiled outside the private network namespace.
+(
+	cd e2e
+	export GOFLAGS="$(go env GOFLAGS) -mod=readonly"
+	go vet -tags e2e_crossplane ./xp/ ./crossplane/
+	go test -c -tags e2e_crossplane -o "${E2E_TMP}/crossplane.test" ./crossplane/
+)
+compiled=${SECONDS}
+
+# 3. The tests, in private network and mount namespaces. The test binary
+# refuses to start Crossplane unless its namespaces differ from these.
+E2E_OUTER_NETNS="$(readlink /proc/self/ns/net)"
+E2E_OUTER_MNTNS="$(readlink /proc/self/ns/mnt)"
+export E2E_OUTER_NETNS E2E_OUTER_MNTNS
+cd e2e/crossplane
+# shellcheck disable=SC2086 # E2E_TEST_FLAGS is word-split on purpose
+TMPDIR="${E2E_TMP}" unshare --net --mount --propagation private --kill-child -- \
+	bash -c 'readlink /proc/self/ns/net >"${TMPDIR}/netns" && ip link set lo up && exec "$@"' bash \
+	"${E2E_TMP}/crossplane.test" -test.v -test.count=1 -test.timeout "${E2E_TIMEOUT:-20m}" ${E2E_TEST_FLAGS:-}
