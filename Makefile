@@ -4,14 +4,20 @@
 #   make build       go build -o _output/bin/function .
 #   make render      render example/ through the locally running function (crossplane render)
 #   make validate    render --include-full-xr, then `crossplane beta validate` against the XRD, offline
-#   make test        test-unit, test-render, test-xpkg, e2e, e2e-crossplane (in that order)
+#   make test        test-unit, test-fuzz, test-render, test-xpkg, e2e, e2e-crossplane (in that order)
 #   make test-unit   go vet ./... + go test of every package outside test/
+#   make test-fuzz   go test of test/fuzz (the fuzz targets' seed corpora and the secrets test), then
+#                    every fuzz target fuzzed for a bounded time, about a minute in all (hack/fuzz.sh)
+#   make fuzz        every fuzz target fuzzed longer (FUZZ_LONG, FUZZ_LONG_E2E), building on the corpus
+#                    in _output/fuzz/cache; a failing input lands in testdata/fuzz/ of its package
 #   make test-render golden render tests through the real CLI and function (test/render);
 #                    UPDATE=1 rewrites example/golden/
 #   make test-xpkg   build the package, check it and run the function from its image (test/xpkg)
 #   make e2e         the API-server suite (hack/e2e.sh)
 #   make e2e-crossplane  the same control plane plus real Crossplane core and RBAC
 #                    manager installing the package (hack/e2e-crossplane.sh; root)
+#   make bench-crossplane  scale benchmark through real Crossplane: BENCH_STACKS
+#                    (default 1,10,50) seed stacks at once; report in BENCH_OUT (root)
 #   make xpkg        static linux/amd64 binary -> runtime image tarball -> _output/function-vllm-stack.xpkg
 #   make generate    go generate (controller-gen is built first)
 #   make tools-v2 / render-v2   optional: newer CLI (crossplane/cli/v2) + core binary renderer
@@ -78,7 +84,7 @@ XPKG_FILE      := $(OUTPUT_DIR)/function-vllm-stack.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 build render render-v2 validate test test-unit test-render test-xpkg e2e e2e-crossplane bench xpkg generate clean clean-tools
+.PHONY: all tools tools-v2 build render render-v2 validate test test-unit test-fuzz test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg generate clean clean-tools
 
 all: build
 
@@ -141,11 +147,32 @@ generate: $(CONTROLLER_GEN)
 GO_TEST_FLAGS ?=
 UPDATE        ?=
 
-test: test-unit test-render test-xpkg e2e e2e-crossplane
+test: test-unit test-fuzz test-render test-xpkg e2e e2e-crossplane
 
 test-unit:
 	$(GO) vet ./...
 	$(GO) test $(GO_TEST_FLAGS) $$($(GO) list ./... | grep -v '^github.com/vllm-project/function-vllm-stack/test/')
+
+# Fuzzing (hack/fuzz.sh): one target at a time, since go test fuzzes one per
+# run; FUZZTIME for each target of fn, FUZZTIME_E2E for each of test/fuzz
+# (RunFunction end to end). The bounded run of `make test` takes about a
+# minute on 2 cores; `make fuzz` runs longer. A failing input is written to
+# testdata/fuzz/<Target>/ of its package, where go test runs it from then on:
+# commit it with the fix. `make test` starts from the seeds and testdata/fuzz
+# alone (a fresh corpus), so it takes the same time every run; `make fuzz`
+# keeps the corpus the fuzzer grows in _output/fuzz/cache and builds on it.
+FUZZTIME      ?= 4s
+FUZZTIME_E2E  ?= 12s
+FUZZ_LONG     ?= 2m
+FUZZ_LONG_E2E ?= 10m
+
+test-fuzz:
+	$(GO) test -count=1 $(GO_TEST_FLAGS) ./test/fuzz/
+	FUZZTIME=$(FUZZTIME) FUZZTIME_E2E=$(FUZZTIME_E2E) bash $(ROOT)/hack/fuzz.sh
+
+fuzz:
+	FUZZTIME=$(FUZZ_LONG) FUZZTIME_E2E=$(FUZZ_LONG_E2E) FUZZ_MINIMIZE=10s FUZZ_CACHE=$(OUTPUT_DIR)/fuzz/cache \
+		bash $(ROOT)/hack/fuzz.sh
 
 test-render: build $(CROSSPLANE)
 	CI=true FUNCTION_BIN=$(FUNCTION_BIN) CROSSPLANE=$(CROSSPLANE) \
@@ -173,6 +200,17 @@ e2e-crossplane: $(CROSSPLANE_CORE) xpkg
 # Not part of `test`: nothing fails on a time.
 bench:
 	bash $(ROOT)/hack/bench.sh
+
+# Scale benchmark through real Crossplane (e2e/crossplane TestBench, the
+# e2e-crossplane environment): BENCH_STACKS seed stacks applied at once per
+# round; time until all are Ready, CPU time of Crossplane core and the
+# function per reconcile, ramp and steady state; a markdown report in
+# BENCH_OUT. Not part of `test`: nothing fails on a time.
+BENCH_STACKS ?= 1,10,50
+BENCH_OUT    ?= $(OUTPUT_DIR)/bench-crossplane.md
+bench-crossplane: $(CROSSPLANE_CORE) xpkg
+	CROSSPLANE_CORE=$(CROSSPLANE_CORE) CROSSPLANE_CORE_VERSION=$(CROSSPLANE_CORE_VERSION) XPKG=$(XPKG_FILE) \
+		E2E_BENCH=$(BENCH_STACKS) E2E_BENCH_OUT=$(BENCH_OUT) bash $(ROOT)/hack/e2e-crossplane.sh
 
 # ---------------------------------------------------------------------------
 # Render / validate (the function runs locally on a free 127.0.0.1 port)

@@ -113,7 +113,12 @@ func routerHPA(s *stack) *autoscalingv2.HorizontalPodAutoscaler {
 
 // validateAutoscaling checks an autoscaling block as written at path.
 func validateAutoscaling(f *findings, path string, a *v1alpha1.Autoscaling) {
-	if a == nil || (a.Enabled != nil && !*a.Enabled) {
+	if a == nil {
+		return
+	}
+	if a.Enabled != nil && !*a.Enabled {
+		// The XRD's rule holds for a disabled autoscaler too.
+		orderedBounds(f, path, a.MinReplicas, a.MaxReplicas)
 		return
 	}
 	validateScaleBounds(f, path, a.MinReplicas, a.MaxReplicas)
@@ -125,7 +130,7 @@ func validateAutoscaling(f *findings, path string, a *v1alpha1.Autoscaling) {
 			f.errorf("%s.prometheusAddress is required with type keda: KEDA reads vllm:num_requests_waiting from the Prometheus that scrapes the engines", path)
 		}
 		if a.Threshold != "" {
-			if _, err := gibibytes(a.Threshold); err != nil {
+			if _, err := parseGibibytes(a.Threshold); err != nil {
 				f.errorf("%s.threshold %q is invalid: use a positive number such as \"5\"", path, a.Threshold)
 			}
 		}
@@ -133,7 +138,11 @@ func validateAutoscaling(f *findings, path string, a *v1alpha1.Autoscaling) {
 }
 
 func validateRouterAutoscaling(f *findings, path string, a *v1alpha1.RouterAutoscaling) {
-	if a == nil || (a.Enabled != nil && !*a.Enabled) {
+	if a == nil {
+		return
+	}
+	if a.Enabled != nil && !*a.Enabled {
+		orderedBounds(f, path, a.MinReplicas, a.MaxReplicas)
 		return
 	}
 	validateScaleBounds(f, path, a.MinReplicas, a.MaxReplicas)
@@ -146,5 +155,13 @@ func validateScaleBounds(f *findings, path string, minReplicas, maxReplicas *int
 		f.errorf("%s.maxReplicas is required: set the most replicas the autoscaler may run", path)
 	case *maxReplicas < ptr.Deref(minReplicas, 1):
 		f.errorf("%s: minReplicas %d exceeds maxReplicas %d", path, ptr.Deref(minReplicas, 1), *maxReplicas)
+	}
+}
+
+// orderedBounds is the XRD's rule on minReplicas and maxReplicas when both
+// are set, which holds whether or not the autoscaler is enabled.
+func orderedBounds(f *findings, path string, minReplicas, maxReplicas *int32) {
+	if minReplicas != nil && maxReplicas != nil && *minReplicas > *maxReplicas {
+		f.errorf("%s: minReplicas %d exceeds maxReplicas %d", path, *minReplicas, *maxReplicas)
 	}
 }

@@ -120,6 +120,10 @@ func validateCacheServer(f *findings, spec *v1alpha1.ProductionStackSpec) {
 	if l := spec.LMCacheConfig; l != nil && l.Server != nil {
 		oneOf(f, "spec.lmcacheConfig.server.serde", l.Server.Serde, remoteSerdes)
 		atLeast(f, "spec.lmcacheConfig.server.replicas", l.Server.Replicas, 0)
+		image(f, "spec.lmcacheConfig.server.image", l.Server.Image)
+		if l.Server.Resources != nil {
+			validateResourceRequirements(f, "spec.lmcacheConfig.server.resources", *l.Server.Resources)
+		}
 		validateScheduling(f, "spec.lmcacheConfig.server.scheduling", l.Server.Scheduling)
 	}
 }

@@ -265,16 +265,27 @@ var compositeFields = fieldSet{
 	"spec":       nil,
 }
 
+// containerStatusFields are the fields the status reads of a container's
+// status. Not its resources: a quantity can take apimachinery seconds to
+// parse (1e-17170000), and a pod of a broken or hostile cluster could hold
+// many.
+var containerStatusFields = fieldSet{
+	"name": nil, "image": nil, "ready": nil, "started": nil, "state": nil, "lastState": nil,
+}
+
 // podFields are the fields the status reads of a pod.
 var podFields = fieldSet{
 	"apiVersion": nil,
 	"kind":       nil,
 	"metadata":   {"name": nil, "namespace": nil, "labels": nil, "deletionTimestamp": nil},
-	"status":     nil,
+	"status": {
+		"phase": nil, "reason": nil, "message": nil, "conditions": nil,
+		"containerStatuses": containerStatusFields, "initContainerStatuses": containerStatusFields,
+	},
 }
 
 // decodeFields decodes the fields fs of s into the map form of an
-// unstructured object.
+// unstructured object. The fields of a list's objects are selected alike.
 func decodeFields(s *structpb.Struct, fs fieldSet) map[string]any {
 	m := make(map[string]any, len(fs))
 	for k, sub := range fs {
@@ -284,6 +295,18 @@ func decodeFields(s *structpb.Struct, fs fieldSet) map[string]any {
 		}
 		if o := v.GetStructValue(); o != nil && sub != nil {
 			m[k] = decodeFields(o, sub)
+			continue
+		}
+		if l := v.GetListValue(); l != nil && sub != nil {
+			items := make([]any, 0, len(l.GetValues()))
+			for _, it := range l.GetValues() {
+				if o := it.GetStructValue(); o != nil {
+					items = append(items, decodeFields(o, sub))
+				} else {
+					items = append(items, it.AsInterface())
+				}
+			}
+			m[k] = items
 			continue
 		}
 		m[k] = v.AsInterface()

@@ -91,7 +91,7 @@ func TestComposedStruct(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, err := decodeSpec(oxr.Resource)
+		spec, _, err := decodeSpec(oxr.Resource)
 		if err != nil {
 			t.Fatal(err)
 		}

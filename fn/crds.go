@@ -59,7 +59,7 @@ func missingCRDs(req *fnv1.RunFunctionRequest, kinds []string) error {
 	for _, k := range kinds {
 		o := optionalKinds[k]
 		found, looked := req.GetRequiredResources()[crdRequirementPrefix+o.crd]
-		if looked && len(found.GetItems()) == 0 {
+		if looked && !hasCRD(found.GetItems(), o.crd) {
 			missing = append(missing, fmt.Sprintf("%s needs the %s CRD %s, which the cluster does not have: install %s, or turn %s off", o.field, k, o.crd, o.installedBy, o.field))
 		}
 	}
@@ -67,4 +67,17 @@ func missingCRDs(req *fnv1.RunFunctionRequest, kinds []string) error {
 		return nil
 	}
 	return fmt.Errorf("cannot compose the stack: %s", strings.Join(missing, "; "))
+}
+
+// hasCRD reports whether items hold the CRD named crd: Crossplane sends what
+// the requirement matched, and a broken cluster may send anything.
+func hasCRD(items []*fnv1.Resource, crd string) bool {
+	for _, it := range items {
+		f := it.GetResource().GetFields()
+		if f["kind"].GetStringValue() == "CustomResourceDefinition" && strings.HasPrefix(f["apiVersion"].GetStringValue(), "apiextensions.k8s.io/") &&
+			f["metadata"].GetStructValue().GetFields()["name"].GetStringValue() == crd {
+			return true
+		}
+	}
+	return false
 }

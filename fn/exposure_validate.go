@@ -2,9 +2,12 @@ package fn
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -160,6 +163,35 @@ func validateMonitoring(f *findings, m *v1alpha1.Monitoring) {
 		// A duration without a non-zero digit is 0: no scraping.
 		if !promDuration.MatchString(iv) || !strings.ContainsAny(iv, "123456789") {
 			f.errorf("%s.interval %q is invalid: use a Prometheus duration, units y, w, d, h, m, s, ms in that order, each at most once, such as 30s or 1m30s", p, iv)
+		} else if _, ok := promDurationNanos(iv); !ok {
+			f.errorf("%s.interval %s is invalid: Prometheus reads durations of at most 292 years; use a scrape interval such as 30s", p, clipQuote(iv))
 		}
 	}
 }
+
+// promUnits are the nanoseconds of the units of a Prometheus duration.
+var promUnits = map[string]uint64{
+	"y": uint64(365 * 24 * time.Hour), "w": uint64(7 * 24 * time.Hour), "d": uint64(24 * time.Hour),
+	"h": uint64(time.Hour), "m": uint64(time.Minute), "s": uint64(time.Second), "ms": uint64(time.Millisecond),
+}
+
+// promDurationNanos adds up a duration that promDuration matches as
+// Prometheus (model.ParseDuration) does, in nanoseconds, and reports whether
+// it fits an int64: Prometheus refuses a longer one.
+func promDurationNanos(s string) (int64, bool) {
+	var total uint64
+	for _, m := range promPart.FindAllStringSubmatch(s, -1) {
+		n, err := strconv.ParseUint(m[1], 10, 64)
+		unit := promUnits[m[2]]
+		if err != nil || n > math.MaxInt64/unit {
+			return 0, false
+		}
+		total += n * unit
+		if total > math.MaxInt64 {
+			return 0, false
+		}
+	}
+	return int64(total), true
+}
+
+var promPart = regexp.MustCompile(`([0-9]+)(ms|[ywdhms])`)

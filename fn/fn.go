@@ -19,8 +19,6 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
-
-	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
 )
 
 // DefaultTTL is how long Crossplane may cache a response by default. With
@@ -57,11 +55,12 @@ func New(log logging.Logger, opts ...Option) *Function {
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, f.ttl)
 
-	in := &v1beta1.Input{}
-	if req.GetInput() != nil {
-		if err := request.GetInput(req, in); err != nil {
-			return refuse(rsp, fmt.Errorf("cannot decode the function's Input in the Composition: %w", err))
-		}
+	in, err := decodeInput(req.GetInput())
+	if err != nil {
+		return refuse(rsp, err)
+	}
+	if err := validateInput(in); err != nil {
+		return refuse(rsp, err)
 	}
 	if in.TTL != nil {
 		if in.TTL.Duration <= 0 {
@@ -77,20 +76,28 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err != nil {
 		return refuse(rsp, err)
 	}
-	spec, err := decodeSpec(oxr.Resource)
+	spec, raw, err := decodeSpec(oxr.Resource)
 	if err != nil {
 		return refuse(rsp, err)
 	}
 	s := newStack(id, spec, in)
 	found := validate(id, spec, s)
+	found.addSchemaViolations(raw)
 	if len(found.errs) > 0 {
 		log.Info("Invalid ProductionStack", "errors", found.errs)
-		return refuse(rsp, errors.New("invalid ProductionStack: "+strings.Join(found.errs, "; ")))
+		return refuse(rsp, errors.New("invalid ProductionStack: "+joinErrors(found.errs)))
 	}
 
 	observed := observedComposed(req)
 	_, s.routerRoleExists = observed[resource.Name(routerRoleKey)]
-	objs := compose(s)
+	groups := composeGroups(s)
+	if err := clashes(s, groups); err != nil {
+		return refuse(rsp, err)
+	}
+	var objs []object
+	for _, g := range groups {
+		objs = append(objs, g...)
+	}
 	optional := optionalKindsOf(objs)
 	if err := missingCRDs(req, optional); err != nil {
 		return refuse(rsp, err)
@@ -165,4 +172,30 @@ func readyProto(r resource.Ready) fnv1.Ready {
 		return fnv1.Ready_READY_FALSE
 	}
 	return fnv1.Ready_READY_UNSPECIFIED
+}
+
+// Bounds of a refusal's message, which goes into events and the XR's
+// conditions: each error, which may quote what the user wrote, and all of
+// them.
+const (
+	maxErrorLength   = 1 << 10
+	maxRefusalLength = 8 << 10
+)
+
+// joinErrors joins validation errors, each clipped, as many as fit in
+// maxRefusalLength, and says how many more there are.
+func joinErrors(errs []string) string {
+	var b strings.Builder
+	for i, e := range errs {
+		e = clip(e, maxErrorLength)
+		if i > 0 && b.Len()+len(e) > maxRefusalLength {
+			fmt.Fprintf(&b, "; and %d more errors", len(errs)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(e)
+	}
+	return b.String()
 }

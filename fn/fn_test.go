@@ -127,3 +127,58 @@ func TestKeepsOtherDesiredResources(t *testing.T) {
 		t.Errorf("got %d desired resources, want the 7 the seed stack's first reconcile composes plus 1 earlier: %v", n, keys(rsp))
 	}
 }
+
+// TestInputErrors: the Input's fields that go into composed objects are
+// checked; a storage.size that is no quantity made the function panic
+// building the claim (found by test/fuzz).
+func TestInputErrors(t *testing.T) {
+	input := func(kv ...any) map[string]any {
+		in := map[string]any{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input"}
+		for i := 0; i < len(kv); i += 2 {
+			setPath(in, kv[i].(string), kv[i+1])
+		}
+		return in
+	}
+	cases := map[string]struct {
+		input map[string]any
+		want  string
+	}{
+		// The SDK's decoder worded these differently from call to call
+		// (found by test/fuzz: two runs, two responses).
+		"UnknownField": {
+			input: input("storage.sise", "1Gi"),
+			want:  `the function's Input in the Composition has fields it does not know: unknown field "storage.sise"; check the spelling against the Input CRD (package/input)`,
+		},
+		"WrongType": {
+			input: input("storage.size", 5),
+			want:  `cannot decode the function's Input in the Composition: cannot unmarshal number into the function's Input field storage.size of type string`,
+		},
+		"TTLNotADuration": {
+			input: input("ttl", "5 minutes"),
+			want:  `cannot decode the function's Input in the Composition: the function's Input field ttl: time: unknown unit " minutes" in duration "5 minutes"; use a duration such as 30s or 2m`,
+		},
+		"StorageSizeNotAQuantity": {
+			input: input("storage.size", "lots"),
+			want:  `invalid Input in the Composition: the function's Input storage.size "lots" is invalid: use a Kubernetes quantity greater than 0, such as 50Gi`,
+		},
+		"StorageSizeZero": {
+			input: input("storage.size", "0"),
+			want:  `invalid Input in the Composition: the function's Input storage.size "0" is invalid: use a Kubernetes quantity greater than 0, such as 50Gi`,
+		},
+		"StorageClassName": {
+			input: input("storage.storageClassName", "Fast SSD"),
+			want:  `invalid Input in the Composition: the function's Input storage.storageClassName "Fast SSD" is not a valid object name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+		},
+		"RouterTag": {
+			input: input("router.tag", "v0.1.12 "),
+			want:  `invalid Input in the Composition: the function's Input router.tag "v0.1.12 " is invalid: an image reference has no leading or trailing whitespace`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := fatal(t, run(t, req(t, minimalXR(), tc.input, nil))); got != tc.want {
+				t.Errorf("Fatal message:\n got: %s\nwant: %s", got, tc.want)
+			}
+		})
+	}
+}

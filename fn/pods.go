@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,6 +29,9 @@ const (
 	maxPodIssues    = 3   // distinct pod issues reported per Deployment
 	maxDetailLength = 320 // characters of one pod issue: a quota refusal with its limit fits
 	maxPodsNamed    = 2   // pod names listed for one issue
+	// maxPodNameLength bounds a pod name in a message: a real one is a
+	// DNS subdomain, at most 253 characters.
+	maxPodNameLength = 253
 )
 
 // requirePods asks Crossplane for the stack's engine and router pods, by the
@@ -74,12 +78,25 @@ type stackPods struct {
 type podSet []*structpb.Struct
 
 func requiredPods(req *fnv1.RunFunctionRequest) stackPods {
-	sp := stackPods{engines: map[string]podSet{}, router: requiredResources(req, routerPodsRequirement)}
-	for _, p := range requiredResources(req, enginePodsRequirement) {
+	sp := stackPods{engines: map[string]podSet{}, router: onlyPods(requiredResources(req, routerPodsRequirement))}
+	for _, p := range onlyPods(requiredResources(req, enginePodsRequirement)) {
 		name := p.GetFields()["metadata"].GetStructValue().GetFields()["labels"].GetStructValue().GetFields()[labelName].GetStringValue()
 		sp.engines[name] = append(sp.engines[name], p)
 	}
 	return sp
+}
+
+// onlyPods drops what says it is not a v1 Pod: Crossplane sends what the
+// selector asked for, and a broken cluster may send anything.
+func onlyPods(rs []*structpb.Struct) podSet {
+	pods := make(podSet, 0, len(rs))
+	for _, r := range rs {
+		av, kind := r.GetFields()["apiVersion"].GetStringValue(), r.GetFields()["kind"].GetStringValue()
+		if (av == "" || av == "v1") && (kind == "" || kind == "Pod") {
+			pods = append(pods, r)
+		}
+	}
+	return pods
 }
 
 // decode decodes the pods, sorted by name. Pods that are going away
@@ -98,7 +115,7 @@ func (ps podSet) decode() []corev1.Pod {
 		}
 		pods = append(pods, p)
 	}
-	slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	return pods
 }
 
@@ -196,17 +213,28 @@ func podCondition(p corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatu
 // Pods come sorted by name and the sort is stable, so the same pods give the
 // same lines whatever order Crossplane sent them in.
 func podIssues(pods []corev1.Pod) (string, []string) {
-	var order []issue
-	named := map[issue][]string{}
+	type named struct {
+		name string
+		issue
+	}
+	var unready []named
 	for _, p := range pods {
-		i, ok := podIssue(p)
-		if !ok {
-			continue
+		if i, ok := podIssue(p); ok {
+			unready = append(unready, named{clip(p.Name, maxPodNameLength), i})
 		}
-		if _, seen := named[i]; !seen {
-			order = append(order, i)
+	}
+	// Pods of the same name (the API server never sends two) go in the
+	// order of their issues, not the order Crossplane sent them in.
+	slices.SortStableFunc(unready, func(a, b named) int {
+		return cmp.Or(strings.Compare(a.name, b.name), cmp.Compare(slices.Index(severity, a.reason), slices.Index(severity, b.reason)), strings.Compare(a.detail, b.detail))
+	})
+	var order []issue
+	names := map[issue][]string{}
+	for _, p := range unready {
+		if _, seen := names[p.issue]; !seen {
+			order = append(order, p.issue)
 		}
-		named[i] = append(named[i], p.Name)
+		names[p.issue] = append(names[p.issue], p.name)
 	}
 	if len(order) == 0 {
 		return "", nil
@@ -222,7 +250,7 @@ func podIssues(pods []corev1.Pod) (string, []string) {
 			lines = append(lines, fmt.Sprintf("%d more pod issues", len(order)-maxPodIssues))
 			break
 		}
-		lines = append(lines, podList(named[i])+": "+i.detail)
+		lines = append(lines, podList(names[i])+": "+i.detail)
 	}
 	return order[0].reason, lines
 }

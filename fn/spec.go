@@ -2,10 +2,16 @@ package fn
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	sigsjson "sigs.k8s.io/json"
 
@@ -44,13 +50,14 @@ var crossplaneSpecFields = []string{
 	"writeConnectionSecretToRef",
 }
 
-// decodeSpec decodes the XR's spec into the typed API. Unknown fields are
-// errors that name the field: `crossplane render` does not apply the XRD's
-// schema, and a typo silently ignored is a stack that serves the wrong thing.
-func decodeSpec(xr *composite.Unstructured) (*v1alpha1.ProductionStackSpec, error) {
+// decodeSpec decodes the XR's spec into the typed API, and returns the spec
+// as written too, without Crossplane's fields. Unknown fields are errors that
+// name the field: `crossplane render` does not apply the XRD's schema, and a
+// typo silently ignored is a stack that serves the wrong thing.
+func decodeSpec(xr *composite.Unstructured) (*v1alpha1.ProductionStackSpec, map[string]any, error) {
 	raw, ok := xr.Object["spec"].(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("spec is missing: a ProductionStack needs spec.model or spec.models")
+		return nil, nil, fmt.Errorf("spec is missing: a ProductionStack needs spec.model or spec.models")
 	}
 	own := make(map[string]any, len(raw))
 	for k, v := range raw {
@@ -61,12 +68,26 @@ func decodeSpec(xr *composite.Unstructured) (*v1alpha1.ProductionStackSpec, erro
 	}
 	b, err := json.Marshal(own)
 	if err != nil {
-		return nil, fmt.Errorf("cannot encode spec: %w", err)
+		return nil, nil, fmt.Errorf("cannot encode spec: %w", err)
 	}
 	spec := &v1alpha1.ProductionStackSpec{}
+	if at, v := hugeExponent(own, reflect.TypeFor[v1alpha1.ProductionStackSpec](), "spec"); at != "" {
+		return nil, nil, fmt.Errorf("cannot decode spec: %s %s is out of range: a Kubernetes quantity is from 1n to below 8Ei; use a value such as 4Gi or 500m", at, clipQuote(v))
+	}
 	strict, err := sigsjson.UnmarshalStrict(b, spec)
 	if err != nil {
-		return nil, fmt.Errorf("cannot decode spec: %s", specPathError(err.Error()))
+		msg := specPathError(err.Error())
+		if !strings.Contains(msg, "spec.") {
+			// A type's own decoder (a quantity's, say) does not say
+			// where it failed: find the field.
+			if at, leaf := locate(own, reflect.TypeFor[v1alpha1.ProductionStackSpec](), "spec"); at != "" {
+				msg = at + ": " + msg
+				if leaf == reflect.TypeFor[resource.Quantity]() {
+					msg += "; use a Kubernetes quantity such as 4Gi or 500m"
+				}
+			}
+		}
+		return nil, nil, fmt.Errorf("cannot decode spec: %s", msg)
 	}
 	if len(strict) > 0 {
 		msgs := make([]string, 0, len(strict))
@@ -74,9 +95,9 @@ func decodeSpec(xr *composite.Unstructured) (*v1alpha1.ProductionStackSpec, erro
 			msgs = append(msgs, specPathError(e.Error()))
 		}
 		sort.Strings(msgs)
-		return nil, fmt.Errorf("spec has fields the ProductionStack API does not know: %s; check the spelling against `kubectl explain productionstack.spec`", strings.Join(msgs, "; "))
+		return nil, nil, fmt.Errorf("spec has fields the ProductionStack API does not know: %s; check the spelling against `kubectl explain productionstack.spec`", strings.Join(msgs, "; "))
 	}
-	return spec, nil
+	return spec, own, nil
 }
 
 // specPathError makes the decoder's field paths absolute ("spec.model.foo"
@@ -89,14 +110,20 @@ func specPathError(msg string) string {
 	// "Go struct field VLLMConfig.vllmConfig.hfTokenSecret": the innermost
 	// Go type, then the path from the spec.
 	msg = goStructField.ReplaceAllString(msg, "spec.")
-	// Inline structs show in the decoder's paths ("spec.EngineConfig.replicas");
-	// the user's manifest has no such level.
-	return embeddedField.ReplaceAllString(msg, "")
+	// Inline structs show in the decoder's paths ("spec.EngineConfig.replicas",
+	// "spec.env.valueFrom.secretKeyRef.LocalObjectReference.name"); the
+	// user's manifest has no such level. JSON names start in lower case.
+	msg = embeddedField.ReplaceAllString(msg, "")
+	return typeErrorPath.ReplaceAllStringFunc(msg, func(m string) string {
+		return goTypeLevel.ReplaceAllString(m, ".")
+	})
 }
 
 var (
 	goStructField = regexp.MustCompile(`Go struct field [A-Za-z0-9]+\.`)
 	embeddedField = regexp.MustCompile(`(EngineConfig|Model)\.`)
+	typeErrorPath = regexp.MustCompile(`into spec\.[^ ]* of type`)
+	goTypeLevel   = regexp.MustCompile(`\.[A-Z][A-Za-z0-9]*\.`)
 )
 
 // stackIdentity is where the stack's objects live and what they are named
@@ -129,4 +156,141 @@ func identify(xr *composite.Unstructured) (stackIdentity, error) {
 			xr.GetKind(), xr.GetName())
 	}
 	return stackIdentity{name: name, namespace: ns, legacy: true}, nil
+}
+
+// locate finds the field of a JSON value v (as encoding/json decodes it into
+// an any) that does not decode into type t, and the type it does not decode
+// into; "" when every field decodes. Fields t does not have are the strict
+// decoder's business and are skipped. path is v's path.
+func locate(v any, t reflect.Type, path string) (string, reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if v == nil {
+		return "", nil
+	}
+	leaf := reflect.PointerTo(t).Implements(jsonUnmarshaler) || t.Kind() == reflect.Interface ||
+		t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 ||
+		t.Kind() != reflect.Struct && t.Kind() != reflect.Slice && t.Kind() != reflect.Map
+	if leaf {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return path, t
+		}
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(b, reflect.New(t).Interface()); err != nil {
+			return path, t
+		}
+		return "", nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return path, t
+		}
+		fields := jsonFields(t, map[string]reflect.Type{})
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if ft, ok := fields[k]; ok {
+				if at, lt := locate(m[k], ft, path+"."+k); at != "" {
+					return at, lt
+				}
+			}
+		}
+	case reflect.Slice:
+		l, ok := v.([]any)
+		if !ok {
+			return path, t
+		}
+		for i, item := range l {
+			if at, lt := locate(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); at != "" {
+				return at, lt
+			}
+		}
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return path, t
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if at, lt := locate(m[k], t.Elem(), path+"["+k+"]"); at != "" {
+				return at, lt
+			}
+		}
+	}
+	return "", nil
+}
+
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// jsonFields adds the fields of struct type t, by JSON name, to fields;
+// inline and embedded structs' fields count as t's.
+func jsonFields(t reflect.Type, fields map[string]reflect.Type) map[string]reflect.Type {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported() && !f.Anonymous:
+		case name == "" && (f.Anonymous || strings.Contains(opts, "inline")):
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				jsonFields(ft, fields)
+			}
+		case name == "":
+			fields[f.Name] = f.Type
+		default:
+			fields[name] = f.Type
+		}
+	}
+	return fields
+}
+
+// hugeExponent finds a string of v (as encoding/json decodes it into an any)
+// that goes into a resource.Quantity of type t and whose exponent
+// parseQuantity refuses, before the decoder spends seconds parsing it; ""
+// when there is none.
+func hugeExponent(v any, t reflect.Type, path string) (string, string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[resource.Quantity]() {
+		if s, ok := v.(string); ok {
+			if _, err := parseQuantity(s); errors.Is(err, errQuantityExponent) {
+				return path, s
+			}
+		}
+		return "", ""
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", ""
+		}
+		fields := jsonFields(t, map[string]reflect.Type{})
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if ft, ok := fields[k]; ok {
+				if at, s := hugeExponent(m[k], ft, path+"."+k); at != "" {
+					return at, s
+				}
+			}
+		}
+	case reflect.Slice:
+		l, _ := v.([]any)
+		for i, item := range l {
+			if at, s := hugeExponent(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); at != "" {
+				return at, s
+			}
+		}
+	case reflect.Map:
+		m, _ := v.(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if at, s := hugeExponent(m[k], t.Elem(), path+"["+k+"]"); at != "" {
+				return at, s
+			}
+		}
+	}
+	return "", ""
 }

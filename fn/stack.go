@@ -1,6 +1,10 @@
 package fn
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -73,8 +77,19 @@ type object struct {
 // Service, model cache claim and chat template, then the router. The order is
 // fixed; keys are stable for the life of the stack.
 func compose(s *stack) []object {
-	objs := make([]object, 0, 4*len(s.engines)+5)
+	var objs []object
+	for _, g := range composeGroups(s) {
+		objs = append(objs, g...)
+	}
+	return objs
+}
+
+// composeGroups builds the objects of each model, in the order of
+// s.engines, then the stack's own.
+func composeGroups(s *stack) [][]object {
+	groups := make([][]object, 0, len(s.engines)+1)
 	for _, e := range s.engines {
+		objs := make([]object, 0, 6)
 		objs = append(objs,
 			object{engineKey(e.id), engineDeployment(s, e)},
 			object{engineServiceKey(e.id), engineService(s, e)})
@@ -90,7 +105,15 @@ func compose(s *stack) []object {
 		if autoscaled(e) {
 			objs = append(objs, engineAutoscaler(s, e))
 		}
+		groups = append(groups, objs)
 	}
+	return append(groups, stackObjects(s))
+}
+
+// stackObjects builds the objects the models share: the router's, the cache
+// server's, the monitors and the network policy.
+func stackObjects(s *stack) []object {
+	objs := make([]object, 0, 8)
 	objs = append(objs,
 		object{routerServiceAccountKey, routerServiceAccount(s)},
 		object{routerRoleKey, routerRole(s)})
@@ -131,4 +154,56 @@ func compose(s *stack) []object {
 		objs = append(objs, object{engineNetworkPolicyKey, engineNetworkPolicy(s, np)})
 	}
 	return objs
+}
+
+// clashes explains objects that would share a composition resource name, or
+// a kind and a name: model names whose object names collide although their
+// DNS labels differ ("a" and "a-service" both make engine-a-service), or a
+// model named like one of the router's objects. Crossplane would compose
+// only one of them, or apply both to the same object.
+func clashes(s *stack, groups [][]object) error {
+	var msgs []string
+	byKey := map[string]int{}
+	byName := map[string]int{}
+	for g, objs := range groups {
+		for _, o := range objs {
+			if prev, dup := byKey[o.key]; dup {
+				msgs = append(msgs, clash(s, prev, g, "composition resource name "+o.key))
+			} else {
+				byKey[o.key] = g
+			}
+			kind := o.obj.GetObjectKind().GroupVersionKind().Kind
+			id := kind + "/" + objectNameOf(o.obj)
+			if prev, dup := byName[id]; dup {
+				msgs = append(msgs, clash(s, prev, g, kind+" name "+objectNameOf(o.obj)))
+			} else {
+				byName[id] = g
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New("invalid ProductionStack: " + strings.Join(msgs, "; "))
+}
+
+// clash explains objects of groups a and b (models by index in s.engines;
+// the last group is the stack's own objects, of which only the router's
+// names can meet a model's) that clash on what.
+func clash(s *stack, a, b int, what string) string {
+	from := func(g int) string {
+		if g >= len(s.engines) {
+			return "the router"
+		}
+		e := s.engines[g]
+		return fmt.Sprintf("%s.name %q", e.path, e.model.Name)
+	}
+	return fmt.Sprintf("%s and %s both make the %s: rename the model", from(b), from(a), what)
+}
+
+func objectNameOf(o runtime.Object) string {
+	if m, ok := o.(metav1.Object); ok {
+		return m.GetName()
+	}
+	return ""
 }

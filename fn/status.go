@@ -76,6 +76,25 @@ func worst(reasons ...string) string {
 // maxModelsListed bounds the models the EnginesReady message explains.
 const maxModelsListed = 8
 
+// Bounds of what the status repeats of observed objects, which a broken or
+// hostile cluster could make as large as it likes: a claim's phase (a word
+// in a cluster that works), and every condition message.
+const (
+	maxPhaseLength   = 32
+	maxMessageLength = 8 << 10
+)
+
+// clip shortens s to at most n characters, marking the cut with "...".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-3]) + "..."
+	}
+	return s
+}
+
 // ready tells Crossplane whether one composed object is ready, from its
 // observed state. Crossplane marks the XR Ready only when every composed
 // object is; it derives nothing by itself for these kinds.
@@ -195,7 +214,7 @@ func observe(s *stack, observed map[resource.Name]resource.ObservedComposed, pod
 			c := claimStatus{name: s.names.storageClaim(e.id)}
 			if o := observed[resource.Name(engineStorageKey(e.id))]; o.Resource != nil {
 				c.phase, _ = o.Resource.GetString("status.phase")
-				c.phase = or(c.phase, string(corev1.ClaimPending)) // no status yet
+				c.phase = clip(or(c.phase, string(corev1.ClaimPending)), maxPhaseLength) // no status yet
 			}
 			st.claims = append(st.claims, c)
 		}
@@ -231,7 +250,7 @@ func deploymentProgress(o resource.ObservedComposed, name string, pods podSet) (
 	}
 	d, err := asDeployment(o.Resource)
 	if err != nil {
-		return appsv1.DeploymentStatus{}, progress{reason: reasonUnavailable, message: err.Error()}
+		return appsv1.DeploymentStatus{}, progress{reason: reasonUnavailable, message: clean(err.Error())}
 	}
 	if deploymentReady(d) {
 		return d.Status, progress{ready: true, reason: reasonAvailable}
@@ -254,14 +273,19 @@ func deploymentProgress(o resource.ObservedComposed, name string, pods podSet) (
 			p.message += ": " + clean(join(c.Reason, c.Message))
 		}
 	}
+	// A condition type appears once in a Deployment the controller wrote;
+	// of a broken or hostile one's repeats, the first counts.
+	deadline, failure := false, false
 	for _, c := range d.Status.Conditions {
 		switch {
-		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded":
+		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" && !deadline:
 			// The message names a ReplicaSet; the reason is what matters.
+			deadline = true
 			p.reason = worst(p.reason, reasonProgressDeadline)
 			p.message += ": Deployment exceeded its progress deadline"
-		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
+		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue && !failure:
 			// e.g. FailedCreate: a ResourceQuota forbids the pods.
+			failure = true
 			p.reason = worst(p.reason, reasonReplicaFailure)
 			p.message += ": " + clean(join(c.Reason, c.Message))
 		}
@@ -346,19 +370,19 @@ func enginesCondition(rsp *fnv1.RunFunctionResponse, models []modelStatus) {
 		if len(scaledDown) > 0 {
 			summary += "; scaled to 0 replicas: " + strings.Join(scaledDown, ", ")
 		}
-		response.ConditionTrue(rsp, conditionEnginesReady, reasonAvailable).WithMessage(summary).TargetCompositeAndClaim()
+		response.ConditionTrue(rsp, conditionEnginesReady, reasonAvailable).WithMessage(clip(summary, maxMessageLength)).TargetCompositeAndClaim()
 		return
 	}
 	if more := len(reasons) - len(waiting); more > 0 {
 		waiting = append(waiting, fmt.Sprintf("%d more models not ready", more))
 	}
 	response.ConditionFalse(rsp, conditionEnginesReady, worst(reasons...)).
-		WithMessage(summary + ". " + strings.Join(waiting, ". ")).TargetCompositeAndClaim()
+		WithMessage(clip(summary+". "+strings.Join(waiting, ". "), maxMessageLength)).TargetCompositeAndClaim()
 }
 
 func routerCondition(rsp *fnv1.RunFunctionResponse, r routerStatus) {
 	if !r.ready {
-		response.ConditionFalse(rsp, conditionRouterReady, r.reason).WithMessage(r.message).TargetCompositeAndClaim()
+		response.ConditionFalse(rsp, conditionRouterReady, r.reason).WithMessage(clip(r.message, maxMessageLength)).TargetCompositeAndClaim()
 		return
 	}
 	msg := fmt.Sprintf("%d/%d router replicas ready", r.ReadyReplicas, r.Replicas)
@@ -403,7 +427,7 @@ func storageCondition(rsp *fnv1.RunFunctionResponse, claims []claimStatus) {
 		// stays Pending until its pod is scheduled: look at EnginesReady too.
 		msg += ": a claim binds once a volume is provisioned for it; with a WaitForFirstConsumer StorageClass, only after its engine pod is scheduled"
 	}
-	response.ConditionFalse(rsp, conditionStorageReady, worst(reasons...)).WithMessage(msg).TargetCompositeAndClaim()
+	response.ConditionFalse(rsp, conditionStorageReady, worst(reasons...)).WithMessage(clip(msg, maxMessageLength)).TargetCompositeAndClaim()
 }
 
 // endpoint is the router's OpenAI-compatible URL inside the cluster.

@@ -1,9 +1,11 @@
 package fn
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,6 +66,7 @@ func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, s *stack) fi
 	validateModels(&f, engs)
 	for _, e := range engs {
 		validateEngine(&f, e)
+		validateInitContainers(&f, s, e)
 		validateVLLMVersion(&f, e)
 		validateEngineMistakes(&f, e)
 	}
@@ -115,6 +118,9 @@ func validateModels(f *findings, engs []engine) {
 		if m.Path == "" && m.ModelURL == "" {
 			f.errorf("%s: set modelURL (a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct) or path (a local path to the model files)", p)
 		}
+		if n := len(chatTemplateKey) + len(m.ChatTemplate); n > maxConfigMapBytes {
+			f.errorf("%s.chatTemplate is %d bytes: the ConfigMap that holds it takes at most %d bytes of template; shorten the template", p, len(m.ChatTemplate), maxConfigMapBytes-len(chatTemplateKey))
+		}
 		if m.EnableTool && m.ToolCallParser == "" {
 			f.errorf("%s.toolCallParser is required when enableTool is true: set a parser such as hermes, llama3_json or mistral (vLLM refuses to start without one)", p)
 		}
@@ -132,6 +138,14 @@ func validateModels(f *findings, engs []engine) {
 	}
 }
 
+// decimalFraction is the XRD's pattern of gpuMemoryUtilization, without the
+// empty string: digits and one '.', nothing else.
+var decimalFraction = regexp.MustCompile(`^([01](\.[0-9]+)?|\.[0-9]+)$`)
+
+// maxConfigMapBytes is the most a ConfigMap's keys and values may hold
+// together; the API server refuses a larger one.
+const maxConfigMapBytes = 1 << 20
+
 // validateBlocks checks the engine blocks as written at path ("spec" or
 // "spec.models[i]"), before merging.
 func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
@@ -145,6 +159,7 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 		if e.Value != "" && e.ValueFrom != nil {
 			f.errorf("%s: set value or valueFrom, not both", p)
 		}
+		validateEnvSource(f, p, e)
 	}
 	for i, src := range c.EnvFrom {
 		p := fmt.Sprintf("%s.envFrom[%d]", path, i)
@@ -163,6 +178,8 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 	if v := c.VLLMConfig; v != nil {
 		p := path + ".vllmConfig"
 		oneOf(f, p+".imagePullPolicy", v.ImagePullPolicy, pullPolicies)
+		image(f, p+".image", v.Image)
+		image(f, p+".imagePullRegistry", v.ImagePullRegistry)
 		objectName(f, p+".imagePullSecretName", v.ImagePullSecretName)
 		if s := v.HFTokenSecret; s != nil {
 			if s.Name == "" {
@@ -176,7 +193,9 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 			}
 		}
 		if g := v.GPUMemoryUtilization; g != "" {
-			if x, err := strconv.ParseFloat(g, 64); err != nil || x <= 0 || x > 1 {
+			// The XRD's pattern first: ParseFloat also reads NaN, Inf,
+			// hex floats and exponents, which vLLM and the XRD refuse.
+			if x, err := strconv.ParseFloat(g, 64); !decimalFraction.MatchString(g) || err != nil || x <= 0 || x > 1 {
 				f.errorf("%s.gpuMemoryUtilization %q is invalid: must be a number greater than 0 and at most 1, e.g. \"0.9\"", p, g)
 			}
 		}
@@ -212,6 +231,12 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 			}
 		}
 	}
+	if l := c.LoRASidecar; l != nil {
+		image(f, path+".loraSidecar.image", l.Image)
+		if l.Resources != nil {
+			validateResourceRequirements(f, path+".loraSidecar.resources", *l.Resources)
+		}
+	}
 	validatePod(f, path, c)
 	if s := c.Storage; s != nil {
 		p := path + ".storage"
@@ -222,12 +247,22 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 				f.errorf("%s: set emptyDir or existingClaimName, not both", p)
 			}
 		}
+		names := map[string]int{}
 		for i, v := range s.ExtraVolumes {
+			vp := fmt.Sprintf("%s.extraVolumes[%d]", p, i)
 			if reservedVolumes[v.Name] {
-				f.errorf("%s.extraVolumes[%d].name %q is used by the stack itself: choose another name", p, i, v.Name)
+				f.errorf("%s.name %q is used by the stack itself: choose another name", vp, v.Name)
+			} else if j, dup := names[v.Name]; dup {
+				f.errorf("%s.name %q is also the name of extraVolumes[%d]: volume names must be unique", vp, v.Name, j)
+			} else {
+				names[v.Name] = i
 			}
+			validateVolume(f, vp, v)
 		}
 		quantity(f, p+".size", s.Size, "50Gi")
+		if q, err := parseQuantity(s.Size); err == nil && q.IsZero() {
+			f.errorf("%s.size %q is invalid: a claim must request more than 0 bytes; use a size such as 50Gi", p, s.Size)
+		}
 		objectName(f, p+".storageClassName", s.StorageClassName)
 		objectName(f, p+".existingClaimName", s.ExistingClaimName)
 		for i, m := range s.AccessModes {
@@ -267,6 +302,7 @@ func validatePod(f *findings, path string, c v1alpha1.EngineConfig) {
 			if ic.Image == "" {
 				f.errorf("%s.initContainers[%d].image is required", p, i)
 			}
+			validateContainer(f, fmt.Sprintf("%s.initContainers[%d]", p, i), ic)
 		}
 	}
 	if pr := c.Probes; pr != nil {
@@ -315,6 +351,7 @@ func annotationKeys(f *findings, field string, m map[string]string) {
 			f.errorf("%s key %q is invalid: %s", field, k, strings.Join(msgs, "; "))
 		}
 	}
+	annotationSize(f, field, m)
 }
 
 func validatePDB(f *findings, p string, pdb *v1alpha1.PodDisruptionBudget) {
@@ -334,15 +371,8 @@ func validateEngine(f *findings, e engine) {
 	if c.DeploymentStrategy == string(appsv1.RecreateDeploymentStrategyType) && c.RollingUpdate != nil {
 		f.errorf("%s: rollingUpdate is set but deploymentStrategy is Recreate: remove rollingUpdate or use RollingUpdate", p)
 	}
-	volumes := maps.Clone(reservedVolumes)
-	for _, v := range c.Storage.ExtraVolumes {
-		volumes[v.Name] = true
-	}
-	for i, m := range c.Storage.ExtraVolumeMounts {
-		if !volumes[m.Name] {
-			f.errorf("%s: storage.extraVolumeMounts[%d] mounts volume %q, which no volume of the pod has: add it to storage.extraVolumes", p, i, m.Name)
-		}
-	}
+	validateExtraMounts(f, e)
+	validateStartupBudget(f, e)
 	n, err := gpus(c.Resources.GPU)
 	if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && int64(*tp) > n {
 		f.errorf("%s: vllmConfig.tensorParallelSize %d needs %d GPUs but resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", p, *tp, *tp, c.Resources.GPU)
@@ -351,15 +381,15 @@ func validateEngine(f *findings, e engine) {
 		{"cpu", c.Resources.CPU, c.Resources.CPULimit},
 		{"memory", c.Resources.Memory, c.Resources.MemoryLimit},
 	} {
-		req, errReq := resource.ParseQuantity(l.request)
-		lim, errLim := resource.ParseQuantity(l.limit)
+		req, errReq := parseQuantity(l.request)
+		lim, errLim := parseQuantity(l.limit)
 		if errReq == nil && errLim == nil && lim.Cmp(req) < 0 {
 			f.errorf("%s: resources.%sLimit %s is less than resources.%s %s: Kubernetes requires a limit of at least the request; raise the limit or lower the request", p, l.name, l.limit, l.name, l.request)
 		}
 	}
 	if enabled(c.LMCacheConfig.Enabled) && c.LMCacheConfig.CPUOffloadingBufferSize != "" && c.Resources.Memory != "" {
 		buf, errBuf := gibibytes(c.LMCacheConfig.CPUOffloadingBufferSize)
-		mem, errMem := resource.ParseQuantity(c.Resources.Memory)
+		mem, errMem := parseQuantity(c.Resources.Memory)
 		if errBuf == nil && errMem == nil && buf*gib >= mem.AsApproximateFloat64() {
 			f.errorf("%s: lmcacheConfig.cpuOffloadingBufferSize %s must be less than resources.memory %s: the buffer lives in the engine's memory; raise resources.memory or lower the buffer",
 				p, c.LMCacheConfig.CPUOffloadingBufferSize, c.Resources.Memory)
@@ -391,10 +421,18 @@ func validateRouter(f *findings, rc *v1alpha1.RouterConfig, r router) {
 	validateScheduling(f, p+".scheduling", rc.Scheduling)
 	annotationKeys(f, p+".podAnnotations", rc.PodAnnotations)
 	oneOf(f, p+".k8sServiceDiscoveryType", rc.K8sServiceDiscoveryType, discoveryTypes)
+	image(f, p+".image", rc.Image)
 	for i, e := range rc.Env {
 		if !isEnvVarName(e.Name) {
 			f.errorf("%s.env[%d].name %q is not a valid environment variable name: use printable ASCII characters other than '='", p, i, e.Name)
 		}
+		if e.Value != "" && e.ValueFrom != nil {
+			f.errorf("%s.env[%d]: set value or valueFrom, not both", p, i)
+		}
+		validateEnvSource(f, fmt.Sprintf("%s.env[%d]", p, i), e)
+	}
+	if rc.Resources != nil {
+		validateResourceRequirements(f, p+".resources", *rc.Resources)
 	}
 	literalSecrets(f, p+".env", rc.Env)
 	serverFlags(f, p+".extraArgs", rc.ExtraArgs, routerPort)
@@ -516,9 +554,49 @@ func quantity(f *findings, field, v, example string) {
 	if v == "" {
 		return
 	}
-	if q, err := resource.ParseQuantity(v); err != nil || q.Sign() < 0 {
+	q, err := parseQuantity(v)
+	switch {
+	case errors.Is(err, errQuantityExponent):
+		f.errorf("%s %s is out of range: a Kubernetes quantity is from 1n to below 8Ei; use a value such as %s", field, clipQuote(v), example)
+	case err != nil || q.Sign() < 0:
 		f.errorf("%s %q is not a Kubernetes quantity: use a value such as %s", field, v, example)
+	case !quantityInRange(q):
+		f.errorf("%s %s is too large: a Kubernetes quantity holds less than 8Ei; use a value such as %s", field, clipQuote(v), example)
 	}
+}
+
+// errQuantityExponent: a quantity's exponent has more than two digits.
+var errQuantityExponent = errors.New("the exponent is out of range")
+
+// quantityExponent is the exponent of a quantity written as 1e3 or 5E-2
+// (not the suffix E, exa).
+var quantityExponent = regexp.MustCompile(`[eE][+-]?([0-9]+)$`)
+
+// parseQuantity is resource.ParseQuantity for what the user wrote. A
+// quantity whose exponent has more than two digits is refused before it is
+// parsed: apimachinery takes seconds to parse 1e-17170000 or to compare
+// 1e17170000 (found by FuzzQuantities), and no quantity Kubernetes holds
+// (1n to 8Ei) needs one.
+func parseQuantity(v string) (resource.Quantity, error) {
+	if m := quantityExponent.FindStringSubmatch(v); m != nil && len(m[1]) > 2 {
+		return resource.Quantity{}, errQuantityExponent
+	}
+	return resource.ParseQuantity(v)
+}
+
+// maxQuantity is the largest quantity that stays itself: larger ones are
+// clamped to it ("1000000000000000000Ki") or written back as another value
+// ("1000000000000000000000" as "1").
+var maxQuantity = *resource.NewQuantity(math.MaxInt64, resource.DecimalSI)
+
+// quantityInRange reports whether q is below maxQuantity and is written as
+// itself, so the objects say what the user wrote.
+func quantityInRange(q resource.Quantity) bool {
+	if q.Cmp(maxQuantity) >= 0 {
+		return false
+	}
+	again, err := parseQuantity(q.String())
+	return err == nil && again.Cmp(q) == 0
 }
 
 func objectName(f *findings, field, v string) {
@@ -555,15 +633,27 @@ const gib = 1 << 30
 // gibibytes reads an LMCache buffer size, a Kubernetes quantity such as 4Gi
 // or a plain number of GiB such as 4 or 2.5, as a number of GiB: LMCache's
 // LMCACHE_MAX_LOCAL_*_SIZE variables take a number of GB and cannot parse
-// "4Gi".
+// "4Gi". The size must be at least one byte and fit an int64 of bytes: a
+// disk buffer sizes an emptyDir.
 func gibibytes(v string) (float64, error) {
+	g, err := parseGibibytes(v)
+	if err != nil {
+		return 0, err
+	}
+	if b := g * gib; !(b >= 1) || b >= math.MaxInt64 {
+		return 0, fmt.Errorf("must be from 1 byte to 8 EiB: %q", v)
+	}
+	return g, nil
+}
+
+func parseGibibytes(v string) (float64, error) {
 	if x, err := strconv.ParseFloat(v, 64); err == nil {
 		if !(x > 0) || math.IsInf(x, 0) {
 			return 0, fmt.Errorf("must be a positive number: %q", v)
 		}
 		return x, nil
 	}
-	q, err := resource.ParseQuantity(v)
+	q, err := parseQuantity(v)
 	if err != nil {
 		return 0, err
 	}

@@ -1,8 +1,10 @@
 package fn
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -51,6 +53,87 @@ func TestValidationErrors(t *testing.T) {
 			xr:   with("vllmConfig.gpuMemoryUtilization", "ninety"),
 			want: prefix + `spec.vllmConfig.gpuMemoryUtilization "ninety" is invalid: must be a number greater than 0 and at most 1, e.g. "0.9"`,
 		},
+		// ParseFloat reads these; the XRD's pattern and vLLM do not.
+		"GPUMemoryUtilizationNaN": {
+			xr:   with("vllmConfig.gpuMemoryUtilization", "NaN"),
+			want: prefix + `spec.vllmConfig.gpuMemoryUtilization "NaN" is invalid: must be a number greater than 0 and at most 1, e.g. "0.9"`,
+		},
+		"GPUMemoryUtilizationHexFloat": {
+			xr:   with("vllmConfig.gpuMemoryUtilization", "0x1p-1"),
+			want: prefix + `spec.vllmConfig.gpuMemoryUtilization "0x1p-1" is invalid: must be a number greater than 0 and at most 1, e.g. "0.9"`,
+		},
+		"GPUMemoryUtilizationExponent": {
+			xr:   with("vllmConfig.gpuMemoryUtilization", "9e-1"),
+			want: prefix + `spec.vllmConfig.gpuMemoryUtilization "9e-1" is invalid: must be a number greater than 0 and at most 1, e.g. "0.9"`,
+		},
+		// 262144 characters (the XRD's maxLength) of 4 bytes each: the XRD
+		// takes it, the API server refuses the ConfigMap (1 MiB with its key).
+		"ChatTemplateOverConfigMapLimit": {
+			xr:   with("model.chatTemplate", strings.Repeat("😀", 262144)),
+			want: prefix + `spec.model.chatTemplate is 1048576 bytes: the ConfigMap that holds it takes at most 1048557 bytes of template; shorten the template`,
+		},
+		"ChatTemplateOverMaxLength": {
+			xr:   with("model.chatTemplate", strings.Repeat("a", 262145)),
+			want: prefix + `spec.model.chatTemplate is 262145 characters long: at most 262144 are allowed; shorten it`,
+		},
+		// The XRD's rules on single fields that no hand-written check
+		// covers (schema.go).
+		"ModelURLOverMaxLength": {
+			xr:   with("model.modelURL", strings.Repeat("a", 4097)),
+			want: prefix + `spec.model.modelURL is 4097 characters long: at most 4096 are allowed; shorten it`,
+		},
+		"AutoscalingTypeUnknown": {
+			xr:   with("autoscaling", map[string]any{"type": "vpa", "maxReplicas": 2, "prometheusAddress": "http://prometheus:9090"}),
+			want: prefix + `spec.autoscaling.type "vpa" is not supported: use one of keda, hpa`,
+		},
+		"AutoscalingNegativeCooldown": {
+			xr:   with("autoscaling", map[string]any{"cooldownPeriod": -1, "maxReplicas": 2, "prometheusAddress": "http://prometheus:9090"}),
+			want: prefix + `spec.autoscaling.cooldownPeriod -1 is invalid: must be 0 or more`,
+		},
+		"TooManyAccessModes": {
+			xr:   with("storage.accessModes", []any{"ReadWriteOnce", "ReadWriteOnce", "ReadWriteOnce", "ReadWriteOnce", "ReadWriteOnce"}),
+			want: prefix + `spec.storage.accessModes has 5 items: at most 4 are allowed; remove some`,
+		},
+		// The pattern of the XRD and of the ServiceMonitor CRD takes it;
+		// Prometheus cannot hold it in a time.Duration.
+		"IntervalOverflowsPrometheus": {
+			xr:   with("monitoring.serviceMonitor.interval", "300y"),
+			want: prefix + `spec.monitoring.serviceMonitor.interval "300y" is invalid: Prometheus reads durations of at most 292 years; use a scrape interval such as 30s`,
+		},
+		"IntervalTooShort": {
+			xr:   with("monitoring.serviceMonitor.interval", "5"),
+			want: prefix + `spec.monitoring.serviceMonitor.interval "5" is invalid: use a Prometheus duration, units y, w, d, h, m, s, ms in that order, each at most once, such as 30s or 1m30s`,
+		},
+		// The version parser reads pre-releases (of image tags); the XRD's
+		// pattern refuses them in engineVersion.
+		"EngineVersionPreRelease": {
+			xr:   with("vllmConfig.engineVersion", "0.9.2rc1"),
+			want: prefix + `spec.vllmConfig.engineVersion "0.9.2rc1" is invalid: must be a release number such as 0.9.2`,
+		},
+		// The XRD's rule on the bounds holds with the autoscaler off too.
+		"DisabledAutoscalingBoundsReversed": {
+			xr:   with("autoscaling", map[string]any{"enabled": false, "minReplicas": 3, "maxReplicas": 2}),
+			want: prefix + `spec.autoscaling: minReplicas 3 exceeds maxReplicas 2`,
+		},
+		"DisabledRouterAutoscalingBoundsReversed": {
+			xr:   with("routerConfig.autoscaling", map[string]any{"enabled": false, "minReplicas": 3, "maxReplicas": 2}),
+			want: prefix + `spec.routerConfig.autoscaling: minReplicas 3 exceeds maxReplicas 2`,
+		},
+		// A quantity's own decoder does not say where it failed.
+		"QuantityInResourceList": {
+			xr:   with("routerConfig.resources", map[string]any{"limits": map[string]any{"cpu": "5m30"}}),
+			want: `cannot decode spec: spec.routerConfig.resources.limits[cpu]: unable to parse quantity's suffix; use a Kubernetes quantity such as 4Gi or 500m`,
+		},
+		"QuantityInModelEnv": {
+			xr: with("model", nil, "models", []any{map[string]any{"name": "a", "modelURL": "org/a", "env": []any{map[string]any{"name": "CPUS",
+				"valueFrom": map[string]any{"resourceFieldRef": map[string]any{"resource": "limits.cpu", "divisor": "one"}}}}}}),
+			want: `cannot decode spec: spec.models[0].env[0].valueFrom.resourceFieldRef.divisor: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'; use a Kubernetes quantity such as 4Gi or 500m`,
+		},
+		// Inline Go structs are no level of the manifest.
+		"WrongTypeBelowInlineStruct": {
+			xr:   with("envFrom", []any{map[string]any{"configMapRef": map[string]any{"name": 7}}}),
+			want: `cannot decode spec: cannot unmarshal number into spec.envFrom.configMapRef.name of type string`,
+		},
 		"TensorParallelAboveGPUs": {
 			xr:   with("vllmConfig.tensorParallelSize", 4, "resources.gpu", "2"),
 			want: prefix + `spec: vllmConfig.tensorParallelSize 4 needs 4 GPUs but resources.gpu is "2": raise resources.gpu or lower tensorParallelSize`,
@@ -92,6 +175,16 @@ func TestValidationErrors(t *testing.T) {
 			xr:   with("resources.memory", "16GB"),
 			want: prefix + `spec.resources.memory "16GB" is not a Kubernetes quantity: use a value such as 16Gi or 16000Mi`,
 		},
+		// apimachinery writes 1e21 back as "1", and clamps 1e18Ki to
+		// 2^63-1 (found by FuzzQuantities).
+		"MemoryTooLargeForAQuantity": {
+			xr:   with("resources.memory", "1000000000000000000000"),
+			want: prefix + `spec.resources.memory "1000000000000000000000" is too large: a Kubernetes quantity holds less than 8Ei; use a value such as 16Gi or 16000Mi`,
+		},
+		"RouterLimitTooLargeForAQuantity": {
+			xr:   with("routerConfig.resources", map[string]any{"limits": map[string]any{"memory": "1000000000000000000Ki"}}),
+			want: prefix + `spec.routerConfig.resources.limits[memory] is too large: a Kubernetes quantity holds less than 8Ei`,
+		},
 		"UnparsableCPU": {
 			xr:   with("resources.cpu", "four"),
 			want: prefix + `spec.resources.cpu "four" is not a Kubernetes quantity: use a value such as 4 or 3500m`,
@@ -115,6 +208,15 @@ func TestValidationErrors(t *testing.T) {
 		"NegativeLMCacheBuffer": {
 			xr:   with("lmcacheConfig.diskOffloadingBufferSize", "-1"),
 			want: prefix + `spec.lmcacheConfig.diskOffloadingBufferSize "-1" is invalid: use a quantity such as 4Gi or a plain number of GiB such as 4`,
+		},
+		// A disk buffer sizes an emptyDir in bytes, an int64.
+		"LMCacheBufferOverflowsBytes": {
+			xr:   with("lmcacheConfig.enabled", true, "lmcacheConfig.diskOffloadingBufferSize", "1e300", "storage.enabled", false),
+			want: prefix + `spec.lmcacheConfig.diskOffloadingBufferSize "1e300" is invalid: use a quantity such as 4Gi or a plain number of GiB such as 4`,
+		},
+		"LMCacheBufferBelowOneByte": {
+			xr:   with("lmcacheConfig.enabled", true, "lmcacheConfig.diskOffloadingBufferSize", "1e-12", "storage.enabled", false),
+			want: prefix + `spec.lmcacheConfig.diskOffloadingBufferSize "1e-12" is invalid: use a quantity such as 4Gi or a plain number of GiB such as 4`,
 		},
 		"CPUBufferNotBelowMemory": {
 			xr:   with("lmcacheConfig.enabled", true, "lmcacheConfig.cpuOffloadingBufferSize", "16Gi", "resources.memory", "16Gi"),
@@ -430,6 +532,66 @@ func TestWarnings(t *testing.T) {
 			}
 			if len(rsp.GetDesired().GetResources()) == 0 {
 				t.Error("a warning must not stop the stack from being composed")
+			}
+		})
+	}
+}
+
+// TestRefusalBounded: a refusal's message goes into events and conditions;
+// it stays bounded however many errors a stack has and however long the
+// values it quotes.
+func TestRefusalBounded(t *testing.T) {
+	models := make([]any, 200)
+	for i := range models {
+		models[i] = map[string]any{"name": fmt.Sprintf("m%d", i), "maxNumSeqs": 0}
+	}
+	msg := fatal(t, run(t, req(t, with("model", nil, "models", models), nil, nil)))
+	if len(msg) > maxRefusalLength+100 || !strings.HasSuffix(msg, " more errors") {
+		t.Errorf("a refusal of %d bytes, want at most about %d ending in how many more errors there are: ...%s", len(msg), maxRefusalLength, msg[max(0, len(msg)-200):])
+	}
+	long := strings.Repeat("9", 100000)
+	msg = fatal(t, run(t, req(t, with("vllmConfig.gpuMemoryUtilization", long), nil, nil)))
+	want := "invalid ProductionStack: " + clip(`spec.vllmConfig.gpuMemoryUtilization "`+long, maxErrorLength)
+	if msg != want {
+		t.Errorf("Fatal message:\n got: %.300s...\nwant: %.300s...", msg, want)
+	}
+}
+
+// TestHugeExponents: apimachinery takes seconds to parse 1e-17170000 or to
+// compare 1e17170000 (found by FuzzQuantities: the fuzzer's worker was
+// killed as hung); such quantities are refused before they are parsed.
+func TestHugeExponents(t *testing.T) {
+	const prefix = "invalid ProductionStack: "
+	cases := map[string]struct {
+		xr   map[string]any
+		want string
+	}{
+		"Memory": {
+			xr:   with("resources.memory", "1e17170000"),
+			want: prefix + `spec.resources.memory "1e17170000" is out of range: a Kubernetes quantity is from 1n to below 8Ei; use a value such as 16Gi or 16000Mi`,
+		},
+		"CPULimitTiny": {
+			xr:   with("resources.cpuLimit", "1e-17170000"),
+			want: prefix + `spec.resources.cpuLimit "1e-17170000" is out of range: a Kubernetes quantity is from 1n to below 8Ei; use a value such as 8 or 7500m`,
+		},
+		"LMCacheBuffer": {
+			xr:   with("lmcacheConfig.enabled", true, "lmcacheConfig.cpuOffloadingBufferSize", "1e-17170000Ki"),
+			want: prefix + `spec.lmcacheConfig.cpuOffloadingBufferSize "1e-17170000Ki" is invalid: use a quantity such as 4Gi or a plain number of GiB such as 4`,
+		},
+		"RouterLimit": {
+			xr:   with("routerConfig.resources", map[string]any{"limits": map[string]any{"cpu": "1e-17170000"}}),
+			want: `cannot decode spec: spec.routerConfig.resources.limits[cpu] "1e-17170000" is out of range: a Kubernetes quantity is from 1n to below 8Ei; use a value such as 4Gi or 500m`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			got := fatal(t, run(t, req(t, tc.xr, nil, nil)))
+			if got != tc.want {
+				t.Errorf("Fatal message:\n got: %s\nwant: %s", got, tc.want)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("the refusal took %v", d)
 			}
 		})
 	}

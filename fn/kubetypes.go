@@ -1,0 +1,332 @@
+package fn
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Checks of the Kubernetes types a spec holds as they are (volumes, init
+// containers, environment variables, resource requirements): the API server
+// would refuse the Deployment they go into, after Crossplane had applied the
+// stack's other objects. test/internal/kubecheck checks the same in every
+// composed object; test/fuzz holds the function to it.
+
+// validateVolume checks one of storage.extraVolumes at p.
+func validateVolume(f *findings, p string, v corev1.Volume) {
+	if msgs := validation.IsDNS1123Label(v.Name); len(msgs) > 0 {
+		f.errorf("%s.name %s is not a volume name: %s", p, clipQuote(v.Name), strings.Join(msgs, "; "))
+	}
+	if n := pointerFields(v.VolumeSource); n != 1 {
+		f.errorf("%s sets %d volume sources: set exactly one, such as persistentVolumeClaim, configMap, secret or emptyDir", p, n)
+	}
+	if e := v.EmptyDir; e != nil && e.SizeLimit != nil && e.SizeLimit.Sign() < 0 {
+		f.errorf("%s.emptyDir.sizeLimit %s is invalid: must be 0 or more", p, e.SizeLimit.String())
+	} else if e != nil && e.SizeLimit != nil && !quantityInRange(*e.SizeLimit) {
+		f.errorf("%s.emptyDir.sizeLimit is too large: a Kubernetes quantity holds less than 8Ei", p)
+	}
+	if c := v.PersistentVolumeClaim; c != nil {
+		objectName(f, p+".persistentVolumeClaim.claimName", c.ClaimName)
+		if c.ClaimName == "" {
+			f.errorf("%s.persistentVolumeClaim.claimName is required", p)
+		}
+	}
+	if c := v.ConfigMap; c != nil {
+		objectName(f, p+".configMap.name", c.Name)
+	}
+	if s := v.Secret; s != nil {
+		objectName(f, p+".secret.secretName", s.SecretName)
+	}
+}
+
+// pointerFields counts the pointer fields of a struct that are set: a
+// volume, a probe handler, an environment variable's source each take
+// exactly one.
+func pointerFields(v any) int {
+	rv := reflect.ValueOf(v)
+	n := 0
+	for i := range rv.NumField() {
+		if f := rv.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
+			n++
+		}
+	}
+	return n
+}
+
+// validateEnvSource checks an environment variable's valueFrom (callers
+// check value and valueFrom are not both set).
+func validateEnvSource(f *findings, p string, e corev1.EnvVar) {
+	if e.ValueFrom == nil {
+		return
+	}
+	if n := pointerFields(*e.ValueFrom); n != 1 {
+		f.errorf("%s.valueFrom sets %d sources: set exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef or fileKeyRef", p, n)
+	}
+}
+
+// validateResourceRequirements checks a container's requests and limits as
+// the API server does: none negative, no request above its limit, and
+// extended resources (GPUs) with a limit equal to the request.
+func validateResourceRequirements(f *findings, p string, r corev1.ResourceRequirements) {
+	for _, name := range sortedResourceNames(r.Limits) {
+		if q := r.Limits[name]; q.Sign() < 0 {
+			f.errorf("%s.limits[%s] %s is invalid: must be 0 or more", p, name, q.String())
+		} else if !quantityInRange(q) {
+			f.errorf("%s.limits[%s] is too large: a Kubernetes quantity holds less than 8Ei", p, name)
+		}
+	}
+	for _, name := range sortedResourceNames(r.Requests) {
+		req := r.Requests[name]
+		lim, hasLim := r.Limits[name]
+		switch {
+		case !quantityInRange(req):
+			f.errorf("%s.requests[%s] is too large: a Kubernetes quantity holds less than 8Ei", p, name)
+		case req.Sign() < 0:
+			f.errorf("%s.requests[%s] %s is invalid: must be 0 or more", p, name, req.String())
+		case hasLim && req.Cmp(lim) > 0:
+			f.errorf("%s.requests[%s] %s is more than its limit %s: Kubernetes requires a limit of at least the request", p, name, req.String(), lim.String())
+		case extendedResource(name) && (!hasLim || req.Cmp(lim) != 0):
+			f.errorf("%s.requests[%s] %s needs a limit equal to it: Kubernetes cannot overcommit an extended resource such as a GPU", p, name, req.String())
+		}
+	}
+}
+
+func sortedResourceNames(l corev1.ResourceList) []corev1.ResourceName {
+	return slices.Sorted(maps.Keys(l))
+}
+
+// extendedResource: a resource outside kubernetes.io, such as nvidia.com/gpu.
+func extendedResource(name corev1.ResourceName) bool {
+	s := string(name)
+	return strings.Contains(s, "/") && !strings.HasPrefix(s, "kubernetes.io/") && !strings.Contains(s, ".kubernetes.io/") && !strings.HasPrefix(s, "requests.")
+}
+
+// image checks an image reference as the API server does: no whitespace
+// around it.
+func image(f *findings, field, v string) {
+	if v != strings.TrimSpace(v) {
+		f.errorf("%s %s is invalid: an image reference has no leading or trailing whitespace", field, clipQuote(v))
+	}
+}
+
+// validateContainer checks a container the user writes whole (an init
+// container) at p by itself; the pod it joins is checked by
+// validateInitContainers.
+func validateContainer(f *findings, p string, c corev1.Container) {
+	image(f, p+".image", c.Image)
+	names := map[string]bool{}
+	for i, port := range c.Ports {
+		pp := fmt.Sprintf("%s.ports[%d]", p, i)
+		if msgs := validation.IsValidPortNum(int(port.ContainerPort)); len(msgs) > 0 {
+			f.errorf("%s.containerPort %d is invalid: must be a port number from 1 to 65535", pp, port.ContainerPort)
+		}
+		if port.HostPort != 0 && len(validation.IsValidPortNum(int(port.HostPort))) > 0 {
+			f.errorf("%s.hostPort %d is invalid: must be a port number from 1 to 65535", pp, port.HostPort)
+		}
+		if port.Name != "" {
+			if msgs := validation.IsValidPortName(port.Name); len(msgs) > 0 {
+				f.errorf("%s.name %s is not a port name: %s", pp, clipQuote(port.Name), strings.Join(msgs, "; "))
+			} else if names[port.Name] {
+				f.errorf("%s.name %q is also the name of another port of the container: port names must be unique", pp, port.Name)
+			}
+			names[port.Name] = true
+		}
+		switch port.Protocol {
+		case "", corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
+		default:
+			f.errorf("%s.protocol %s is not supported: use one of TCP, UDP, SCTP", pp, clipQuote(string(port.Protocol)))
+		}
+	}
+	env := map[string]bool{}
+	for i, e := range c.Env {
+		ep := fmt.Sprintf("%s.env[%d]", p, i)
+		if !isEnvVarName(e.Name) {
+			f.errorf("%s.name %s is not a valid environment variable name: use printable ASCII characters other than '='", ep, clipQuote(e.Name))
+		} else if env[e.Name] {
+			f.errorf("%s.name %q is set twice in the container: remove one", ep, e.Name)
+		}
+		env[e.Name] = true
+		if e.Value != "" && e.ValueFrom != nil {
+			f.errorf("%s: set value or valueFrom, not both", ep)
+		}
+		validateEnvSource(f, ep, e)
+	}
+	mounts := map[string]bool{}
+	for i, m := range c.VolumeMounts {
+		mp := fmt.Sprintf("%s.volumeMounts[%d]", p, i)
+		mountPath(f, mp, m.MountPath, mounts)
+	}
+	sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+	for _, pr := range []struct {
+		name  string
+		probe *corev1.Probe
+	}{{"startupProbe", c.StartupProbe}, {"readinessProbe", c.ReadinessProbe}, {"livenessProbe", c.LivenessProbe}} {
+		if pr.probe == nil {
+			continue
+		}
+		if !sidecar {
+			f.errorf("%s.%s is refused: only an init container with restartPolicy Always (a sidecar) may have probes", p, pr.name)
+			continue
+		}
+		validateProbe(f, p+"."+pr.name, pr.name != "readinessProbe", c, pr.probe)
+	}
+	if c.Lifecycle != nil && !sidecar {
+		f.errorf("%s.lifecycle is refused: only an init container with restartPolicy Always (a sidecar) may have one", p)
+	}
+	validateResourceRequirements(f, p+".resources", c.Resources)
+}
+
+// validateProbe checks a probe of a container the user writes whole.
+func validateProbe(f *findings, p string, oneSuccess bool, c corev1.Container, probe *corev1.Probe) {
+	if n := pointerFields(probe.ProbeHandler); n != 1 {
+		f.errorf("%s sets %d handlers: set exactly one of exec, httpGet, tcpSocket or grpc", p, n)
+	}
+	if h := probe.HTTPGet; h != nil {
+		if !strings.HasPrefix(h.Path, "/") {
+			f.errorf("%s.httpGet.path %s is invalid: must start with /", p, clipQuote(h.Path))
+		}
+		if !hasPort(c, h.Port) {
+			f.errorf("%s.httpGet.port %s is not a port of the container: add it to ports", p, clipQuote(h.Port.String()))
+		}
+	}
+	for _, n := range []struct {
+		field string
+		v     int32
+	}{{"initialDelaySeconds", probe.InitialDelaySeconds}, {"timeoutSeconds", probe.TimeoutSeconds}, {"periodSeconds", probe.PeriodSeconds},
+		{"successThreshold", probe.SuccessThreshold}, {"failureThreshold", probe.FailureThreshold}} {
+		if n.v < 0 {
+			f.errorf("%s.%s %d is invalid: must be 0 or more", p, n.field, n.v)
+		}
+	}
+	if oneSuccess && probe.SuccessThreshold > 1 {
+		f.errorf("%s.successThreshold %d is invalid: must be 1", p, probe.SuccessThreshold)
+	}
+}
+
+func hasPort(c corev1.Container, port intstr.IntOrString) bool {
+	for _, p := range c.Ports {
+		if port.Type == intstr.Int && p.ContainerPort == port.IntVal || port.Type == intstr.String && p.Name == port.StrVal {
+			return true
+		}
+	}
+	return false
+}
+
+// mountPath checks a mount's path: absolute, and not mounted twice in the
+// container (seen holds the container's paths so far).
+func mountPath(f *findings, p, mp string, seen map[string]bool) {
+	switch {
+	case !path.IsAbs(mp):
+		f.errorf("%s.mountPath %s is invalid: use an absolute path such as /adapters", p, clipQuote(mp))
+	case seen[path.Clean(mp)]:
+		f.errorf("%s.mountPath %s is already mounted in the container: use another path", p, clipQuote(mp))
+	}
+	seen[path.Clean(mp)] = true
+}
+
+// podVolumes are the volumes of a model's engine pod, by name.
+func podVolumes(e engine) map[string]bool {
+	vols := map[string]bool{}
+	if enabled(e.cfg.Storage.Enabled) {
+		vols[volumeModelCache] = true
+	}
+	if e.model.ChatTemplate != "" {
+		vols[volumeTemplates] = true
+	}
+	if needsShm(e) {
+		vols[volumeShm] = true
+	}
+	if _, ok := lmcacheDiskVolume(e); ok {
+		vols[volumeLMCacheDisk] = true
+	}
+	for _, v := range e.cfg.Storage.ExtraVolumes {
+		vols[v.Name] = true
+	}
+	return vols
+}
+
+// validateInitContainers checks a merged engine's init containers against
+// the pod they join: unique container names, port names not taken by the
+// engine's containers, volumes the pod has.
+func validateInitContainers(f *findings, s *stack, e engine) {
+	vols := podVolumes(e)
+	taken := map[string]string{engineContainer: "the engine"}
+	if loraSidecarOn(e) {
+		taken[loraSidecarContainer] = "the LoRA sidecar"
+	}
+	ports := map[string]bool{}
+	for _, p := range enginePorts(s, e) {
+		ports[p.Name] = true
+	}
+	if loraSidecarOn(e) {
+		ports[loraSidecarPortName] = true
+	}
+	for i, c := range e.cfg.Pod.InitContainers {
+		p := fmt.Sprintf("pod.initContainers[%d]", i)
+		if other, ok := taken[c.Name]; ok && c.Name != engineContainer {
+			f.errorf("%s: %s.name %q is also the name of %s: container names must be unique in the pod", e.block, p, c.Name, other)
+		}
+		if _, ok := taken[c.Name]; !ok {
+			taken[c.Name] = p
+		}
+		for _, port := range c.Ports {
+			if port.Name != "" && ports[port.Name] {
+				f.errorf("%s: %s port name %q is also the name of another port of the pod: port names must be unique", e.block, p, port.Name)
+			}
+			ports[port.Name] = port.Name != ""
+		}
+		for j, m := range c.VolumeMounts {
+			if !vols[m.Name] {
+				f.errorf("%s: %s.volumeMounts[%d] mounts volume %q, which no volume of the pod has: add it to storage.extraVolumes", e.block, p, j, m.Name)
+			}
+		}
+	}
+}
+
+// validateExtraMounts checks a merged engine's storage.extraVolumeMounts:
+// volumes the pod has, absolute paths not mounted already.
+func validateExtraMounts(f *findings, e engine) {
+	vols := podVolumes(e)
+	seen := map[string]bool{}
+	for _, m := range engineVolumeMounts(e)[:len(engineVolumeMounts(e))-len(e.cfg.Storage.ExtraVolumeMounts)] {
+		seen[path.Clean(m.MountPath)] = true
+	}
+	for i, m := range e.cfg.Storage.ExtraVolumeMounts {
+		p := fmt.Sprintf("%s: storage.extraVolumeMounts[%d]", e.block, i)
+		if !vols[m.Name] {
+			f.errorf("%s mounts volume %q, which no volume of the pod has: add it to storage.extraVolumes", p, m.Name)
+		}
+		mountPath(f, p, m.MountPath, seen)
+	}
+}
+
+// annotationSize refuses annotations larger than the API server takes.
+func annotationSize(f *findings, field string, m map[string]string) {
+	if err := apivalidation.ValidateAnnotationsSize(m); err != nil {
+		f.errorf("%s are too large: %v; shorten them", field, err)
+	}
+}
+
+// maxProgressDeadline is the most an engine's progress deadline (its startup
+// probe's budget and the rollout margin, in seconds) can be: an int32.
+const maxProgressDeadline = math.MaxInt32
+
+// validateStartupBudget refuses startup probe overrides whose budget does
+// not fit the Deployment's progressDeadlineSeconds.
+func validateStartupBudget(f *findings, e engine) {
+	pr := startupProbe(e)
+	budget := int64(pr.InitialDelaySeconds) + int64(pr.PeriodSeconds)*int64(pr.FailureThreshold)
+	if budget+rolloutMarginSeconds > maxProgressDeadline {
+		f.errorf("%s: probes.startup allows %d seconds (initialDelaySeconds + periodSeconds × failureThreshold), more than the %d a Deployment's progress deadline can hold: lower periodSeconds or failureThreshold",
+			e.block, budget, maxProgressDeadline-rolloutMarginSeconds)
+	}
+}

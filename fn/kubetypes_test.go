@@ -1,0 +1,95 @@
+package fn
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestKubernetesTypeErrors: the Kubernetes types a spec holds as they are
+// (extra volumes and mounts, init containers, env sources, resource
+// requirements, probes, images, annotations) are refused when the API server
+// would refuse the Deployment or Service they go into. Each was found by
+// test/fuzz composing an object test/internal/kubecheck refuses.
+func TestKubernetesTypeErrors(t *testing.T) {
+	cases := map[string]struct {
+		xr   map[string]any
+		want string
+	}{
+		"ExtraVolumeWithoutSource": {
+			xr:   with("storage.extraVolumes", []any{map[string]any{"name": "x"}}),
+			want: `invalid ProductionStack: spec.storage.extraVolumes[0] sets 0 volume sources: set exactly one, such as persistentVolumeClaim, configMap, secret or emptyDir`,
+		},
+		"ExtraVolumeBadNameNegativeSize": {
+			xr:   with("storage.extraVolumes", []any{map[string]any{"name": "Bad_Name", "emptyDir": map[string]any{"sizeLimit": "-1Gi"}}}),
+			want: `invalid ProductionStack: spec.storage.extraVolumes[0].name "Bad_Name" is not a volume name: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?'); spec.storage.extraVolumes[0].emptyDir.sizeLimit -1Gi is invalid: must be 0 or more`,
+		},
+		"ExtraVolumesSameName": {
+			xr:   with("storage.extraVolumes", []any{map[string]any{"name": "a", "emptyDir": map[string]any{}}, map[string]any{"name": "a", "emptyDir": map[string]any{}}}),
+			want: `invalid ProductionStack: spec.storage.extraVolumes[1].name "a" is also the name of extraVolumes[0]: volume names must be unique`,
+		},
+		"ExtraMountOfAbsentStackVolume": {
+			xr:   with("storage.extraVolumeMounts", []any{map[string]any{"name": "shm", "mountPath": "/dev/shm"}}),
+			want: `invalid ProductionStack: spec: storage.extraVolumeMounts[0] mounts volume "shm", which no volume of the pod has: add it to storage.extraVolumes`,
+		},
+		"ExtraMountOverModelCache": {
+			xr:   with("storage.extraVolumes", []any{map[string]any{"name": "a", "emptyDir": map[string]any{}}}, "storage.extraVolumeMounts", []any{map[string]any{"name": "a", "mountPath": "/data/"}}),
+			want: `invalid ProductionStack: spec: storage.extraVolumeMounts[0].mountPath "/data/" is already mounted in the container: use another path`,
+		},
+		"ExtraMountRelativePath": {
+			xr:   with("storage.extraVolumes", []any{map[string]any{"name": "a", "emptyDir": map[string]any{}}}, "storage.extraVolumeMounts", []any{map[string]any{"name": "a", "mountPath": "adapters"}}),
+			want: `invalid ProductionStack: spec: storage.extraVolumeMounts[0].mountPath "adapters" is invalid: use an absolute path such as /adapters`,
+		},
+		"InitContainerPortsAndProbe": {
+			xr:   with("pod.initContainers", []any{map[string]any{"name": "init", "image": "busybox", "ports": []any{map[string]any{"containerPort": 0, "name": "container-port", "protocol": "HTTP"}}, "readinessProbe": map[string]any{"tcpSocket": map[string]any{"port": 1}}}}),
+			want: `invalid ProductionStack: spec.pod.initContainers[0].ports[0].containerPort 0 is invalid: must be a port number from 1 to 65535; spec.pod.initContainers[0].ports[0].protocol "HTTP" is not supported: use one of TCP, UDP, SCTP; spec.pod.initContainers[0].readinessProbe is refused: only an init container with restartPolicy Always (a sidecar) may have probes; spec: pod.initContainers[0] port name "container-port" is also the name of another port of the pod: port names must be unique`,
+		},
+		"InitContainerImageEnvMounts": {
+			xr:   with("pod.initContainers", []any{map[string]any{"name": "init", "image": " busybox", "env": []any{map[string]any{"name": "A", "valueFrom": map[string]any{}}, map[string]any{"name": "A", "value": "x"}}, "volumeMounts": []any{map[string]any{"name": "nope", "mountPath": "/x"}}}}),
+			want: `invalid ProductionStack: spec.pod.initContainers[0].image " busybox" is invalid: an image reference has no leading or trailing whitespace; spec.pod.initContainers[0].env[0].valueFrom sets 0 sources: set exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef or fileKeyRef; spec.pod.initContainers[0].env[1].name "A" is set twice in the container: remove one; spec: pod.initContainers[0].volumeMounts[0] mounts volume "nope", which no volume of the pod has: add it to storage.extraVolumes`,
+		},
+		"InitContainersSameName": {
+			xr:   with("pod.initContainers", []any{map[string]any{"name": "a", "image": "i"}, map[string]any{"name": "a", "image": "i"}}),
+			want: `invalid ProductionStack: spec: pod.initContainers[1].name "a" is also the name of pod.initContainers[0]: container names must be unique in the pod`,
+		},
+		"InitContainerNamedLikeLoRASidecar": {
+			xr:   with("model.enableLoRA", true, "pod.initContainers", []any{map[string]any{"name": "sidecar", "image": "i"}}),
+			want: `invalid ProductionStack: spec: pod.initContainers[0].name "sidecar" is also the name of the LoRA sidecar: container names must be unique in the pod`,
+		},
+		"EnvValueFromWithoutSource": {
+			xr:   with("env", []any{map[string]any{"name": "A", "valueFrom": map[string]any{}}}),
+			want: `invalid ProductionStack: spec.env[0].valueFrom sets 0 sources: set exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef or fileKeyRef`,
+		},
+		"RouterEnvValueAndValueFrom": {
+			xr:   with("routerConfig.env", []any{map[string]any{"name": "A", "value": "x", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "metadata.name"}}}}),
+			want: `invalid ProductionStack: spec.routerConfig.env[0]: set value or valueFrom, not both`,
+		},
+		"RouterResources": {
+			xr:   with("routerConfig.resources", map[string]any{"requests": map[string]any{"cpu": "2", "nvidia.com/gpu": "1"}, "limits": map[string]any{"cpu": "1"}}),
+			want: `invalid ProductionStack: spec.routerConfig.resources.requests[cpu] 2 is more than its limit 1: Kubernetes requires a limit of at least the request; spec.routerConfig.resources.requests[nvidia.com/gpu] 1 needs a limit equal to it: Kubernetes cannot overcommit an extended resource such as a GPU`,
+		},
+		"StartupBudgetOverflowsProgressDeadline": {
+			xr:   with("probes.startup", map[string]any{"periodSeconds": 2000000000, "failureThreshold": 2}),
+			want: `invalid ProductionStack: spec: probes.startup allows 4000000000 seconds (initialDelaySeconds + periodSeconds × failureThreshold), more than the 2147483047 a Deployment's progress deadline can hold: lower periodSeconds or failureThreshold`,
+		},
+		"StorageSizeZero": {
+			xr:   with("storage.size", "0"),
+			want: `invalid ProductionStack: spec.storage.size "0" is invalid: a claim must request more than 0 bytes; use a size such as 50Gi`,
+		},
+		"ImageWithTrailingSpace": {
+			xr:   with("vllmConfig.image", "vllm/vllm-openai:latest "),
+			want: `invalid ProductionStack: spec.vllmConfig.image "vllm/vllm-openai:latest " is invalid: an image reference has no leading or trailing whitespace`,
+		},
+		"PodAnnotationsTooLarge": {
+			xr:   with("routerConfig.podAnnotations", map[string]any{"a": strings.Repeat("x", 300000)}),
+			want: `invalid ProductionStack: spec.routerConfig.podAnnotations are too large: annotations size 300001 is larger than limit 262144; shorten them`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := fatal(t, run(t, req(t, tc.xr, nil, nil)))
+			if got != tc.want {
+				t.Errorf("Fatal message:\n got: %s\nwant: %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,256 @@
+package fuzz_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// FuzzRunFunction runs the function on a stack (the JSON of an XR, seeded
+// with every example and test stack) with one more value set at one field
+// (path, any field of the XRD's spec or the XR's metadata; a value that is
+// JSON is set as JSON, else as a string), with or without the Input of
+// example/composition.yaml. For every input:
+//
+//   - the function does not panic, returns no error, and answers the same
+//     request twice with the same bytes;
+//   - every message is bounded (maxMessage);
+//   - a Fatal result names the offending field (namesField) and leaves the
+//     desired state as it was;
+//   - otherwise every composed object, as Crossplane applies it, passes the
+//     strict typed decode and the Kubernetes checks of the render tests, on
+//     the first reconcile and on the next, which observes what the first
+//     composed (the router's RoleBinding then joins);
+//   - no composed object holds a credential the spec wrote as a literal,
+//     except in the env entry the user wrote, with a warning (checkSecrets).
+func FuzzRunFunction(f *testing.F) {
+	c := mustLoad(f)
+	for _, s := range c.stacks {
+		f.Add(s.json, "", "", "", "", []byte(nil))
+		f.Add(s.json, "", "", "", "", c.inputJSON)
+	}
+	seed := c.stacks[0].json // example/claim.yaml sorts first: a namespaced stack
+	for _, p := range c.seeds {
+		f.Add(seed, p, c.seedValue(p), "", "", []byte(nil))
+	}
+	for _, v := range fieldSeeds {
+		f.Add(seed, v.path, v.value, v.path2, v.value2, []byte(nil))
+	}
+	for _, in := range []string{
+		`{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input", "storage": {"size": "100Gi", "storageClassName": "fast"}, "ttl": "30s"}`,
+		`{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input", "engine": {"image": "vllm/vllm-openai:v0.9.2", "imagePullRegistry": "registry.example.com", "version": "0.9.2"}}`,
+		`{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input", "router": {"image": "lmcache/lmstack-router", "tag": "v0.1.9", "version": "0.1.9"}}`,
+	} {
+		f.Add(seed, "", "", "", "", []byte(in))
+	}
+	f.Fuzz(func(t *testing.T, xrJSON []byte, path, value, path2, value2 string, inputJSON []byte) {
+		var xr map[string]any
+		if err := json.Unmarshal(xrJSON, &xr); err != nil || xr == nil {
+			return // not an object: nothing Crossplane sends
+		}
+		if p := c.field(path); p != "" {
+			setPath(xr, p, parseValue(value))
+		}
+		if p := c.field(path2); p != "" {
+			setPath(xr, p, parseValue(value2))
+		}
+		var input map[string]any
+		if len(inputJSON) > 0 {
+			if err := json.Unmarshal(inputJSON, &input); err != nil || input == nil {
+				return
+			}
+		}
+		r, err := request(xr, input, nil, nil)
+		if err != nil {
+			return
+		}
+		rsp := runTwice(t, r)
+		checkMessages(t, rsp)
+		if msg, refused := fatalOf(rsp); refused {
+			if !c.namesField(msg) {
+				t.Errorf("the Fatal message names no field: %s", msg)
+			}
+			if n := len(rsp.GetDesired().GetResources()); n > 0 {
+				t.Errorf("a Fatal response composed %d resources", n)
+			}
+			return
+		}
+		if !metaOf(xr).plausible() {
+			return
+		}
+		checkObjects(t, xr, rsp)
+		checkSecrets(t, xr, input, nil)
+		// The next reconcile observes what this one composed.
+		observed := map[string]map[string]any{}
+		for k, d := range rsp.GetDesired().GetResources() {
+			observed[k] = d.GetResource().AsMap()
+		}
+		r2, err := request(xr, input, observed, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rsp2 := runTwice(t, r2)
+		if msg, refused := fatalOf(rsp2); refused {
+			t.Fatalf("the first reconcile composed the stack, the second refused it: %s", msg)
+		}
+		checkObjects(t, xr, rsp2)
+		checkSecrets(t, xr, input, observed)
+	})
+}
+
+// fieldSeeds are values of the API's Kubernetes types and edge values, as
+// starting points for the fuzzer.
+var fieldSeeds = []struct{ path, value, path2, value2 string }{
+	{"spec.vllmConfig.gpuMemoryUtilization", "NaN", "", ""},
+	{"spec.vllmConfig.gpuMemoryUtilization", "0x1p-1", "", ""},
+	{"spec.model.chatTemplate", `"{{ messages }}"`, "", ""},
+	{"spec.model.name", `"Llama.3/8B-Instruct"`, "spec.model.modelURL", `"org/Mixtral-8x7B-AWQ"`},
+	{"metadata.name", `"a-very-long-stack-name-that-is-still-a-dns-subdomain-of-more-than-sixty-three-characters"`, "", ""},
+	{"spec.lmcacheConfig", `{"enabled": true, "diskOffloadingBufferSize": "1e300", "cpuOffloadingBufferSize": "4"}`, "spec.storage.enabled", "false"},
+	{"spec.env", `[{"name": "HF_TOKEN", "value": "hf_literal_token_value"}]`, "", ""},
+	{"spec.routerConfig.env", `[{"name": "VLLM_API_KEY", "value": "sk-literal-api-key"}]`, "spec.routerConfig.routerType", `"kvaware"`},
+	{"spec.resources", `{"gpu": "1", "cpu": "1e3", "memory": "0.000001Ki", "memoryLimit": "1Gi"}`, "", ""},
+	{"spec.monitoring.serviceMonitor", `{"interval": "99999999999999999999y"}`, "", ""},
+	{"spec.storage.extraVolumes", `[{"name": "adapters", "emptyDir": {"sizeLimit": "1Gi"}}]`, "spec.storage.extraVolumeMounts", `[{"name": "adapters", "mountPath": "/adapters"}]`},
+	{"spec.storage.extraVolumes", `[{"name": "cfg", "configMap": {"name": "cfg", "items": [{"key": "a", "path": "a"}]}}]`, "spec.pod.initContainers", `[{"name": "init", "image": "busybox", "volumeMounts": [{"name": "cfg", "mountPath": "/cfg"}]}]`},
+	{"spec.pod.initContainers", `[{"name": "init", "image": "busybox", "ports": [{"name": "http", "containerPort": 8080}], "env": [{"name": "A", "value": "b"}]}]`, "", ""},
+	{"spec.env", `[{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]`, "spec.envFrom", `[{"configMapRef": {"name": "cfg"}, "prefix": "CFG_"}]`},
+	{"spec.routerConfig.resources", `{"requests": {"cpu": "1"}, "limits": {"cpu": "2", "memory": "1Gi"}}`, "spec.loraSidecar.resources", `{"requests": {"memory": "1Gi"}}`},
+	{"spec.probes.startup", `{"periodSeconds": 2000000000, "failureThreshold": 2}`, "spec.probes.readiness", `{"initialDelaySeconds": 5}`},
+	{"spec.routerConfig.routerType", `"kvaware"`, "spec.lmcacheConfig.enabled", "true"},
+	{"spec.autoscaling", `{"type": "keda", "maxReplicas": 3, "prometheusAddress": "http://prometheus:9090"}`, "", ""},
+	{"spec.model", "null", "spec.models", `[{"name": "a", "modelURL": "org/a"}, {"name": "b", "modelURL": "org/b", "replicas": 2}]`},
+	{"spec.routerConfig.httpRoute", `{"parentRefs": [{"name": "gw"}], "hostnames": ["a.example.com"]}`, "spec.routerConfig.ingress", `{"host": "*.example.com", "tlsSecretName": "tls"}`},
+	{"spec.networkPolicy", `{"allowFrom": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}}]}`, "", ""},
+	{"spec.scheduling", `{"nodeSelector": {"pool": "gpu"}, "tolerations": [{"key": "gpu", "operator": "Exists"}]}`, "", ""},
+	{"spec.podDisruptionBudget", `{"minAvailable": "50%"}`, "spec.rollingUpdate", `{"maxSurge": "25%", "maxUnavailable": 0}`},
+	{"spec.routerConfig.service", `{"type": "NodePort", "nodePort": 30080, "port": 8080, "annotations": {"a/b": "c"}}`, "", ""},
+	{"spec.lmcacheConfig.server", `{"replicas": 1, "resources": {"requests": {"cpu": "1"}}}`, "spec.lmcacheConfig.enabled", "true"},
+}
+
+// credentials are the variables that hold credentials; the stack takes them
+// from Secrets.
+var credentials = []string{"HF_TOKEN", "VLLM_API_KEY"}
+
+// withCanaries is a copy of v in which every literal value of a credential
+// variable in an env list is a canary, a value found nowhere else; canaries
+// counts them.
+func withCanaries(v any, canaries *int) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = withCanaries(x, canaries)
+		}
+		if env, ok := out["env"].([]any); ok {
+			for _, e := range env {
+				m, _ := e.(map[string]any)
+				name, _ := m["name"].(string)
+				if _, literal := m["value"].(string); literal && isCredential(name) {
+					m["value"] = canary(*canaries)
+					*canaries++
+				}
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = withCanaries(x, canaries)
+		}
+		return out
+	}
+	return v
+}
+
+func isCredential(name string) bool { return name == credentials[0] || name == credentials[1] }
+
+func canary(i int) string {
+	return "canary-" + strings.Repeat("q", 3) + "-" + string(rune('a'+i%26)) + "-zx"
+}
+
+const canaryMark = "canary-qqq-"
+
+// checkSecrets renders xr with every literal credential of its env lists
+// replaced by a canary, and checks a canary appears in a composed object
+// only as the value of the variable the user gave it, and that a warning
+// then says so. It reports whether a composed object kept one.
+func checkSecrets(t *testing.T, xr map[string]any, input map[string]any, observed map[string]map[string]any) bool {
+	t.Helper()
+	n := 0
+	marked := withCanaries(xr, &n).(map[string]any)
+	if n == 0 {
+		return false
+	}
+	r, err := request(marked, input, observed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsp := runTwice(t, r)
+	if _, refused := fatalOf(rsp); refused {
+		return false
+	}
+	kept := false
+	for key, d := range rsp.GetDesired().GetResources() {
+		obj := d.GetResource().AsMap()
+		if dropCredentialEnv(obj) {
+			kept = true
+		}
+		if b, _ := json.Marshal(obj); strings.Contains(string(b), canaryMark) {
+			t.Errorf("desired resource %s holds a literal credential of the spec outside the env entry the user wrote it in: %s", key, b)
+		}
+	}
+	for _, r := range rsp.GetResults() {
+		if strings.Contains(r.GetMessage(), canaryMark) {
+			t.Errorf("a result repeats a literal credential of the spec: %s", r.GetMessage())
+		}
+	}
+	for _, c := range rsp.GetConditions() {
+		if strings.Contains(c.GetMessage(), canaryMark) {
+			t.Errorf("condition %s repeats a literal credential of the spec: %s", c.GetType(), c.GetMessage())
+		}
+	}
+	if !kept {
+		return false
+	}
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && strings.Contains(r.GetMessage(), "to a literal value, stored in plain text") {
+			return true
+		}
+	}
+	t.Errorf("a composed container has a credential as a literal env value, and no warning says so")
+	return true
+}
+
+// dropCredentialEnv removes, from every env list below v, the credential
+// variables whose value is a canary, and reports whether it removed any.
+func dropCredentialEnv(v any) bool {
+	dropped := false
+	switch v := v.(type) {
+	case map[string]any:
+		if env, ok := v["env"].([]any); ok {
+			var kept []any
+			for _, e := range env {
+				m, _ := e.(map[string]any)
+				name, _ := m["name"].(string)
+				value, _ := m["value"].(string)
+				if isCredential(name) && strings.HasPrefix(value, canaryMark) {
+					dropped = true
+					continue
+				}
+				kept = append(kept, e)
+			}
+			v["env"] = kept
+		}
+		for _, x := range v {
+			dropped = dropCredentialEnv(x) || dropped
+		}
+	case []any:
+		for _, x := range v {
+			dropped = dropCredentialEnv(x) || dropped
+		}
+	}
+	return dropped
+}
