@@ -6,7 +6,9 @@
 #      .tools/bin/crossplane-core (Crossplane core v2.3.4, tools/crossplane-core)
 #      and _output/function-vllm-stack.xpkg (`make xpkg`) before;
 #   2. compiles the tests of e2e/crossplane (build tag e2e_crossplane) into a
-#      test binary, here, where the Go module proxy is reachable;
+#      test binary, and generates the Prometheus Operator's CRDs with the
+#      pinned controller-gen (e2e/crds; the ServiceMonitor CRD is installed
+#      midway by one scenario), here, where the Go module proxy is reachable;
 #   3. runs that binary as root under `unshare --net --mount --fork`: in a
 #      private network namespace whose only interface is lo (brought up with
 #      `ip link set lo up`; Crossplane's metrics and health servers and the
@@ -20,8 +22,16 @@
 #      process still in the tests' network namespace, so only this run's.
 #
 # Environment:
-#   E2E_TEST_FLAGS        extra test binary flags, word-split (e.g. "-test.run TestSeedStack")
-#   E2E_TIMEOUT           test timeout (default 20m)
+#   E2E_TEST_FLAGS        extra test binary flags, word-split (e.g. "-test.run TestStacks/Scenarios/Refused")
+#   E2E_TIMEOUT           test timeout (default 20m; 60m with E2E_BENCH)
+#   E2E_PARALLEL          parallel subtests at once (default 16: they mostly wait; go test's default is GOMAXPROCS)
+#   E2E_BENCH             instead of the tests, the scale benchmark (`make bench-crossplane`):
+#                         the numbers of stacks to apply at once, e.g. 1,10,50 (runs only TestBench)
+#   E2E_BENCH_OUT         a file that receives the benchmark's markdown report
+#   E2E_BENCH_TTL         the function Input's ttl in the benchmark (default 5s, the suite's)
+#   E2E_BENCH_SETTLE      how long after all are Ready the steady-state window starts (default 2 TTLs)
+#   E2E_BENCH_STEADY      the benchmark's steady-state window (default 12 TTLs)
+#   E2E_BENCH_DEBUG       run Crossplane and the function with --debug in the benchmark too
 #   KUBE_BIN_DIR          use this control plane instead of building tools/kube
 #   E2E_LOG_DIR           a directory that receives the logs of Crossplane, its RBAC manager and the function
 #   CROSSPLANE_CORE       the crossplane binary (default .tools/bin/crossplane-core)
@@ -99,7 +109,33 @@ trap cleanup EXIT
 	go vet -tags e2e_crossplane ./xp/ ./crossplane/
 	go test -c -tags e2e_crossplane -o "${E2E_TMP}/crossplane.test" ./crossplane/
 )
+# The Prometheus Operator's CRDs (its monitoring/v1 API types, pinned in
+# e2e/crds/go.mod, through the pinned controller-gen, as upstream generates
+# them and e2e/upstream_test.go does): TestStacks/Scenarios/MissingCRD
+# installs the ServiceMonitor CRD midway.
+E2E_MONITORING_CRDS="${E2E_TMP}/monitoring-crds.yaml"
+(
+	cd e2e/crds
+	GOFLAGS="-mod=readonly" go run sigs.k8s.io/controller-tools/cmd/controller-gen crd:crdVersions=v1 \
+		paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1 output:crd:stdout \
+		>"${E2E_MONITORING_CRDS}"
+)
+grep -q 'name: servicemonitors.monitoring.coreos.com' "${E2E_MONITORING_CRDS}" ||
+	{ echo "e2e-crossplane: controller-gen gave no ServiceMonitor CRD" >&2; exit 1; }
+export E2E_MONITORING_CRDS
 compiled=${SECONDS}
+
+# The benchmark (E2E_BENCH) runs alone, for longer.
+bench_flags=()
+if [[ -n "${E2E_BENCH:-}" ]]; then
+	bench_flags=(-test.run '^TestBench$')
+	E2E_TIMEOUT="${E2E_TIMEOUT:-60m}"
+	if [[ -n "${E2E_BENCH_OUT:-}" ]]; then
+		mkdir -p "$(dirname "${E2E_BENCH_OUT}")"
+		E2E_BENCH_OUT="$(cd "$(dirname "${E2E_BENCH_OUT}")" && pwd)/$(basename "${E2E_BENCH_OUT}")"
+	fi
+	export E2E_BENCH E2E_BENCH_OUT E2E_BENCH_TTL E2E_BENCH_SETTLE E2E_BENCH_STEADY E2E_BENCH_DEBUG CROSSPLANE_CORE_VERSION
+fi
 
 # 3. The tests, in private network and mount namespaces. The test binary
 # refuses to start Crossplane unless its namespaces differ from these.
@@ -110,4 +146,5 @@ cd e2e/crossplane
 # shellcheck disable=SC2086 # E2E_TEST_FLAGS is word-split on purpose
 TMPDIR="${E2E_TMP}" unshare --net --mount --propagation private --kill-child -- \
 	bash -c 'readlink /proc/self/ns/net >"${TMPDIR}/netns" && ip link set lo up && exec "$@"' bash \
-	"${E2E_TMP}/crossplane.test" -test.v -test.count=1 -test.timeout "${E2E_TIMEOUT:-20m}" ${E2E_TEST_FLAGS:-}
+	"${E2E_TMP}/crossplane.test" -test.v -test.count=1 -test.timeout "${E2E_TIMEOUT:-20m}" \
+	-test.parallel "${E2E_PARALLEL:-16}" "${bench_flags[@]}" ${E2E_TEST_FLAGS:-}

@@ -62,6 +62,13 @@ func apply(t *testing.T, objs ...*unstructured.Unstructured) {
 // e2eTTL.
 func e2eComposition(t *testing.T, path string) *unstructured.Unstructured {
 	t.Helper()
+	return compositionWithTTL(t, path, e2eTTL)
+}
+
+// compositionWithTTL is a Composition file with its function Input's ttl set
+// to ttl.
+func compositionWithTTL(t *testing.T, path string, ttl time.Duration) *unstructured.Unstructured {
+	t.Helper()
 	c := readObject(t, path)
 	steps, _, _ := unstructured.NestedSlice(c.Object, "spec", "pipeline")
 	found := false
@@ -74,7 +81,7 @@ func e2eComposition(t *testing.T, path string) *unstructured.Unstructured {
 		if in == nil {
 			t.Fatalf("%s: step %v has no input", path, step["step"])
 		}
-		in["ttl"] = e2eTTL.String()
+		in["ttl"] = ttl.String()
 		found = true
 	}
 	if !found {
@@ -99,18 +106,6 @@ func namespace(t *testing.T, name string) string {
 		return err == nil, fmt.Sprint(err)
 	})
 	return name
-}
-
-// hfSecret creates the Hugging Face token Secret the example stacks reference.
-func hfSecret(t *testing.T, ns string) {
-	t.Helper()
-	_, err := admin.Core.Secrets(ns).Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "huggingface-token"},
-		StringData: map[string]string{"token": "hf_e2e_not_a_real_token"},
-	}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
 }
 
 // eventually polls check every 250 ms until it holds, and fails the test
@@ -200,6 +195,7 @@ func list(t *testing.T, gvr schema.GroupVersionResource, ns, selector string) []
 // manager has let Crossplane manage its XRs.
 func installXRD(t *testing.T, path string) *unstructured.Unstructured {
 	t.Helper()
+	start := time.Now()
 	x := readObject(t, path)
 	apply(t, x)
 	name := x.GetName()
@@ -222,6 +218,7 @@ func installXRD(t *testing.T, path string) *unstructured.Unstructured {
 		u := get(t, clusterRoleGVR, "", role)
 		return u != nil && u.GetLabels()["rbac.crossplane.io/aggregate-to-crossplane"] == "true", fmt.Sprint(u != nil)
 	})
+	logf("XRD %s established in %s", name, time.Since(start).Round(100*time.Millisecond))
 	return x
 }
 
@@ -229,6 +226,8 @@ func installXRD(t *testing.T, path string) *unstructured.Unstructured {
 // the CRDs it generated.
 func uninstallXRD(t *testing.T, x *unstructured.Unstructured, crds ...string) {
 	t.Helper()
+	start := time.Now()
+	defer func() { logf("XRD %s uninstalled in %s", x.GetName(), time.Since(start).Round(100*time.Millisecond)) }()
 	ctx := context.Background()
 	if err := admin.Dynamic.Resource(xrdGVR).Delete(ctx, x.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)

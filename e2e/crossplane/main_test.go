@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/vllm-project/function-vllm-stack/e2e/cluster"
 	"github.com/vllm-project/function-vllm-stack/e2e/kubelet"
 	"github.com/vllm-project/function-vllm-stack/e2e/xp"
@@ -23,10 +26,24 @@ import (
 // FunctionName is the Function the Compositions reference.
 const FunctionName = "function-vllm-stack"
 
+// nodeGPUs is the number of nvidia.com/gpu of the node: every example stack
+// at once (23 GPUs) next to the other scenarios, or the benchmark's 50 seed
+// stacks. Its CPU, memory and pod capacity are as large.
+const nodeGPUs = 64
+
+// nodeLabels are the labels the example stacks' node selectors ask for:
+// kvaware.yaml's router (node-pool: cpu), production.yaml's engines (the GPU
+// product). The one node is both pools.
+var nodeLabels = map[string]string{
+	"node-pool":              "cpu",
+	"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+}
+
 // The environment every test shares, started by TestMain.
 var (
 	cp    *cluster.Cluster
 	node  *kubelet.Kubelet
+	prov  *xp.Provisioner
 	reg   *xp.Registry
 	xpc   *xp.Crossplane
 	fn    *xp.Function
@@ -82,6 +99,9 @@ func runMain(m *testing.M) (code int) {
 		if reg != nil {
 			ports = append(ports, reg.Port())
 			errs = append(errs, reg.Stop())
+		}
+		if prov != nil {
+			prov.Stop()
 		}
 		if node != nil {
 			node.Stop()
@@ -189,9 +209,19 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 	if admin, err = xp.NewKube(cp.Config()); err != nil {
 		return err
 	}
-	if node, err = kubelet.Start(ctx, cp.Config(), kubelet.Options{TempDir: tmp, Logf: logf}); err != nil {
+	if node, err = kubelet.Start(ctx, cp.Config(), kubelet.Options{
+		TempDir: tmp, Logf: logf,
+		Capacity: corev1.ResourceList{
+			kubelet.GPU:           *resource.NewQuantity(nodeGPUs, resource.DecimalSI),
+			corev1.ResourceCPU:    resource.MustParse("1024"),
+			corev1.ResourceMemory: resource.MustParse("16Ti"),
+			corev1.ResourcePods:   resource.MustParse("1000"),
+		},
+		Labels: nodeLabels,
+	}); err != nil {
 		return fmt.Errorf("cannot start the kubelet stand-in: %w", err)
 	}
+	prov = xp.StartProvisioner(ctx, admin.Core, node.NodeName(), logf)
 
 	// The package, from a registry on 127.0.0.1.
 	if reg, err = xp.StartRegistry(logf); err != nil {
@@ -214,8 +244,10 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 		Admin:   cp.Config(),
 		TempDir: tmp,
 		Logf:    logf,
-		Debug:   true, // its log tells what it was denied (checkLogs)
-		LogDir:  os.Getenv("E2E_LOG_DIR"),
+		// Its debug log tells what it was denied (checkLogs); the benchmark
+		// measures Crossplane as it runs by default.
+		Debug:  !quiet(),
+		LogDir: os.Getenv("E2E_LOG_DIR"),
 	})
 	if err != nil {
 		return fmt.Errorf("cannot start Crossplane: %w", err)
@@ -224,7 +256,11 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 	if err := applyFile(ctx, "../../composition/clusterrole.yaml"); err != nil {
 		return err
 	}
-	if fn, err = xpc.InstallFunction(ctx, FunctionName, pkgRef, fnBin, "--debug"); err != nil {
+	var fnArgs []string
+	if !quiet() {
+		fnArgs = append(fnArgs, "--debug")
+	}
+	if fn, err = xpc.InstallFunction(ctx, FunctionName, pkgRef, fnBin, fnArgs...); err != nil {
 		return fmt.Errorf("cannot install the function: %w", err)
 	}
 	logf("set up in %s", time.Since(start).Round(100*time.Millisecond))

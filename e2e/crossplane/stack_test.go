@@ -115,44 +115,43 @@ func TestFunctionPackage(t *testing.T) {
 	}
 }
 
-// TestSeedStack is the smoke test: the seed manifest, example/xr.yaml,
-// applied in a namespace with the Secret it references, is composed by
-// Crossplane calling the function: its engine pods are scheduled onto the
-// GPU node and made Ready by the kubelet stand-in, its model cache claim
-// binds to a PersistentVolume, and the ProductionStack becomes Ready with the
-// status the function reports, and stays so while Crossplane keeps calling
-// the function every TTL.
-func TestSeedStack(t *testing.T) {
+// TestStacks runs every scenario of the namespaced XRD
+// (xrd/definition.yaml, composition/composition.yaml), each stack in a
+// namespace of its own: first those that can share the function, in
+// parallel (Scenarios/...), then FunctionDown, which stops it. Every stack's
+// deletion checks that what it composed goes away with it (testStack.delete).
+func TestStacks(t *testing.T) {
 	x := installXRD(t, "../../xrd/definition.yaml")
 	t.Cleanup(func() { uninstallXRD(t, x, "productionstacks.serving.vllm.ai") })
 	apply(t, e2eComposition(t, "../../composition/composition.yaml"))
 
-	ns := namespace(t, "llm")
-	hfSecret(t, ns)
-	if _, err := node.CreatePersistentVolumes(context.Background(), 1, "50Gi"); err != nil {
-		t.Fatal(err)
-	}
-	xr := readObject(t, "../../example/xr.yaml")
-	xr.SetNamespace(ns)
-	apply(t, xr)
-	t.Cleanup(func() { deleteAndWait(t, xr, 2*time.Minute) })
+	// FunctionDown's stack becomes Ready while the others run.
+	down := functionDownStack(t)
 
-	checkStack(t, stackGVR, ns, xr.GetName(), ns, "test-stack")
+	t.Run("Scenarios", func(t *testing.T) {
+		t.Run("Examples", func(t *testing.T) { t.Parallel(); testExamples(t) })
+		t.Run("PodReasons", func(t *testing.T) { t.Parallel(); testPodReasons(t, false) })
+		t.Run("Refused", func(t *testing.T) { t.Parallel(); testRefused(t, false) })
+		t.Run("MissingCRD", func(t *testing.T) { t.Parallel(); testMissingCRD(t) })
+		t.Run("RBAC", func(t *testing.T) { t.Parallel(); testRBAC(t) })
+		t.Run("HPA", func(t *testing.T) { t.Parallel(); testHPA(t) })
+	})
+	t.Run("FunctionDown", func(t *testing.T) { testFunctionDown(t, down) })
 }
 
-// TestClaim: the seed manifest as a claim (example/claim.yaml) of the legacy
-// XRD: Crossplane creates a cluster-scoped XProductionStack for it, the
-// function composes the stack in the claim's namespace, and the claim
-// becomes Ready. (The two XRDs define the same kind ProductionStack, so
-// TestSeedStack removes its XRD first.)
-func TestClaim(t *testing.T) {
-	// Crossplane keeps the informer and field indexes of a kind for the
-	// life of its process: after TestSeedStack's XRD (kind ProductionStack
-	// as an XR) is gone, the legacy XRD's claim CRD of the same kind finds
-	// them ("indexer conflict", then "Index with name
-	// field:compositeResourcesRefs does not exist" on every composed
-	// resource change, so the claim's XR would be refreshed only every TTL).
-	// A cluster has one of the two XRDs; start core afresh, as a new pod.
+// TestClaims runs the scenarios of claims (the legacy XRD,
+// xrd/legacy/definition.yaml): the seed claim (example/claim.yaml), pod-level
+// reasons and a refused claim, in parallel; each claim's deletion checks that
+// its XR and everything composed go away.
+//
+// Crossplane keeps the informer and field indexes of a kind for the life of
+// its process: after TestStacks' XRD (kind ProductionStack as an XR) is gone,
+// the legacy XRD's claim CRD of the same kind finds them ("indexer
+// conflict", then "Index with name field:compositeResourcesRefs does not
+// exist" on every composed resource change, so the claim's XR would be
+// refreshed only every TTL). A cluster has one of the two XRDs; core starts
+// afresh first, as a new pod.
+func TestClaims(t *testing.T) {
 	if err := xpc.RestartCore(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -162,148 +161,94 @@ func TestClaim(t *testing.T) {
 	})
 	apply(t, e2eComposition(t, "../../composition/legacy/composition.yaml"))
 
-	claim := readObject(t, "../../example/claim.yaml")
-	ns := namespace(t, claim.GetNamespace())
-	hfSecret(t, ns)
-	if _, err := node.CreatePersistentVolumes(context.Background(), 1, "50Gi"); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, claim)
-	t.Cleanup(func() { deleteAndWait(t, claim, 2*time.Minute) })
-
-	// The claim's XR.
-	var xrName string
-	eventually(t, time.Minute, "claim bound to an XR", func() (bool, string) {
-		c := get(t, stackGVR, ns, claim.GetName())
-		xrName, _, _ = unstructured.NestedString(c.Object, "spec", "resourceRef", "name")
-		return xrName != "", xp.Conditions(c)
-	})
-	checkStack(t, legacyStackGVR, "", xrName, ns, claim.GetName())
-	stable(t, 2*e2eTTL, 2*time.Minute, "claim Ready", func() (bool, string) {
-		c := get(t, stackGVR, ns, claim.GetName())
-		return xp.Condition(c, "Ready") == "True" && xp.Condition(c, "Synced") == "True", xp.Conditions(c)
+	t.Run("Scenarios", func(t *testing.T) {
+		t.Run("Seed", func(t *testing.T) { t.Parallel(); testSeedClaim(t) })
+		t.Run("PodReasons", func(t *testing.T) { t.Parallel(); testPodReasons(t, true) })
+		t.Run("Refused", func(t *testing.T) { t.Parallel(); testRefused(t, true) })
 	})
 }
 
-// checkStack waits until the XR (ns/name of gvr) is Ready and Synced with
-// the function's status, its composed objects exist in stackNS for stack
-// name stack, the engine's and router's pods are Ready on the node and the
-// claim is Bound, all at once for two TTLs, while the function keeps
-// answering Crossplane's calls.
-func checkStack(t *testing.T, gvr schema.GroupVersionResource, ns, name, stackNS, stack string) {
+// testSeedClaim: the seed manifest as a claim (example/claim.yaml):
+// Crossplane creates a cluster-scoped XProductionStack for it, the function
+// composes the stack in the claim's namespace, named after the claim, and
+// the claim becomes Ready with the XR.
+func testSeedClaim(t *testing.T) {
+	claim := readObject(t, "../../example/claim.yaml")
+	namespace(t, claim.GetNamespace())
+	provide(t, claim)
+	s := applyStack(t, claim, true)
+	s.waitReady(t, s.expect(), 5*time.Minute)
+	checkSeedRefs(t, s)
+	checkCalledAgain(t, s)
+}
+
+// checkSeedRefs: the seed's XR composed the eight objects of README's table
+// (no chat template, storage on), the RoleBinding among them.
+func checkSeedRefs(t *testing.T, s *testStack) {
 	t.Helper()
-	engine := stack + "-llama-3-2-1b-instruct-deployment-vllm"
-	router := stack + "-deployment-router"
-	pvc := stack + "-llama-3-2-1b-instruct-storage-claim"
-	wantRefs := []string{
-		"Deployment/" + engine,
+	stack := s.name()
+	want := []string{
+		"Deployment/" + stack + "-llama-3-2-1b-instruct-deployment-vllm",
 		"Service/" + stack + "-llama-3-2-1b-instruct-engine-service",
-		"PersistentVolumeClaim/" + pvc,
+		"PersistentVolumeClaim/" + stack + "-llama-3-2-1b-instruct-storage-claim",
 		"ServiceAccount/" + stack + "-router-service-account",
 		"Role/" + stack + "-reader",
 		"RoleBinding/" + stack + "-deployment-access-binding",
-		"Deployment/" + router,
+		"Deployment/" + stack + "-deployment-router",
 		"Service/" + stack + "-router-service",
 	}
-	wantEndpoint := fmt.Sprintf("http://%s-router-service.%s.svc.cluster.local/v1", stack, stackNS)
+	var have []string
+	for _, r := range s.refs(s.xr(t)) {
+		have = append(have, r.Kind+"/"+r.Name)
+	}
+	slices.Sort(have)
+	slices.Sort(want)
+	if !slices.Equal(have, want) {
+		t.Errorf("%s composed %v, want %v", s, have, want)
+	}
+}
 
-	state := func() (bool, string) {
-		xr := get(t, gvr, ns, name)
-		if xr == nil {
-			return false, "no XR"
-		}
-		var bad []string
-		for _, c := range []string{"Ready", "Synced", "EnginesReady", "RouterReady", "StorageReady"} {
-			if xp.Condition(xr, c) != "True" {
-				bad = append(bad, "XR not "+c+" "+xp.Conditions(xr))
-				break
-			}
-		}
-		// Fields only the function writes.
-		if v, _, _ := unstructured.NestedString(xr.Object, "status", "readyModels"); v != "1/1" {
-			bad = append(bad, fmt.Sprintf("status.readyModels %q", v))
-		}
-		if v, _, _ := unstructured.NestedString(xr.Object, "status", "endpoint"); v != wantEndpoint {
-			bad = append(bad, fmt.Sprintf("status.endpoint %q, want %q", v, wantEndpoint))
-		}
-		// A v2 XR keeps Crossplane's fields under spec.crossplane, a legacy
-		// (v1 XRD) XR at the top of spec.
-		refsPath := []string{"spec", "crossplane", "resourceRefs"}
-		if gvr == legacyStackGVR {
-			refsPath = []string{"spec", "resourceRefs"}
-		}
-		refs, _, _ := unstructured.NestedSlice(xr.Object, refsPath...)
-		var have []string
-		for _, r := range refs {
-			m, _ := r.(map[string]any)
-			have = append(have, fmt.Sprintf("%v/%v", m["kind"], m["name"]))
-		}
-		for _, w := range wantRefs {
-			if !slices.Contains(have, w) {
-				bad = append(bad, "no resourceRef "+w)
-			}
-		}
-		for _, dn := range []string{engine, router} {
-			d := get(t, deploymentGVR, stackNS, dn)
-			if d == nil {
-				bad = append(bad, "no Deployment "+dn)
-				continue
-			}
-			if deploymentCondition(d, "Available") != "True" {
-				bad = append(bad, "Deployment "+dn+" not Available")
-			}
-			sel, _, _ := unstructured.NestedStringMap(d.Object, "spec", "selector", "matchLabels")
-			pods := list(t, podGVR, stackNS, labelsString(sel))
-			if len(pods) != 1 {
-				bad = append(bad, fmt.Sprintf("%d pods of %s", len(pods), dn))
-			}
-			for _, p := range pods {
-				if ok, why := podReady(&p); !ok {
-					bad = append(bad, "pod "+p.GetName()+": "+why)
-				}
-			}
-		}
-		if c := get(t, pvcGVR, stackNS, pvc); c == nil {
-			bad = append(bad, "no claim "+pvc)
-		} else if phase, _, _ := unstructured.NestedString(c.Object, "status", "phase"); phase != "Bound" {
-			bad = append(bad, "claim "+pvc+" "+phase)
-		}
-		return len(bad) == 0, strings.Join(bad, "; ")
-	}
-	stable(t, 2*e2eTTL, 5*time.Minute, fmt.Sprintf("%s %s Ready with its stack", gvr.Resource, name), state)
-
-	// Crossplane keeps calling the function through the FunctionRevision's
-	// endpoint (every TTL, as the stack is realtime-composed): the function
-	// process counts the RPCs it answered, core the ones it sent to that
-	// target.
-	ctx := context.Background()
-	handled := func() float64 {
-		m, err := fn.Metrics(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return metric(m, "grpc_server_handled_total", map[string]string{"grpc_method": "RunFunction", "grpc_code": "OK"})
-	}
-	sent := func() float64 {
-		m, err := xpc.Metrics(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return metric(m, "function_run_function_response_total", map[string]string{
-			"function_name": FunctionName, "grpc_target": fn.Endpoint, "grpc_code": "OK",
-		})
-	}
-	h0, s0 := handled(), sent()
+// checkCalledAgain: Crossplane keeps calling the function through the
+// FunctionRevision's endpoint (every TTL, as the stack is realtime-composed):
+// the function process counts the RPCs it answered, core the ones it sent to
+// that target; and the stack stays Ready meanwhile.
+func checkCalledAgain(t *testing.T, s *testStack) {
+	t.Helper()
+	h0, s0 := functionCalls(t), coreCalls(t)
 	if h0 == 0 || s0 == 0 {
 		t.Fatalf("the function answered %v RunFunction calls, core counts %v sent to %s", h0, s0, fn.Endpoint)
 	}
 	eventually(t, 4*e2eTTL, "Crossplane calling the function again", func() (bool, string) {
-		h, s := handled(), sent()
-		return h > h0 && s > s0, fmt.Sprintf("function answered %v (was %v), core sent %v (was %v)", h, h0, s, s0)
+		h, c := functionCalls(t), coreCalls(t)
+		return h > h0 && c > s0, fmt.Sprintf("function answered %v (was %v), core sent %v (was %v)", h, h0, c, s0)
 	})
-	if ok, seen := state(); !ok {
-		t.Errorf("the stack did not stay Ready: %s", seen)
+	if ok, seen := s.readyState(t, s.expect()); !ok {
+		t.Errorf("%s did not stay Ready: %s", s, seen)
 	}
+}
+
+// functionCalls is the number of RunFunction calls the function process
+// answered OK since it (last) started.
+func functionCalls(t *testing.T) float64 {
+	t.Helper()
+	m, err := fn.Metrics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return metric(m, "grpc_server_handled_total", map[string]string{"grpc_method": "RunFunction", "grpc_code": "OK"})
+}
+
+// coreCalls is the number of RunFunction calls core counts answered OK by
+// the function's endpoint since core (last) started.
+func coreCalls(t *testing.T) float64 {
+	t.Helper()
+	m, err := xpc.Metrics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return metric(m, "function_run_function_response_total", map[string]string{
+		"function_name": FunctionName, "grpc_target": fn.Endpoint, "grpc_code": "OK",
+	})
 }
 
 func deploymentCondition(d *unstructured.Unstructured, t string) string {

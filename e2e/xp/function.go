@@ -44,6 +44,10 @@ type Function struct {
 	// metrics: which RPCs it handled).
 	MetricsURL string
 
+	c    *Crossplane
+	bin  string
+	args []string
+	env  []string
 	proc *process
 }
 
@@ -63,7 +67,7 @@ func (c *Crossplane) InstallFunction(ctx context.Context, name, pkg, binary stri
 	if err := c.admin.Apply(ctx, f); err != nil {
 		return nil, err
 	}
-	fn := &Function{Name: name, Package: pkg}
+	fn := &Function{Name: name, Package: pkg, c: c}
 
 	// The active revision, with the endpoint and TLS Secret the runtime
 	// hooks set (internal/controller/pkg/runtime/runtime_function.go).
@@ -114,25 +118,14 @@ func (c *Crossplane) InstallFunction(ctx context.Context, name, pkg, binary stri
 		c.ports = append(c.ports, p)
 	}
 	fn.MetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", mp[0])
-	fnArgs := append([]string{
+	fn.bin = binary
+	fn.args = append([]string{
 		"--address=" + fn.Address,
 		"--tls-server-certs-dir=" + certs,
 		"--metrics-address=" + net.JoinHostPort("127.0.0.1", strconv.Itoa(mp[0])),
 	}, args...)
-	if fn.proc, err = c.procs.start(c.dir, "function-"+name, binary, fnArgs, []string{"PATH=/usr/bin:/bin", "HOME=" + c.dir}); err != nil {
-		return nil, err
-	}
-	if err := poll(ctx, 100*time.Millisecond, c.o.StartTimeout, "function "+name+" listening on "+fn.Address, func(ctx context.Context) (bool, string, error) {
-		if gone, msg := fn.proc.exited(); gone {
-			return false, "", errors.New(msg)
-		}
-		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", fn.Address)
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		conn.Close()
-		return true, "", nil
-	}); err != nil {
+	fn.env = []string{"PATH=/usr/bin:/bin", "HOME=" + c.dir}
+	if err := fn.Start(ctx); err != nil {
 		return nil, err
 	}
 	// Crossplane resolves the endpoint's host through /etc/hosts.
@@ -147,6 +140,47 @@ func (c *Crossplane) InstallFunction(ctx context.Context, name, pkg, binary stri
 	}
 	c.o.Logf("function %s (revision %s, endpoint %s) runs at %s", name, fn.Revision, fn.Endpoint, fn.Address)
 	return fn, nil
+}
+
+// Start runs the function process (again, after Stop) at the same address,
+// with the same certificates and flags, and waits until it accepts
+// connections. Its log continues; its metrics start from zero.
+func (f *Function) Start(ctx context.Context) error {
+	if f.proc != nil {
+		if gone, _ := f.proc.exited(); !gone {
+			return fmt.Errorf("function %s is already running (pid %d)", f.Name, f.Pid())
+		}
+	}
+	p, err := f.c.procs.start(f.c.dir, "function-"+f.Name, f.bin, f.args, f.env)
+	if err != nil {
+		return err
+	}
+	f.proc = p
+	return poll(ctx, 100*time.Millisecond, f.c.o.StartTimeout, "function "+f.Name+" listening on "+f.Address, func(ctx context.Context) (bool, string, error) {
+		if gone, msg := p.exited(); gone {
+			return false, "", errors.New(msg)
+		}
+		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", f.Address)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		conn.Close()
+		return true, "", nil
+	})
+}
+
+// Stop ends the function process (SIGTERM, then SIGKILL after 10 seconds),
+// as when its pod goes away; Crossplane keeps the FunctionRevision's endpoint
+// and dials it in vain until Start. Nothing else listens on its address.
+func (f *Function) Stop() error {
+	if f.proc == nil {
+		return nil
+	}
+	if err := f.proc.stop(10 * time.Second); err != nil {
+		return err
+	}
+	f.c.procs.remove(f.proc)
+	return nil
 }
 
 // Pid is the function process's id.

@@ -227,3 +227,35 @@ func spawn(cmd *exec.Cmd) error {
 	spawnCh <- spawnReq{cmd: cmd, errc: errc}
 	return <-errc
 }
+
+// userHZ is the unit of the CPU times in /proc/<pid>/stat: USER_HZ, 100 on
+// every Linux architecture Go supports (sysconf(_SC_CLK_TCK)).
+const userHZ = 100
+
+// CPUTime returns the CPU time (user plus system, all threads) a process has
+// used so far, from /proc/<pid>/stat.
+func CPUTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces:
+	// fields count from the last ')'. utime and stime are fields 14 and 15.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: only %d fields", pid, len(f)+2)
+	}
+	var utime, stime int64
+	if _, err := fmt.Sscan(f[11], &utime); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat utime: %w", pid, err)
+	}
+	if _, err := fmt.Sscan(f[12], &stime); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat stime: %w", pid, err)
+	}
+	return time.Duration(utime+stime) * time.Second / userHZ, nil
+}

@@ -395,6 +395,15 @@ func (c *Crossplane) MetricsURL() string {
 	return fmt.Sprintf("http://127.0.0.1:%d/metrics", c.metricsPort)
 }
 
+// Pid returns the process id of the named process (crossplane,
+// crossplane-rbac-manager, function-<name>), 0 if it is not running.
+func (c *Crossplane) Pid(name string) int {
+	if p := c.procs.find(name); p != nil {
+		return p.cmd.Process.Pid
+	}
+	return 0
+}
+
 // Pids returns the process ids of every process still running.
 func (c *Crossplane) Pids() []int { return c.procs.pids() }
 

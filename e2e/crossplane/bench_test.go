@@ -1,0 +1,376 @@
+//go:build e2e_crossplane
+
+package crossplane
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/vllm-project/function-vllm-stack/e2e/xp"
+)
+
+// The scale benchmark runs only when E2E_BENCH lists the numbers of stacks
+// to apply at once (`make bench-crossplane`, default 1,10,50); it then
+// runs alone (-test.run '^TestBench$'), with Crossplane and the function
+// logging as they do by default (no --debug; E2E_BENCH_DEBUG=1 keeps it).
+// E2E_BENCH_OUT names a file
+// for the report, E2E_BENCH_TTL the function Input's ttl (default 5s, the
+// suite's), E2E_BENCH_SETTLE how long after all are Ready the steady-state
+// window starts (default 2 TTLs: requeues of the rollout settle) and
+// E2E_BENCH_STEADY its length (default 12 TTLs).
+func benchmarking() bool { return os.Getenv("E2E_BENCH") != "" }
+
+// quiet: Crossplane and the function without --debug, as they run by
+// default; the benchmark's unless E2E_BENCH_DEBUG is set (to see in their
+// logs what Crossplane does, at the cost of its CPU time).
+func quiet() bool { return benchmarking() && os.Getenv("E2E_BENCH_DEBUG") == "" }
+
+// A benchSample is what the processes have used and counted so far.
+type benchSample struct {
+	at         time.Time
+	cpu        map[string]time.Duration // by process: crossplane, function, kube-apiserver, etcd, ...
+	calls      float64                  // RunFunction calls the function answered (any code)
+	reconciles float64                  // reconciles of the XR controller (any result)
+	errors     float64                  // those that ended in an error (requeued with back-off)
+	requests   map[string]float64       // requests the API server answered, by verb (all clients)
+}
+
+// A benchPhase is the difference of two samples.
+type benchPhase struct {
+	took       time.Duration
+	cpu        map[string]time.Duration
+	calls      float64
+	reconciles float64
+	errors     float64
+	requests   map[string]float64
+}
+
+func (b benchSample) to(a benchSample) benchPhase {
+	p := benchPhase{took: a.at.Sub(b.at), cpu: map[string]time.Duration{}, calls: a.calls - b.calls, reconciles: a.reconciles - b.reconciles,
+		errors: a.errors - b.errors, requests: map[string]float64{}}
+	for k, v := range a.cpu {
+		p.cpu[k] = v - b.cpu[k]
+	}
+	for k, v := range a.requests {
+		p.requests[k] = v - b.requests[k]
+	}
+	return p
+}
+
+// requestsTotal is the number of API requests of a phase, all verbs.
+func (p benchPhase) requestsTotal() float64 {
+	var n float64
+	for _, v := range p.requests {
+		n += v
+	}
+	return n
+}
+
+type benchRound struct {
+	stacks        int
+	firstReady    time.Duration // the first stack Ready
+	medianReady   time.Duration
+	allReady      time.Duration // the last one
+	ramp, steady  benchPhase
+	deleted       time.Duration // delete all -> every XR, object and pod gone
+	readyAtTheEnd int
+}
+
+// TestBench: for each number N of E2E_BENCH, N copies of the seed stack
+// (example/xr.yaml, names s-0..s-N-1, in namespace bench-N) are applied at
+// once; it measures the time until all are Ready, and, from apply to all
+// Ready (ramp) and over a steady window once all are Ready, the CPU time
+// (utime+stime of /proc/<pid>/stat) of Crossplane core, the function, the
+// API server and etcd, the RunFunction calls the function answered and the
+// reconciles of the XR controller (Crossplane's
+// controller_runtime_reconcile_total); then deletes them and waits until
+// everything is gone. It prints a markdown table (and writes it to
+// E2E_BENCH_OUT). Nothing fails on a time.
+func TestBench(t *testing.T) {
+	if !benchmarking() {
+		t.Skip("the scale benchmark runs with make bench-crossplane (E2E_BENCH=1,10,50)")
+	}
+	var sizes []int
+	for _, f := range strings.Split(os.Getenv("E2E_BENCH"), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			t.Fatalf("E2E_BENCH=%q: %q is not a number of stacks", os.Getenv("E2E_BENCH"), f)
+		}
+		sizes = append(sizes, n)
+	}
+	ttl := e2eTTL
+	if v := os.Getenv("E2E_BENCH_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			t.Fatalf("E2E_BENCH_TTL=%q: not a positive duration", v)
+		}
+		ttl = d
+	}
+	duration := func(name string, def time.Duration) time.Duration {
+		v := os.Getenv(name)
+		if v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			t.Fatalf("%s=%q: not a duration", name, v)
+		}
+		return d
+	}
+	settle, steady := duration("E2E_BENCH_SETTLE", 2*ttl), duration("E2E_BENCH_STEADY", 12*ttl)
+
+	x := installXRD(t, "../../xrd/definition.yaml")
+	t.Cleanup(func() { uninstallXRD(t, x, "productionstacks.serving.vllm.ai") })
+	apply(t, compositionWithTTL(t, "../../composition/composition.yaml", ttl))
+
+	var rounds []benchRound
+	for _, n := range sizes {
+		r := benchRun(t, n, settle, steady)
+		logf("bench: %d stacks: all Ready after %s, deleted in %s", n, r.allReady.Round(100*time.Millisecond), r.deleted.Round(100*time.Millisecond))
+		rounds = append(rounds, r)
+	}
+	report := benchReport(rounds, ttl, settle, steady)
+	fmt.Print(report)
+	if out := os.Getenv("E2E_BENCH_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(report), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		logf("bench: report written to %s", out)
+	}
+}
+
+func benchRun(t *testing.T, n int, settle, steady time.Duration) benchRound {
+	ns := namespace(t, fmt.Sprintf("bench-%d", n))
+	base := readObject(t, "../../example/xr.yaml")
+	base.SetNamespace(ns)
+	provide(t, base)
+	var stacks []*unstructured.Unstructured
+	for i := range n {
+		s := base.DeepCopy()
+		s.SetName(fmt.Sprintf("s-%d", i))
+		stacks = append(stacks, s)
+	}
+
+	r := benchRound{stacks: n}
+	s0 := benchSampleNow(t)
+	// At once: one apply per stack, concurrently.
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for _, s := range stacks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- admin.Apply(context.Background(), s.DeepCopy())
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	readyAt := map[string]time.Duration{}
+	deadline := time.Now().Add(20 * time.Minute)
+	for len(readyAt) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d stacks: only %d Ready after 20 minutes", n, len(readyAt))
+		}
+		l, err := admin.Dynamic.Resource(stackGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range l.Items {
+			x := &l.Items[i]
+			if _, seen := readyAt[x.GetName()]; !seen && xp.Condition(x, "Ready") == "True" {
+				readyAt[x.GetName()] = time.Since(s0.at)
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	s1 := benchSampleNow(t)
+	var times []time.Duration
+	for _, d := range readyAt {
+		times = append(times, d)
+	}
+	sortDurations(times)
+	r.firstReady, r.medianReady, r.allReady = times[0], times[len(times)/2], times[len(times)-1]
+	r.ramp = s0.to(s1)
+
+	time.Sleep(settle)
+	s2 := benchSampleNow(t)
+	time.Sleep(steady)
+	s3 := benchSampleNow(t)
+	r.steady = s2.to(s3)
+	l, err := admin.Dynamic.Resource(stackGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range l.Items {
+		if xp.Condition(&l.Items[i], "Ready") == "True" {
+			r.readyAtTheEnd++
+		}
+	}
+
+	start := time.Now()
+	if err := admin.Dynamic.Resource(stackGVR).Namespace(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Minute, fmt.Sprintf("%d stacks deleted with everything they composed", n), func() (bool, string) {
+		left := 0
+		for _, gvr := range []schema.GroupVersionResource{stackGVR, deploymentGVR, serviceGVR, pvcGVR, podGVR} {
+			left += len(list(t, gvr, ns, ""))
+		}
+		return left == 0, fmt.Sprintf("%d objects left", left)
+	})
+	r.deleted = time.Since(start)
+	return r
+}
+
+// benchSampleNow reads the CPU time of each process and the counters.
+func benchSampleNow(t *testing.T) benchSample {
+	t.Helper()
+	s := benchSample{at: time.Now(), cpu: map[string]time.Duration{}}
+	pids := map[string]int{"crossplane": xpc.Pid("crossplane"), "function": fn.Pid(), "e2e": os.Getpid()}
+	for _, pid := range cp.Pids() {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
+			pids[strings.TrimSpace(string(b))] = pid
+		}
+	}
+	for name, pid := range pids {
+		d, err := xp.CPUTime(pid)
+		if err != nil {
+			t.Fatalf("CPU time of %s (pid %d): %v", name, pid, err)
+		}
+		s.cpu[name] = d
+	}
+	fm, err := fn.Metrics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.calls = metric(fm, "grpc_server_handled_total", map[string]string{"grpc_method": "RunFunction"})
+	cm, err := xpc.Metrics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	xrController := "composite/" + stackGVR.Resource + "." + stackGVR.Group
+	s.reconciles = metric(cm, "controller_runtime_reconcile_total", map[string]string{"controller": xrController})
+	s.errors = metric(cm, "controller_runtime_reconcile_total", map[string]string{"controller": xrController, "result": "error"})
+	am, err := admin.Core.RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("the API server's metrics: %v", err)
+	}
+	s.requests = map[string]float64{}
+	for _, verb := range []string{"GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE", "APPLY"} {
+		s.requests[verb] = metric(string(am), "apiserver_request_total", map[string]string{"verb": verb})
+	}
+	return s
+}
+
+func benchReport(rounds []benchRound, ttl, settle, steady time.Duration) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "\n### Scale: N seed stacks applied at once through real Crossplane (`make bench-crossplane`)\n\n")
+	fmt.Fprintf(&b, "%s. Crossplane core %s and the function (the package of `make xpkg`, mTLS) without --debug, the function Input's ttl %s; "+
+		"one fake node (the kubelet stand-in makes pods Ready at once; no containers run); kube-apiserver, etcd, kube-controller-manager and kube-scheduler on the same machine. "+
+		"Each stack is example/xr.yaml (8 composed objects, one model cache claim). "+
+		"CPU: utime+stime from /proc/<pid>/stat; reconciles: Crossplane's `controller_runtime_reconcile_total` of the XR controller; "+
+		"calls: RunFunction calls the function answered; API requests: the API server's `apiserver_request_total`, every client.\n\n",
+		machine(), crossplaneVersion(), ttl)
+	fmt.Fprintf(&b, "Apply → all Ready (then delete → everything gone):\n\n")
+	fmt.Fprintf(&b, "| stacks | first Ready | median | all Ready | XR reconciles | function calls | core CPU | function CPU | kube-apiserver CPU | etcd CPU | API requests | delete → gone |\n")
+	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rounds {
+		p := r.ramp
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.0f | %.0f | %s | %s | %s | %s | %.0f | %s |\n",
+			r.stacks, secs(r.firstReady), secs(r.medianReady), secs(r.allReady), p.reconciles, p.calls,
+			secs(p.cpu["crossplane"]), secs(p.cpu["function"]), secs(p.cpu["kube-apiserver"]), secs(p.cpu["etcd"]),
+			p.requestsTotal(), secs(r.deleted))
+	}
+	fmt.Fprintf(&b, "\nSteady state, every stack Ready, over %s starting %s after the last became Ready (Crossplane requeues each stack every ttl ±10%%, "+
+		"and each reconcile calls the function twice: the function asks for the stack's pods, which Crossplane sends in a second call). "+
+		"Per reconcile:\n\n", steady, settle)
+	fmt.Fprintf(&b, "| stacks | Ready at the end | XR reconciles/s (N/ttl) | errors | function calls/reconcile | core CPU | function CPU | kube-apiserver CPU | etcd CPU | API requests (APPLY, PATCH, PUT, GET, LIST) | busy, share of one core: core / function / apiserver / etcd |\n")
+	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rounds {
+		p := r.steady
+		n := max(p.reconciles, 1)
+		fmt.Fprintf(&b, "| %d | %d/%d | %.2f (%.2f) | %.0f | %.2f | %s | %s | %s | %s | %.1f (%.1f, %.1f, %.1f, %.1f, %.1f) | %s / %s / %s / %s |\n",
+			r.stacks, r.readyAtTheEnd, r.stacks, p.reconciles/p.took.Seconds(), float64(r.stacks)/ttl.Seconds(), p.errors, p.calls/n,
+			ms(per(p.cpu["crossplane"], n)), ms(per(p.cpu["function"], n)), ms(per(p.cpu["kube-apiserver"], n)), ms(per(p.cpu["etcd"], n)),
+			p.requestsTotal()/n, p.requests["APPLY"]/n, p.requests["PATCH"]/n, p.requests["PUT"]/n, p.requests["GET"]/n, p.requests["LIST"]/n,
+			pct(p.cpu["crossplane"], p.took), pct(p.cpu["function"], p.took), pct(p.cpu["kube-apiserver"], p.took), pct(p.cpu["etcd"], p.took))
+	}
+	fmt.Fprintf(&b, "\nCPU times count in steps of 10 ms (USER_HZ), and the API server's and etcd's include what every other client asks "+
+		"(kube-controller-manager, the kubelet stand-in's heartbeats, the benchmark's polling): the 1-stack row is mostly that floor.\n")
+	return b.String()
+}
+
+func per(d time.Duration, n float64) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	return time.Duration(float64(d) / n)
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+func ms(d time.Duration) string   { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+func pct(d, of time.Duration) string {
+	if of <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*d.Seconds()/of.Seconds())
+}
+
+func sortDurations(d []time.Duration) {
+	for i := 1; i < len(d); i++ {
+		for j := i; j > 0 && d[j] < d[j-1]; j-- {
+			d[j], d[j-1] = d[j-1], d[j]
+		}
+	}
+}
+
+// machine describes this machine: CPU model, CPUs, memory, kernel, Go.
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kb); err == nil {
+			mem = fmt.Sprintf(", %.0f GiB RAM", float64(kb)/(1<<20))
+		}
+	}
+	kernel := ""
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = ", Linux " + strings.TrimSpace(string(b))
+	}
+	return fmt.Sprintf("%s, %d CPUs%s%s, %s", model, runtime.NumCPU(), mem, kernel, runtime.Version())
+}
+
+// crossplaneVersion is what `crossplane --version` says.
+func crossplaneVersion() string {
+	if v := os.Getenv("CROSSPLANE_CORE_VERSION"); v != "" {
+		return v
+	}
+	return "v2"
+}

@@ -1,0 +1,133 @@
+//go:build e2e_crossplane
+
+package crossplane
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/vllm-project/function-vllm-stack/e2e/xp"
+)
+
+// exampleFiles are the stacks users copy: the seed (example/xr.yaml) and
+// every example/stacks/*.yaml but legacy-xr.yaml (the XR Crossplane makes
+// for example/claim.yaml, which TestClaims applies as a claim).
+func exampleFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("../../example/stacks/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "legacy-xr.yaml" })
+	if len(files) < 5 {
+		t.Fatalf("only %d example stacks in example/stacks: %v", len(files), files)
+	}
+	return append([]string{"../../example/xr.yaml"}, files...)
+}
+
+// testExamples: every example stack, in a namespace of its own (ex-<file>)
+// with what it references (provide), becomes Ready: its conditions, its
+// status.models (replicas and readyReplicas of each model), readyModels,
+// router replicas and endpoint agree with the manifest and with its pods,
+// every composed object exists, its Deployments are Available and its
+// claims Bound, all at once for two TTLs. The seed is also checked for the
+// eight objects README lists and for Crossplane calling the function again.
+// Together they run 23 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
+// production.yaml 2x4, ...) on the node's 64.
+func testExamples(t *testing.T) {
+	for _, f := range exampleFiles(t) {
+		base := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			obj := readObject(t, f)
+			obj.SetNamespace(namespace(t, "ex-"+base))
+			provide(t, obj)
+			s := applyStack(t, obj, false)
+			s.waitReady(t, s.expect(), 6*time.Minute)
+			s.logStatus(t)
+			if base == "xr" {
+				checkSeedRefs(t, s)
+				checkCalledAgain(t, s)
+			}
+		})
+	}
+}
+
+// provide creates what a stack manifest references, as a platform would
+// have it before the stack is applied: the Secrets of hfTokenSecret and
+// apiKeySecret (key token unless it says another), the claim of
+// storage.existingClaimName (100Gi, ReadWriteMany), and, cluster-wide, the
+// StorageClasses (served by the e2e provisioner, binding at once),
+// PriorityClasses and RuntimeClasses it names.
+func provide(t *testing.T, obj *unstructured.Unstructured) {
+	t.Helper()
+	ns := obj.GetNamespace()
+	var objs []*unstructured.Unstructured
+	walk(obj.Object["spec"], func(key string, v any) {
+		name, _ := v.(string)
+		switch key {
+		case "hfTokenSecret", "apiKeySecret":
+			m, _ := v.(map[string]any)
+			name, _ = m["name"].(string)
+			k, _ := m["key"].(string)
+			if k == "" {
+				k = "token"
+			}
+			objs = append(objs, object("v1", "Secret", ns, name, map[string]any{
+				"stringData": map[string]any{k: "e2e-not-a-real-" + key},
+			}))
+		case "existingClaimName":
+			objs = append(objs, object("v1", "PersistentVolumeClaim", ns, name, map[string]any{"spec": map[string]any{
+				"accessModes": []any{"ReadWriteMany"},
+				"resources":   map[string]any{"requests": map[string]any{"storage": "100Gi"}},
+			}}))
+		case "storageClassName":
+			objs = append(objs, object("storage.k8s.io/v1", "StorageClass", "", name, map[string]any{
+				"provisioner": xp.ProvisionerName, "volumeBindingMode": "Immediate", "reclaimPolicy": "Delete",
+			}))
+		case "priorityClassName":
+			objs = append(objs, object("scheduling.k8s.io/v1", "PriorityClass", "", name, map[string]any{
+				"value": int64(1000000), "description": "e2e: " + name,
+			}))
+		case "runtimeClassName":
+			objs = append(objs, object("node.k8s.io/v1", "RuntimeClass", "", name, map[string]any{"handler": name}))
+		}
+	})
+	for _, o := range objs {
+		if o.GetName() != "" {
+			apply(t, o)
+		}
+	}
+}
+
+// walk calls f for every key of every map in v, depth first.
+func walk(v any, f func(key string, v any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, vv := range x {
+			f(k, vv)
+			walk(vv, f)
+		}
+	case []any:
+		for _, vv := range x {
+			walk(vv, f)
+		}
+	}
+}
+
+// object is an object of the given kind with extra top-level fields.
+func object(apiVersion, kind, ns, name string, fields map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: fields}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	u.SetName(name)
+	if ns != "" {
+		u.SetNamespace(ns)
+	}
+	return u
+}
