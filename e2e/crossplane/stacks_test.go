@@ -488,7 +488,9 @@ func (s *testStack) delete(t *testing.T) {
 		s.checkNoRBACErrors(t)
 	}
 	start := time.Now()
-	defer func() { t.Logf("%s deleted with everything it composed in %s", s, time.Since(start).Round(100*time.Millisecond)) }()
+	defer func() {
+		t.Logf("%s deleted with everything it composed in %s", s, time.Since(start).Round(100*time.Millisecond))
+	}()
 	deleteAndWait(t, s.obj, 3*time.Minute)
 	eventually(t, 3*time.Minute, s.String()+": everything it composed deleted", func() (bool, string) {
 		var left []string
