@@ -54,7 +54,7 @@ func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, s *stack) fi
 	engs, r := s.engines, s.router
 	validateStackName(&f, id)
 	switch {
-	case spec.Model != nil && len(spec.Models) > 0:
+	case spec.Model != nil && spec.Models != nil: // the XRD's has(): an empty list counts as set
 		f.errorf("spec.model and spec.models are both set: set spec.model for one model or spec.models for several, not both")
 	case spec.Model == nil && len(spec.Models) == 0:
 		f.errorf("spec.model is required: set spec.model (one model) or spec.models (several models behind one router)")
@@ -268,7 +268,8 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 		for i, m := range s.AccessModes {
 			oneOf(f, fmt.Sprintf("%s.accessModes[%d]", p, i), string(m), accessModes)
 		}
-		if s.ExistingClaimName != "" && (s.Size != "" || s.StorageClassName != "" || len(s.AccessModes) > 0) {
+		// The XRD's has(): an empty accessModes list counts as set.
+		if s.ExistingClaimName != "" && (s.Size != "" || s.StorageClassName != "" || s.AccessModes != nil) {
 			f.errorf("%s.existingClaimName is set, so the stack mounts a claim it does not own: leave out %s.size, storageClassName and accessModes", p, p)
 		}
 	}

@@ -111,9 +111,11 @@ var celCases = map[string][]struct {
 	patch map[string]any
 	names string
 }{
-	"!(has(self.model) && has(self.models))": {{
-		patch: map[string]any{"models": []any{map[string]any{"name": "b", "modelURL": "org/b"}}}, names: "model",
-	}},
+	"!(has(self.model) && has(self.models))": {
+		{patch: map[string]any{"models": []any{map[string]any{"name": "b", "modelURL": "org/b"}}}, names: "model"},
+		// has() is true of an empty list.
+		{patch: map[string]any{"models": []any{}}, names: "model"},
+	},
 	"has(self.model) || (has(self.models) && size(self.models) > 0)": {
 		{patch: map[string]any{"model": nil}, names: "model"},
 		{patch: map[string]any{"model": nil, "models": []any{}}, names: "model"},
@@ -140,6 +142,7 @@ var celCases = map[string][]struct {
 	},
 	"!has(self.prefixMinMatchLength) || (has(self.routerType) && self.routerType == 'prefixaware')": {
 		{patch: map[string]any{"prefixMinMatchLength": 8}, names: "prefixMinMatchLength"},
+		{patch: map[string]any{"prefixMinMatchLength": 0}, names: "prefixMinMatchLength"},
 		{patch: map[string]any{"routerType": "kvaware", "prefixMinMatchLength": 8}, names: "prefixMinMatchLength"},
 	},
 	"(!has(self.lmcacheControllerPort) && !has(self.lmcacheControllerReplyPort) && !has(self.lmcacheControllerHeartbeatPort) && !has(self.kvAwareThreshold)) || (has(self.routerType) && self.routerType == 'kvaware')": {
@@ -151,6 +154,7 @@ var celCases = map[string][]struct {
 	"!has(self.routerType) || self.routerType != 'kvaware' || ((!has(self.replicas) || self.replicas <= 1) && (!has(self.autoscaling) || (has(self.autoscaling.enabled) && !self.autoscaling.enabled)))": {
 		{patch: map[string]any{"routerType": "kvaware", "replicas": 2}, names: "replicas"},
 		{patch: map[string]any{"routerType": "kvaware", "autoscaling": map[string]any{"maxReplicas": 2}}, names: "autoscaling"},
+		{patch: map[string]any{"routerType": "kvaware", "autoscaling": map[string]any{}}, names: "autoscaling"},
 		{patch: map[string]any{"routerType": "kvaware", "autoscaling": map[string]any{"enabled": true, "maxReplicas": 1}}, names: "autoscaling"},
 	},
 	"!has(self.nodePort) || (has(self.type) && (self.type == 'NodePort' || self.type == 'LoadBalancer'))": {
@@ -159,11 +163,13 @@ var celCases = map[string][]struct {
 	},
 	"!has(self.emptyDir) || !has(self.existingClaimName) || size(self.existingClaimName) == 0": {
 		{patch: map[string]any{"emptyDir": map[string]any{}, "existingClaimName": "cache"}},
+		{patch: map[string]any{"emptyDir": map[string]any{"sizeLimit": "1Gi"}, "existingClaimName": "cache"}},
 	},
 	"!has(self.existingClaimName) || size(self.existingClaimName) == 0 || (!has(self.size) && !has(self.storageClassName) && !has(self.accessModes))": {
 		{patch: map[string]any{"existingClaimName": "cache", "size": "1Gi"}, names: "existingClaimName"},
 		{patch: map[string]any{"existingClaimName": "cache", "storageClassName": "fast"}, names: "existingClaimName"},
 		{patch: map[string]any{"existingClaimName": "cache", "accessModes": []any{"ReadWriteMany"}}, names: "existingClaimName"},
+		{patch: map[string]any{"existingClaimName": "cache", "accessModes": []any{}}, names: "existingClaimName"},
 	},
 }
 
