@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/vllm-project/function-vllm-stack/e2e/cluster"
+	"github.com/vllm-project/function-vllm-stack/e2e/proc"
 )
 
 // The control plane every test shares, started by TestMain.
@@ -96,7 +97,7 @@ func runMain(m *testing.M) (code int) {
 			logf("cannot stop the control plane: %v", err)
 			code = 1
 		}
-		if err := checkGone(pids, ports); err != nil {
+		if err := proc.CheckGone(pids, ports); err != nil {
 			logf("%v", err)
 			code = 1
 		} else {
@@ -164,23 +165,6 @@ func setup(ctx context.Context) error {
 	}
 	mapper.Reset()
 	return nil
-}
-
-// checkGone verifies that no process the harness started still exists and
-// that every port it used is free again.
-func checkGone(pids, ports []int) error {
-	var errs []error
-	for _, pid := range pids {
-		if !cluster.Gone(pid) {
-			errs = append(errs, fmt.Errorf("process %d still exists after Stop", pid))
-		}
-	}
-	for _, p := range ports {
-		if !cluster.PortFree(p) {
-			errs = append(errs, fmt.Errorf("port %d still in use after Stop", p))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // client returns a dynamic client for cfg that records the API server's

@@ -9,7 +9,6 @@
 package cluster
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -17,21 +16,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/vllm-project/function-vllm-stack/e2e/proc"
 )
 
 // Names of the binaries in Options.BinDir.
@@ -86,7 +83,7 @@ type Cluster struct {
 	ports      []int
 
 	mu    sync.Mutex
-	procs []*process
+	procs []*proc.Process
 }
 
 // Start starts etcd, kube-apiserver, kube-controller-manager and, with
@@ -145,7 +142,7 @@ func start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	if o.Scheduler {
 		n++ // its secure port, which serves /readyz
 	}
-	ports, err := freePorts(n)
+	ports, err := proc.FreePorts(n)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +325,7 @@ func (c *Cluster) Pids() []int {
 	defer c.mu.Unlock()
 	var pids []int
 	for _, p := range c.procs {
-		pids = append(pids, p.cmd.Process.Pid)
+		pids = append(pids, p.Pid())
 	}
 	return pids
 }
@@ -343,7 +340,7 @@ func (c *Cluster) Stop() error {
 	c.mu.Unlock()
 	var errs []error
 	for i := len(procs) - 1; i >= 0; i-- { // scheduler, controller manager, API server, etcd
-		if err := procs[i].stop(10 * time.Second); err != nil {
+		if err := procs[i].Stop(10 * time.Second); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -360,7 +357,7 @@ func (c *Cluster) WriteLogs(w io.Writer, lines int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.procs {
-		fmt.Fprintf(w, "----- last %d lines of %s's log -----\n%s\n", lines, p.name, p.tail(lines))
+		fmt.Fprintf(w, "----- last %d lines of %s's log -----\n%s\n", lines, p.Name(), p.Tail(lines))
 	}
 }
 
@@ -395,39 +392,21 @@ func (c *Cluster) httpClient() (*http.Client, error) {
 }
 
 // run starts one binary, logging to <dir>/<name>.log.
-func (c *Cluster) run(name string, args ...string) (*process, error) {
-	logPath := filepath.Join(c.dir, name+".log")
-	f, err := os.Create(logPath)
+func (c *Cluster) run(name string, args ...string) (*proc.Process, error) {
+	p, err := proc.Start(name, filepath.Join(c.o.BinDir, name), filepath.Join(c.dir, name+".log"), c.dir,
+		args, []string{"PATH=/usr/bin:/bin", "HOME=" + c.dir})
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(c.o.BinDir, name), args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Dir = c.dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + c.dir}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true,            // its own process group, killed as a whole
-		Pdeathsig: syscall.SIGKILL, // and killed if the test binary dies first
-	}
-	if err := spawn(cmd); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cannot start %s: %w", name, err)
-	}
-	p := &process{name: name, cmd: cmd, log: f, logPath: logPath, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
 	c.mu.Lock()
 	c.procs = append(c.procs, p)
 	c.mu.Unlock()
-	c.o.Logf("started %s (pid %d)", name, cmd.Process.Pid)
+	c.o.Logf("started %s (pid %d)", name, p.Pid())
 	return p, nil
 }
 
 // waitFor polls check until it succeeds, p exits, or the start timeout ends.
-func (c *Cluster) waitFor(ctx context.Context, p *process, check func(context.Context) error) error {
+func (c *Cluster) waitFor(ctx context.Context, p *proc.Process, check func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, c.o.StartTimeout)
 	defer cancel()
 	var last error
@@ -439,15 +418,15 @@ func (c *Cluster) waitFor(ctx context.Context, p *process, check func(context.Co
 			return nil
 		}
 		select {
-		case <-p.done:
-			tail := p.tail(40)
-			err := fmt.Errorf("%s exited during start (%v); last lines of its log:\n%s", p.name, p.err, tail)
+		case <-p.Done():
+			tail := p.Tail(40)
+			err := fmt.Errorf("%s exited during start (%v); last lines of its log:\n%s", p.Name(), p.Err(), tail)
 			if strings.Contains(tail, "address already in use") {
 				err = fmt.Errorf("%w: %w", errPortInUse, err)
 			}
 			return err
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready after %s (last check: %v); last lines of its log:\n%s", p.name, c.o.StartTimeout, last, p.tail(40))
+			return fmt.Errorf("%s not ready after %s (last check: %v); last lines of its log:\n%s", p.Name(), c.o.StartTimeout, last, p.Tail(40))
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -471,135 +450,4 @@ func httpOK(ctx context.Context, hc *http.Client, url, bearer string) error {
 		return fmt.Errorf("%s: %s: %s", url, rsp.Status, bytes.TrimSpace(body))
 	}
 	return nil
-}
-
-// freePorts returns n distinct free TCP ports on 127.0.0.1. The listeners
-// are held until all are chosen, so the ports differ.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// PortFree reports whether nothing listens on 127.0.0.1:port.
-func PortFree(port int) bool {
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return false
-	}
-	l.Close()
-	return true
-}
-
-// Gone reports whether process pid has ended: it does not exist, or it is a
-// zombie waiting for its parent (or init) to reap it.
-func Gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return os.IsNotExist(err)
-	}
-	// "pid (comm) state ...": comm may hold spaces and parentheses.
-	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
-		return b[i+2] == 'Z' || b[i+2] == 'X'
-	}
-	return false
-}
-
-type process struct {
-	name    string
-	cmd     *exec.Cmd
-	log     *os.File
-	logPath string
-	done    chan struct{}
-	err     error
-}
-
-func (p *process) stop(grace time.Duration) error {
-	select {
-	case <-p.done:
-		return nil
-	default:
-	}
-	pid := p.cmd.Process.Pid
-	if err := syscall.Kill(-pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("cannot signal %s (pid %d): %w", p.name, pid, err)
-	}
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(grace):
-	}
-	// Still running: the group leader is alive, so -pid is still its group.
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("cannot kill %s (pid %d): %w", p.name, pid, err)
-	}
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, pid)
-	}
-}
-
-func (p *process) tail(n int) string {
-	f, err := os.Open(p.logPath)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	var lines []string
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-	for s.Scan() {
-		lines = append(lines, s.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Processes are started from one goroutine locked to its OS thread for the
-// life of the test binary: Linux sends Pdeathsig when the thread that forked
-// a child exits, not only when the process does, and the Go runtime ends a
-// thread when a goroutine locked to it returns.
-var (
-	spawnOnce sync.Once
-	spawnCh   chan spawnReq
-)
-
-type spawnReq struct {
-	cmd  *exec.Cmd
-	errc chan error
-}
-
-func spawn(cmd *exec.Cmd) error {
-	spawnOnce.Do(func() {
-		spawnCh = make(chan spawnReq)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread lives as long as the process
-			for r := range spawnCh {
-				r.errc <- r.cmd.Start()
-			}
-		}()
-	})
-	errc := make(chan error, 1)
-	spawnCh <- spawnReq{cmd: cmd, errc: errc}
-	return <-errc
 }

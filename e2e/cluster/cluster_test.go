@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/vllm-project/function-vllm-stack/e2e/proc"
 )
 
 // binDir is the control plane tools/kube/build.sh built.
@@ -84,13 +86,13 @@ func TestStartFailureCleansUp(t *testing.T) {
 				t.Fatalf("started %v, want etcd and kube-apiserver", pids)
 			}
 			for _, pid := range pids {
-				if !Gone(pid) {
+				if !proc.Gone(pid) {
 					t.Errorf("process %d still exists", pid)
 				}
 			}
 			if b, err := os.ReadFile(pidFile); err == nil {
 				child, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-				if child == 0 || !Gone(child) {
+				if child == 0 || !proc.Gone(child) {
 					t.Errorf("the fake kube-apiserver's child %d still exists", child)
 				}
 			} else if strings.Contains(tc.script, "CHILD_PID_FILE") {
@@ -163,12 +165,12 @@ func TestScheduler(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		if !Gone(pid) {
+		if !proc.Gone(pid) {
 			t.Errorf("process %d still exists after Stop", pid)
 		}
 	}
 	for _, p := range ports {
-		if !PortFree(p) {
+		if !proc.PortFree(p) {
 			t.Errorf("port %d still in use after Stop", p)
 		}
 	}

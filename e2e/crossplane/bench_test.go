@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/vllm-project/function-vllm-stack/e2e/proc"
 	"github.com/vllm-project/function-vllm-stack/e2e/xp"
 )
 
@@ -251,7 +252,7 @@ func benchSampleNow(t *testing.T) benchSample {
 		}
 	}
 	for name, pid := range pids {
-		d, err := xp.CPUTime(pid)
+		d, err := proc.CPUTime(pid)
 		if err != nil {
 			t.Fatalf("CPU time of %s (pid %d): %v", name, pid, err)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/vllm-project/function-vllm-stack/e2e/cluster"
 	"github.com/vllm-project/function-vllm-stack/e2e/kubelet"
+	"github.com/vllm-project/function-vllm-stack/e2e/proc"
 	"github.com/vllm-project/function-vllm-stack/e2e/xp"
 )
 
@@ -139,7 +140,7 @@ func runMain(m *testing.M) (code int) {
 			logf("cannot stop everything: %v", err)
 			code = 1
 		}
-		if err := checkGone(pids, ports); err != nil {
+		if err := proc.CheckGone(pids, ports); err != nil {
 			logf("%v", err)
 			code = 1
 		} else {
@@ -189,7 +190,7 @@ func watchProcesses(ctx context.Context) {
 	seen := map[int]bool{}
 	for ctx.Err() == nil {
 		for _, pid := range append(cp.Pids(), xpc.Pids()...) {
-			if !seen[pid] && cluster.Gone(pid) {
+			if !seen[pid] && proc.Gone(pid) {
 				seen[pid] = true
 				logf("process %d has ended", pid)
 			}
@@ -278,23 +279,6 @@ func applyFile(ctx context.Context, path string) error {
 		return err
 	}
 	return admin.ApplyYAML(ctx, b)
-}
-
-// checkGone verifies that no process the harness started still exists and
-// that every port it used is free again.
-func checkGone(pids, ports []int) error {
-	var errs []error
-	for _, pid := range pids {
-		if !cluster.Gone(pid) {
-			errs = append(errs, fmt.Errorf("process %d still exists after Stop", pid))
-		}
-	}
-	for _, p := range ports {
-		if !cluster.PortFree(p) {
-			errs = append(errs, fmt.Errorf("port %d still in use after Stop", p))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // metric sums the samples of a Prometheus counter whose labels include

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/vllm-project/function-vllm-stack/e2e/proc"
 )
 
 // Crossplane's package API.
@@ -44,11 +46,11 @@ type Function struct {
 	// metrics: which RPCs it handled).
 	MetricsURL string
 
-	c    *Crossplane
-	bin  string
-	args []string
-	env  []string
-	proc *process
+	c       *Crossplane
+	bin     string
+	args    []string
+	env     []string
+	process *proc.Process
 }
 
 // InstallFunction applies a pkg.crossplane.io/v1 Function for pkg, waits for
@@ -109,7 +111,7 @@ func (c *Crossplane) InstallFunction(ctx context.Context, name, pkg, binary stri
 	if err := c.writeSecret(ctx, secret, certs, "tls.crt", "tls.key", "ca.crt"); err != nil {
 		return nil, err
 	}
-	mp, err := freePorts(1)
+	mp, err := proc.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
@@ -146,8 +148,8 @@ func (c *Crossplane) InstallFunction(ctx context.Context, name, pkg, binary stri
 // with the same certificates and flags, and waits until it accepts
 // connections. Its log continues; its metrics start from zero.
 func (f *Function) Start(ctx context.Context) error {
-	if f.proc != nil {
-		if gone, _ := f.proc.exited(); !gone {
+	if f.process != nil {
+		if gone, _ := f.process.Exited(); !gone {
 			return fmt.Errorf("function %s is already running (pid %d)", f.Name, f.Pid())
 		}
 	}
@@ -155,9 +157,9 @@ func (f *Function) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.proc = p
+	f.process = p
 	return poll(ctx, 100*time.Millisecond, f.c.o.StartTimeout, "function "+f.Name+" listening on "+f.Address, func(ctx context.Context) (bool, string, error) {
-		if gone, msg := p.exited(); gone {
+		if gone, msg := p.Exited(); gone {
 			return false, "", errors.New(msg)
 		}
 		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", f.Address)
@@ -173,21 +175,21 @@ func (f *Function) Start(ctx context.Context) error {
 // as when its pod goes away; Crossplane keeps the FunctionRevision's endpoint
 // and dials it in vain until Start. Nothing else listens on its address.
 func (f *Function) Stop() error {
-	if f.proc == nil {
+	if f.process == nil {
 		return nil
 	}
-	if err := f.proc.stop(10 * time.Second); err != nil {
+	if err := f.process.Stop(10 * time.Second); err != nil {
 		return err
 	}
-	f.c.procs.remove(f.proc)
+	f.c.procs.remove(f.process)
 	return nil
 }
 
 // Pid is the function process's id.
-func (f *Function) Pid() int { return f.proc.cmd.Process.Pid }
+func (f *Function) Pid() int { return f.process.Pid() }
 
 // Log returns the last lines of the function process's log.
-func (f *Function) Log(lines int) string { return f.proc.tail(lines) }
+func (f *Function) Log(lines int) string { return f.process.Tail(lines) }
 
 // Metrics returns the function process's Prometheus metrics.
 func (f *Function) Metrics(ctx context.Context) (string, error) {

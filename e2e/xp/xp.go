@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -37,6 +36,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+
+	"github.com/vllm-project/function-vllm-stack/e2e/proc"
 )
 
 // Names of a default Helm install of Crossplane (release crossplane in
@@ -225,7 +226,7 @@ func Start(ctx context.Context, o Options) (_ *Crossplane, err error) {
 
 	// Core (templates/deployment.yaml's container), with its ports moved off
 	// the RBAC manager's 8080.
-	ports, err := freePorts(2)
+	ports, err := proc.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -269,14 +270,14 @@ func Start(ctx context.Context, o Options) (_ *Crossplane, err error) {
 }
 
 // startCore starts `crossplane core start` and waits until it is ready.
-func (c *Crossplane) startCore(ctx context.Context, others ...*process) error {
+func (c *Crossplane) startCore(ctx context.Context, others ...*proc.Process) error {
 	core, err := c.procs.start(c.dir, "crossplane", c.o.Binary, c.coreArgs, c.coreEnv)
 	if err != nil {
 		return err
 	}
 	return poll(ctx, 250*time.Millisecond, c.o.StartTimeout, "crossplane core ready", func(ctx context.Context) (bool, string, error) {
 		for _, p := range append(others, core) {
-			if gone, msg := p.exited(); gone {
+			if gone, msg := p.Exited(); gone {
 				return false, "", errors.New(msg)
 			}
 		}
@@ -292,7 +293,7 @@ func (c *Crossplane) RestartCore(ctx context.Context) error {
 	if p == nil {
 		return errors.New("crossplane core is not running")
 	}
-	if err := p.stop(30 * time.Second); err != nil {
+	if err := p.Stop(30 * time.Second); err != nil {
 		return err
 	}
 	c.procs.remove(p)
@@ -399,7 +400,7 @@ func (c *Crossplane) MetricsURL() string {
 // crossplane-rbac-manager, function-<name>), 0 if it is not running.
 func (c *Crossplane) Pid(name string) int {
 	if p := c.procs.find(name); p != nil {
-		return p.cmd.Process.Pid
+		return p.Pid()
 	}
 	return 0
 }
@@ -417,7 +418,7 @@ func (c *Crossplane) Log(name string) (string, error) {
 	if p == nil {
 		return "", fmt.Errorf("no process %s", name)
 	}
-	b, err := os.ReadFile(p.logPath)
+	b, err := os.ReadFile(p.LogPath())
 	return string(b), err
 }
 
@@ -472,24 +473,4 @@ func httpGet(ctx context.Context, url string, body *[]byte) error {
 		*body = b
 	}
 	return nil
-}
-
-// freePorts returns n distinct free TCP ports on 127.0.0.1.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
