@@ -809,6 +809,8 @@ func helmRows() map[string]func(t *testing.T) {
 			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": "cache", "emptyDir": map[string]any{}}},
 				"routerConfig.extraVolumeMounts", []any{map[string]any{"name": "cache", "mountPath": "/home/router"}}),
 				helmInvalid+`spec.routerConfig.extraVolumeMounts[0].mountPath "/home/router" is already mounted in the container: use another path`)
+			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": volumeRouterHome, "emptyDir": map[string]any{}}}),
+				helmInvalid+`spec.routerConfig.extraVolumes[0].name "`+volumeRouterHome+`" is used by the stack itself: choose another name`)
 		},
 
 		"`routerSpec.labels`": func(t *testing.T) {
@@ -982,6 +984,7 @@ func helmRows() map[string]func(t *testing.T) {
 					"backendRefs": []any{map[string]any{"name": "s-router-service", "port": float64(80)}},
 				}},
 			}}, []any{route["apiVersion"], route["kind"], route["spec"]})
+			helmEqual(t, "HTTPRoute annotations", nil, route["metadata"].(map[string]any)["annotations"])
 		},
 
 		"`cacheserverSpec.{enabled, image.repository, image.tag, replicaCount, resources, serde}`": func(t *testing.T) {
