@@ -788,7 +788,9 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`routerSpec.serviceAccountName`": func(t *testing.T) {
 			rsp := helmRun(t, with("routerConfig.serviceAccountName", "router-workload-identity"))
-			helmEqual(t, "router ServiceAccount", "router-workload-identity", helmDeployment(t, rsp, "router").Spec.Template.Spec.ServiceAccountName)
+			pod := helmDeployment(t, rsp, "router").Spec.Template.Spec
+			helmEqual(t, "router identity", []any{"router-workload-identity", ptr.To(true)}, []any{pod.ServiceAccountName, pod.AutomountServiceAccountToken})
+			helmEqual(t, "the stack's own account's token", (*bool)(nil), helmDeployment(t, helmRun(t, minimalXR()), "router").Spec.Template.Spec.AutomountServiceAccountToken)
 			helmEqual(t, "RoleBinding subjects", []rbacv1.Subject{{Kind: "ServiceAccount", Name: "router-workload-identity", Namespace: "llm"}},
 				desired(t, rsp, "router-rolebinding", &rbacv1.RoleBinding{}).Subjects)
 			helmEqual(t, "objects: no ServiceAccount of the stack's", slices.DeleteFunc(slices.Clone(helmStackKeys), func(k string) bool { return k == "router-serviceaccount" }), helmKeys(rsp))

@@ -153,6 +153,11 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 	if sc := s.router.scheduling; sc != nil {
 		schedule(pod, sc)
 	}
+	if s.router.serviceAccount != "" {
+		// The router discovers engines through the Kubernetes API: it needs
+		// its token even where the user's ServiceAccount turns automounting off.
+		pod.AutomountServiceAccountToken = ptr.To(true)
+	}
 	if s.router.pullSecret != "" {
 		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: s.router.pullSecret}}
 	}
