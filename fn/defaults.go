@@ -69,6 +69,11 @@ type router struct {
 	replicas   int32
 	scheduling *v1alpha1.Scheduling
 	podAnnots  map[string]string
+	// serviceAccount is the user's ServiceAccount; "" runs the router as
+	// the stack's own.
+	serviceAccount string
+	extraVolumes   []corev1.Volume
+	extraMounts    []corev1.VolumeMount
 	// Routing knobs: prefixMinMatch for prefixaware; the LMCache
 	// controller's ports (set only for kvaware) and kvThreshold for kvaware.
 	prefixMinMatch *int32
@@ -264,6 +269,9 @@ func resolveConfig(c v1alpha1.EngineConfig, in *v1beta1.Input) v1alpha1.EngineCo
 	if c.Probes == nil {
 		c.Probes = &v1alpha1.Probes{}
 	}
+	if c.Service == nil {
+		c.Service = &v1alpha1.EngineService{}
+	}
 	return c
 }
 
@@ -291,6 +299,8 @@ func resolveRouter(rc *v1alpha1.RouterConfig, in *v1beta1.Input) router {
 	r.pullSecret = rc.ImagePullSecretName
 	r.scheduling = rc.Scheduling
 	r.podAnnots = rc.PodAnnotations
+	r.serviceAccount = rc.ServiceAccountName
+	r.extraVolumes, r.extraMounts = rc.ExtraVolumes, rc.ExtraVolumeMounts
 	r.prefixMinMatch = rc.PrefixMinMatchLength
 	if r.routerType == routingKVAware {
 		r.controllerPort = ptr.Deref(rc.LMCacheControllerPort, DefaultLMCacheControllerPort)

@@ -274,7 +274,7 @@ func engineResources(e engine) corev1.ResourceRequirements {
 func engineService(s *stack, e engine) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: s.meta(s.names.engineService(e.id), engineLabels(s.name, e)),
+		ObjectMeta: withAnnotations(s.meta(s.names.engineService(e.id), engineLabels(s.name, e)), e.cfg.Service.Annotations),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: engineSelector(s.name, e),

@@ -265,6 +265,16 @@ func helmRows() map[string]func(t *testing.T) {
 			helmEqual(t, "no claim", false, slices.Contains(keys(rsp), "engine-m-storage"))
 		},
 
+		"`modelSpec[].pvcExistingClaimName`": func(t *testing.T) {
+			rsp := helmRun(t, with("storage.existingClaimName", "models-gitops"))
+			pod := helmDeployment(t, rsp, "engine-m").Spec.Template.Spec
+			vol := *helmModelCacheVolume.DeepCopy()
+			vol.PersistentVolumeClaim.ClaimName = "models-gitops"
+			helmEqual(t, "volumes", []corev1.Volume{vol}, pod.Volumes)
+			helmEqual(t, "mounts", []corev1.VolumeMount{helmModelCacheMount}, pod.Containers[0].VolumeMounts)
+			helmEqual(t, "no claim of the stack's", false, slices.Contains(keys(rsp), "engine-m-storage"))
+		},
+
 		"`modelSpec[].pvcMatchLabels`": func(t *testing.T) {
 			rsp := helmRun(t, with("storage.existingClaimName", "models-on-nfs"))
 			helmEqual(t, "volumes", []corev1.Volume{{Name: "model-cache", VolumeSource: corev1.VolumeSource{
@@ -306,7 +316,7 @@ func helmRows() map[string]func(t *testing.T) {
 			}
 		},
 
-		"`modelSpec[].initContainer`": func(t *testing.T) {
+		"`modelSpec[].initContainer.*`": func(t *testing.T) {
 			xr := with("pod.initContainers", []any{map[string]any{
 				"name": "init", "image": "busybox:1.37", "command": []any{"sh", "-c"}, "args": []any{"ls /data"},
 				"volumeMounts": []any{map[string]any{"name": "model-cache", "mountPath": "/data"}},
@@ -338,6 +348,13 @@ func helmRows() map[string]func(t *testing.T) {
 			c := engineContainer0(t, helmRun(t, with("vllmConfig.v1", false, "lmcacheConfig.enabled", true, "vllmConfig.engineVersion", "0.10.0")), "engine-m")
 			helmEqual(t, "env", env("HF_HOME", "/data", "VLLM_USE_V1", "0", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO"), c.Env)
 			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`), c.Args)
+		},
+
+		"`modelSpec[].vllmConfig.v1`": func(t *testing.T) {
+			helmEqual(t, "env", env("HF_HOME", "/data", "VLLM_USE_V1", "1"),
+				engineContainer0(t, helmRun(t, with("vllmConfig.v1", true, "vllmConfig.engineVersion", "0.11.0")), "engine-m").Env)
+			helmEqual(t, "env of a vLLM that no longer reads it", hfHome,
+				engineContainer0(t, helmRun(t, with("vllmConfig.v1", true, "vllmConfig.engineVersion", "0.11.1")), "engine-m").Env)
 		},
 
 		"`modelSpec[].vllmConfig.{runner, convert}`": func(t *testing.T) {
@@ -396,17 +413,17 @@ func helmRows() map[string]func(t *testing.T) {
 				helmInvalid+"spec.lmcacheConfig.workerHeartbeatTime 30 is invalid: must be from 1 to 29 seconds, below the 30 seconds after which the LMCache controller drops a silent worker")
 		},
 
-		"`modelSpec[].lmcacheConfig.{distributedUrl, p2pHost, p2pInitPorts, cudaVisibleDevices}`": func(t *testing.T) {
+		"`modelSpec[].lmcacheConfig.{p2pHost, p2pInitPorts, cudaVisibleDevices}`": func(t *testing.T) {
 			podIP := corev1.EnvVar{Name: "LMCACHE_P2P_HOST", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}
 			xr := with("lmcacheConfig.enabled", true, "env", []any{
-				map[string]any{"name": "LMCACHE_DISTRIBUTED_URL", "value": "localhost:30081"},
+				map[string]any{"name": "LMCACHE_P2P_INIT_PORTS", "value": "8200"},
 				map[string]any{"name": "LMCACHE_P2P_HOST", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "status.podIP"}}},
 			})
 			helmEqual(t, "env", append(env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
-				"LMCACHE_DISTRIBUTED_URL", "localhost:30081"), podIP), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
+				"LMCACHE_P2P_INIT_PORTS", "8200"), podIP), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
 		},
 
-		"`modelSpec[].lmcacheConfig.{enablePD, kvRole, nixl*}`": func(t *testing.T) {
+		"`modelSpec[].lmcacheConfig.{enablePD, kvRole, enableNixl, nixl*}`": func(t *testing.T) {
 			helmFatal(t, with("routerConfig.routerType", "disaggregated_prefill"), helmMsgDisaggregatedPrefill)
 			helmFatal(t, with("lmcacheConfig.enablePD", true), helmUnknownField("spec.lmcacheConfig.enablePD"))
 		},
@@ -425,6 +442,14 @@ func helmRows() map[string]func(t *testing.T) {
 			rsp := helmRun(t, xr)
 			helmEqual(t, "m env", env("HF_HOME", "/cache", "A", "2"), engineContainer0(t, rsp, "engine-m").Env)
 			helmEqual(t, "n env", env("HF_HOME", "/cache", "A", "1"), engineContainer0(t, rsp, "engine-n").Env)
+		},
+
+		"`servingEngineSpec.env`": func(t *testing.T) {
+			rsp := helmRun(t, with("model", nil, "env", []any{map[string]any{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"}},
+				"models", helmModels(map[string]any{"name": "m", "modelURL": "org/m"}, map[string]any{"name": "n", "modelURL": "org/n"})))
+			for _, m := range []string{"m", "n"} {
+				helmEqual(t, m+" env", env("HF_HOME", "/data", "VLLM_LOGGING_LEVEL", "DEBUG"), engineContainer0(t, rsp, "engine-"+m).Env)
+			}
 		},
 
 		"`modelSpec[].envFromSecret`, `servingEngineSpec.configs`": func(t *testing.T) {
@@ -447,6 +472,26 @@ func helmRows() map[string]func(t *testing.T) {
 			d := helmDeployment(t, helmRun(t, with("pod.annotations", map[string]any{"prometheus.io/scrape": "true"})), "engine-m")
 			helmEqual(t, "pod annotations", map[string]string{"prometheus.io/scrape": "true"}, d.Spec.Template.Annotations)
 			helmEqual(t, "Deployment annotations", map[string]string(nil), d.Annotations)
+		},
+
+		"`modelSpec[].podLabels`, `labels`": func(t *testing.T) {
+			d := helmDeployment(t, helmRun(t, with("model", nil,
+				"models", helmModels(map[string]any{"name": "m", "modelURL": "org/m", "pod": map[string]any{"labels": map[string]any{"team": "search"}}}))), "engine-m")
+			want := helmEngineLabels()
+			want["team"] = "search"
+			helmEqual(t, "pod labels", want, d.Spec.Template.Labels)
+			helmEqual(t, "Deployment labels", helmEngineLabels(), d.Labels)
+		},
+
+		"`modelSpec[].serviceAnnotations`": func(t *testing.T) {
+			rsp := helmRun(t, with("model", nil, "service.annotations", map[string]any{"example.com/owner": "ml-platform"},
+				"models", helmModels(map[string]any{"name": "m", "modelURL": "org/m", "service": map[string]any{"annotations": map[string]any{"consul.hashicorp.com/service-sync": "true"}}},
+					map[string]any{"name": "n", "modelURL": "org/n"})))
+			helmEqual(t, "m Service annotations", map[string]string{"consul.hashicorp.com/service-sync": "true"}, desired(t, rsp, "engine-m-service", &corev1.Service{}).Annotations)
+			helmEqual(t, "n Service annotations", map[string]string{"example.com/owner": "ml-platform"}, desired(t, rsp, "engine-n-service", &corev1.Service{}).Annotations)
+			helmFatal(t, with("service.annotations", map[string]any{"owner!": "me"}), helmInvalid+`spec.service.annotations key "owner!" is invalid: `+
+				`name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character `+
+				`(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`)
 		},
 
 		"`servingEngineSpec.runtimeClassName`, `schedulerName`, `tolerations`, `modelSpec[].runtimeClassName`, `priorityClassName`": func(t *testing.T) {
@@ -557,16 +602,18 @@ func helmRows() map[string]func(t *testing.T) {
 			helmFatal(t, with("autoscaling.initialCooldownPeriod", 60), helmUnknownField("spec.autoscaling.initialCooldownPeriod"))
 		},
 
-		"`modelSpec[].pdb`, `servingEngineSpec.maxUnavailablePodDisruptionBudget`": func(t *testing.T) {
+		"`modelSpec[].pdb.*`": func(t *testing.T) {
 			pdb := desired(t, helmRun(t, with("podDisruptionBudget.maxUnavailable", 1)), "engine-m-pdb", &policyv1.PodDisruptionBudget{})
 			helmEqual(t, "name", "s-m-engine-pdb", pdb.Name)
 			helmEqual(t, "spec", policyv1.PodDisruptionBudgetSpec{
 				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "m", "app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "serving-engine"}},
 				MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 			}, pdb.Spec)
+			helmEqual(t, "metadata", []any{helmEngineLabels(), map[string]string(nil)}, []any{pdb.Labels, pdb.Annotations})
+			helmEqual(t, "enabled: false", false, slices.Contains(keys(helmRun(t, with("podDisruptionBudget", map[string]any{"enabled": false}))), "engine-m-pdb"))
 		},
 
-		"`modelSpec[].raySpec`, LeaderWorkerSet multi-node": func(t *testing.T) {
+		"`modelSpec[].raySpec.*`": func(t *testing.T) {
 			helmFatal(t, with("vllmConfig.tensorParallelSize", 8, "resources.gpu", "4"),
 				helmInvalid+`spec: vllmConfig.tensorParallelSize 8 needs 8 GPUs but resources.gpu is "4": raise resources.gpu or lower tensorParallelSize`)
 			helmFatal(t, with("model", nil, "models", helmModels(map[string]any{"name": "m", "modelURL": "org/m", "raySpec": map[string]any{"enabled": true}})),
@@ -712,6 +759,7 @@ func helmRows() map[string]func(t *testing.T) {
 				Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "router", "app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "router"}},
 				MinAvailable: ptr.To(intstr.FromInt32(1)),
 			}, pdb.Spec)
+			helmEqual(t, "PDB metadata", []any{helmStackLabels("router", "router"), map[string]string(nil)}, []any{pdb.Labels, pdb.Annotations})
 		},
 
 		"`routerSpec.priorityClassName`, `affinity`, `nodeSelectorTerms`": func(t *testing.T) {
@@ -736,6 +784,35 @@ func helmRows() map[string]func(t *testing.T) {
 		"`routerSpec.podAnnotations`": func(t *testing.T) {
 			d := helmDeployment(t, helmRun(t, with("routerConfig.podAnnotations", map[string]any{"sidecar.istio.io/inject": "false"})), "router")
 			helmEqual(t, "router pod annotations", map[string]string{"sidecar.istio.io/inject": "false"}, d.Spec.Template.Annotations)
+		},
+
+		"`routerSpec.serviceAccountName`": func(t *testing.T) {
+			rsp := helmRun(t, with("routerConfig.serviceAccountName", "router-workload-identity"))
+			pod := helmDeployment(t, rsp, "router").Spec.Template.Spec
+			helmEqual(t, "router identity", []any{"router-workload-identity", ptr.To(true)}, []any{pod.ServiceAccountName, pod.AutomountServiceAccountToken})
+			helmEqual(t, "the stack's own account's token", (*bool)(nil), helmDeployment(t, helmRun(t, minimalXR()), "router").Spec.Template.Spec.AutomountServiceAccountToken)
+			helmEqual(t, "RoleBinding subjects", []rbacv1.Subject{{Kind: "ServiceAccount", Name: "router-workload-identity", Namespace: "llm"}},
+				desired(t, rsp, "router-rolebinding", &rbacv1.RoleBinding{}).Subjects)
+			helmEqual(t, "objects: no ServiceAccount of the stack's", slices.DeleteFunc(slices.Clone(helmStackKeys), func(k string) bool { return k == "router-serviceaccount" }), helmKeys(rsp))
+			helmFatal(t, with("routerConfig.serviceAccountName", "Router_SA"), helmInvalid+`spec.routerConfig.serviceAccountName "Router_SA" is not a valid object name: `+
+				`a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character `+
+				`(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`)
+		},
+
+		"`routerSpec.extraVolumes`, `extraVolumeMounts`": func(t *testing.T) {
+			own := helmDeployment(t, helmRun(t, minimalXR()), "router").Spec.Template.Spec
+			xr := with("routerConfig.extraVolumes", []any{map[string]any{"name": "tmp", "emptyDir": map[string]any{}}},
+				"routerConfig.extraVolumeMounts", []any{map[string]any{"name": "tmp", "mountPath": "/tmp"}})
+			pod := helmDeployment(t, helmRun(t, xr), "router").Spec.Template.Spec
+			helmEqual(t, "volumes", append(own.Volumes, corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}), pod.Volumes)
+			helmEqual(t, "mounts", append(own.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}), pod.Containers[0].VolumeMounts)
+			helmFatal(t, with("routerConfig.extraVolumeMounts", []any{map[string]any{"name": "cache", "mountPath": "/cache"}}),
+				helmInvalid+`spec.routerConfig.extraVolumeMounts[0] mounts volume "cache", which no volume of the pod has: add it to routerConfig.extraVolumes`)
+			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": "cache", "emptyDir": map[string]any{}}},
+				"routerConfig.extraVolumeMounts", []any{map[string]any{"name": "cache", "mountPath": "/home/router"}}),
+				helmInvalid+`spec.routerConfig.extraVolumeMounts[0].mountPath "/home/router" is already mounted in the container: use another path`)
+			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": volumeRouterHome, "emptyDir": map[string]any{}}}),
+				helmInvalid+`spec.routerConfig.extraVolumes[0].name "`+volumeRouterHome+`" is used by the stack itself: choose another name`)
 		},
 
 		"`routerSpec.labels`": func(t *testing.T) {
@@ -879,6 +956,12 @@ func helmRows() map[string]func(t *testing.T) {
 				helmDeployment(t, helmRun(t, xr), "router").Spec.Template.Spec.Containers[0].Env)
 		},
 
+		"`routerSpec.env`": func(t *testing.T) {
+			xr := with("routerConfig.env", []any{map[string]any{"name": "LOG_FORMAT", "value": "json"}, map[string]any{"name": "HOME", "value": "/tmp/router"}})
+			helmEqual(t, "router env", []corev1.EnvVar{{Name: "HOME", Value: "/tmp/router"}, {Name: "LOG_FORMAT", Value: "json"}},
+				helmDeployment(t, helmRun(t, xr), "router").Spec.Template.Spec.Containers[0].Env)
+		},
+
 		"`routerSpec.ingress.*`": func(t *testing.T) {
 			ing := desired(t, helmRun(t, with("routerConfig.ingress", map[string]any{"className": "nginx", "host": "vllm-router.local", "path": "/",
 				"tlsSecretName": "vllm-router-tls", "annotations": map[string]any{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"}})), "router-ingress", &networkingv1.Ingress{})
@@ -903,6 +986,7 @@ func helmRows() map[string]func(t *testing.T) {
 					"backendRefs": []any{map[string]any{"name": "s-router-service", "port": float64(80)}},
 				}},
 			}}, []any{route["apiVersion"], route["kind"], route["spec"]})
+			helmEqual(t, "HTTPRoute annotations", nil, route["metadata"].(map[string]any)["annotations"])
 		},
 
 		"`cacheserverSpec.{enabled, image.repository, image.tag, replicaCount, resources, serde}`": func(t *testing.T) {
@@ -964,7 +1048,7 @@ func helmRows() map[string]func(t *testing.T) {
 				PeriodSeconds: 5, FailureThreshold: 3}, c.ReadinessProbe)
 		},
 
-		"`loraAdapters[]`": func(t *testing.T) {
+		"`loraAdapters[].*`": func(t *testing.T) {
 			xr := with("model.enableLoRA", true, "model.loraAdapters", []any{map[string]any{"name": "nemoguard", "path": "/data/lora-adapters/llama-3.1-nemoguard-8b-topic-control"}})
 			helmEqual(t, "args", args("--enable-lora", "--lora-modules", "nemoguard=/data/lora-adapters/llama-3.1-nemoguard-8b-topic-control"),
 				engineContainer0(t, helmRun(t, xr), "engine-m").Args)

@@ -48,6 +48,43 @@ func validateVolume(f *findings, p string, v corev1.Volume) {
 	}
 }
 
+// validateExtraVolumes checks the extraVolumes of the block at p: valid
+// volumes, with unique names none of which the stack's own volumes of the
+// pod (reserved) take.
+func validateExtraVolumes(f *findings, p string, vols []corev1.Volume, reserved map[string]bool) {
+	names := map[string]int{}
+	for i, v := range vols {
+		vp := fmt.Sprintf("%s.extraVolumes[%d]", p, i)
+		if reserved[v.Name] {
+			f.errorf("%s.name %q is used by the stack itself: choose another name", vp, v.Name)
+		} else if j, dup := names[v.Name]; dup {
+			f.errorf("%s.name %q is also the name of extraVolumes[%d]: volume names must be unique", vp, v.Name, j)
+		} else {
+			names[v.Name] = i
+		}
+		validateVolume(f, vp, v)
+	}
+}
+
+// validateRouterVolumes checks routerConfig.extraVolumes and
+// extraVolumeMounts: mounts of volumes the pod has, at absolute paths other
+// than the router's HOME.
+func validateRouterVolumes(f *findings, p string, extra []corev1.Volume, mounts []corev1.VolumeMount) {
+	validateExtraVolumes(f, p, extra, map[string]bool{volumeRouterHome: true})
+	vols := map[string]bool{volumeRouterHome: true}
+	for _, v := range extra {
+		vols[v.Name] = true
+	}
+	seen := map[string]bool{routerHome: true}
+	for i, m := range mounts {
+		mp := fmt.Sprintf("%s.extraVolumeMounts[%d]", p, i)
+		if !vols[m.Name] {
+			f.errorf("%s mounts volume %q, which no volume of the pod has: add it to routerConfig.extraVolumes", mp, m.Name)
+		}
+		mountPath(f, mp, m.MountPath, seen)
+	}
+}
+
 // pointerFields counts the pointer fields of a struct that are set: a
 // volume, a probe handler, an environment variable's source each take
 // exactly one.

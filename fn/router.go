@@ -60,7 +60,8 @@ func routerLabels(s *stack) map[string]string {
 	return labels(s.name, componentRouter, componentRouter)
 }
 
-// routerServiceAccount is the identity the router discovers engine pods with.
+// routerServiceAccount is the identity the router discovers engine pods
+// with, unless routerConfig.serviceAccountName names one of the user's.
 func routerServiceAccount(s *stack) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
@@ -90,12 +91,18 @@ func routerRole(s *stack) *rbacv1.Role {
 	}
 }
 
+// routerServiceAccountName is the ServiceAccount the router runs as: the
+// user's, or the stack's own.
+func routerServiceAccountName(s *stack) string {
+	return or(s.router.serviceAccount, s.names.routerServiceAccount())
+}
+
 func routerRoleBinding(s *stack) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 		ObjectMeta: s.meta(s.names.routerRoleBinding(), routerLabels(s)),
 		Subjects: []rbacv1.Subject{{
-			Kind: rbacv1.ServiceAccountKind, Name: s.names.routerServiceAccount(), Namespace: s.namespace,
+			Kind: rbacv1.ServiceAccountKind, Name: routerServiceAccountName(s), Namespace: s.namespace,
 		}},
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: s.names.routerRole()},
 	}
@@ -114,7 +121,7 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: l, Annotations: s.router.podAnnots},
 				Spec: corev1.PodSpec{
-					ServiceAccountName: s.names.routerServiceAccount(),
+					ServiceAccountName: routerServiceAccountName(s),
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptr.To(true),
 						RunAsUser:      ptr.To(routerUID),
@@ -129,7 +136,7 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 						Env:             routerEnv(s),
 						Ports:           routerPorts(s),
 						Resources:       *s.router.resources.DeepCopy(),
-						VolumeMounts:    []corev1.VolumeMount{{Name: volumeRouterHome, MountPath: routerHome}},
+						VolumeMounts:    append([]corev1.VolumeMount{{Name: volumeRouterHome, MountPath: routerHome}}, s.router.extraMounts...),
 						ReadinessProbe:  httpProbe(routerPort, 5, 3),
 						LivenessProbe:   httpProbe(routerPort, 10, 3),
 						SecurityContext: &corev1.SecurityContext{
@@ -137,7 +144,7 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 						},
 					}},
-					Volumes: []corev1.Volume{{Name: volumeRouterHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+					Volumes: append([]corev1.Volume{{Name: volumeRouterHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, s.router.extraVolumes...),
 				},
 			},
 		},
@@ -145,6 +152,11 @@ func routerDeployment(s *stack) *appsv1.Deployment {
 	pod := &d.Spec.Template.Spec
 	if sc := s.router.scheduling; sc != nil {
 		schedule(pod, sc)
+	}
+	if s.router.serviceAccount != "" {
+		// The router discovers engines through the Kubernetes API: it needs
+		// its token even where the user's ServiceAccount turns automounting off.
+		pod.AutomountServiceAccountToken = ptr.To(true)
 	}
 	if s.router.pullSecret != "" {
 		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: s.router.pullSecret}}

@@ -114,9 +114,10 @@ func composeGroups(s *stack) [][]object {
 // server's, the monitors and the network policy.
 func stackObjects(s *stack) []object {
 	objs := make([]object, 0, 8)
-	objs = append(objs,
-		object{routerServiceAccountKey, routerServiceAccount(s)},
-		object{routerRoleKey, routerRole(s)})
+	if s.router.serviceAccount == "" {
+		objs = append(objs, object{routerServiceAccountKey, routerServiceAccount(s)})
+	}
+	objs = append(objs, object{routerRoleKey, routerRole(s)})
 	if s.routerRoleExists {
 		// The API server refuses a RoleBinding to a Role it cannot find
 		// unless its creator may bind any Role, which Crossplane may not

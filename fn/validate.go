@@ -247,18 +247,7 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 				f.errorf("%s: set emptyDir or existingClaimName, not both", p)
 			}
 		}
-		names := map[string]int{}
-		for i, v := range s.ExtraVolumes {
-			vp := fmt.Sprintf("%s.extraVolumes[%d]", p, i)
-			if reservedVolumes[v.Name] {
-				f.errorf("%s.name %q is used by the stack itself: choose another name", vp, v.Name)
-			} else if j, dup := names[v.Name]; dup {
-				f.errorf("%s.name %q is also the name of extraVolumes[%d]: volume names must be unique", vp, v.Name, j)
-			} else {
-				names[v.Name] = i
-			}
-			validateVolume(f, vp, v)
-		}
+		validateExtraVolumes(f, p, s.ExtraVolumes, reservedVolumes)
 		quantity(f, p+".size", s.Size, "50Gi")
 		if q, err := parseQuantity(s.Size); err == nil && q.IsZero() {
 			f.errorf("%s.size %q is invalid: a claim must request more than 0 bytes; use a size such as 50Gi", p, s.Size)
@@ -286,6 +275,9 @@ var reservedLabels = []string{labelName, labelInstance, labelComponent, labelPar
 // blocks as written at path.
 func validatePod(f *findings, path string, c v1alpha1.EngineConfig) {
 	validateScheduling(f, path+".scheduling", c.Scheduling)
+	if svc := c.Service; svc != nil {
+		annotationKeys(f, path+".service.annotations", svc.Annotations)
+	}
 	if pc := c.Pod; pc != nil {
 		p := path + ".pod"
 		labelMap(f, p+".labels", pc.Labels)
@@ -421,6 +413,8 @@ func validateRouter(f *findings, rc *v1alpha1.RouterConfig, r router) {
 	objectName(f, p+".imagePullSecretName", rc.ImagePullSecretName)
 	validateScheduling(f, p+".scheduling", rc.Scheduling)
 	annotationKeys(f, p+".podAnnotations", rc.PodAnnotations)
+	objectName(f, p+".serviceAccountName", rc.ServiceAccountName)
+	validateRouterVolumes(f, p, rc.ExtraVolumes, rc.ExtraVolumeMounts)
 	oneOf(f, p+".k8sServiceDiscoveryType", rc.K8sServiceDiscoveryType, discoveryTypes)
 	image(f, p+".image", rc.Image)
 	for i, e := range rc.Env {

@@ -249,6 +249,10 @@ type EngineConfig struct {
 	// +optional
 	Pod *PodConfig `json:"pod,omitempty"`
 
+	// The model's engine Service.
+	// +optional
+	Service *EngineService `json:"service,omitempty"`
+
 	// Overrides of the engine's startup, readiness and liveness probes.
 	// +optional
 	Probes *Probes `json:"probes,omitempty"`
@@ -468,6 +472,15 @@ type PodConfig struct {
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=array
 	InitContainers []corev1.Container `json:"initContainers,omitempty"`
+}
+
+// EngineService configures a model's engine Service (ClusterIP, port 80 to
+// the engines' 8000).
+type EngineService struct {
+	// Annotations of the Service, e.g. for a service mesh or service
+	// discovery.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // Probes overrides the engine's probes field by field: a field set here
@@ -817,6 +830,26 @@ type RouterConfig struct {
 	// Annotations of the router pods.
 	// +optional
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
+	// An existing ServiceAccount the router pods run as, e.g. one annotated
+	// for workload identity; the stack then makes none and binds this one
+	// to the router's Role. Default: the stack's own, S-router-service-account.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// Extra volumes of the router pods.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=array
+	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`
+
+	// Extra mounts of the router container, of extraVolumes.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	ExtraVolumeMounts []corev1.VolumeMount `json:"extraVolumeMounts,omitempty"`
 
 	// Number of router replicas. Default: 1.
 	// +optional
