@@ -127,6 +127,18 @@ func env(kv ...string) []corev1.EnvVar {
 
 var hfHome = env("HF_HOME", "/data")
 
+// podIP is the first variable of every engine, so the others may use
+// $(POD_IP).
+var podIP = corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}}
+
+// withPodIP is an engine's environment: POD_IP, then env.
+func withPodIP(env ...corev1.EnvVar) []corev1.EnvVar {
+	return append([]corev1.EnvVar{podIP}, env...)
+}
+
+// engineEnvOf is an engine's environment of POD_IP and the variables kv.
+func engineEnvOf(kv ...string) []corev1.EnvVar { return withPodIP(env(kv...)...) }
+
 // TestEngineEnv covers each row of SPEC §3 that becomes an environment
 // variable, including LMCache, and the user's env overriding by name.
 func TestEngineEnv(t *testing.T) {
@@ -145,24 +157,24 @@ func TestEngineEnv(t *testing.T) {
 		"V1OnNewest":     {xr: with("vllmConfig.v1", true), want: hfHome},
 		"V1Off":          {xr: with("vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.10.2"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
 		"V1OffOn083":     {xr: with("vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
-		"LMCacheMinimal": {xr: with("lmcacheConfig.enabled", true), want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")},
+		"LMCacheMinimal": {xr: with("lmcacheConfig.enabled", true), want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO")},
 		"LMCacheDisabledLeaksNothing": {
 			xr:   with("lmcacheConfig", map[string]any{"enabled": false, "cpuOffloadingBufferSize": "4Gi", "diskOffloadingBufferSize": "8Gi", "remoteUrl": "lm://x:80", "remoteSerde": "naive"}),
 			want: hfHome,
 		},
 		"LMCacheBuffersAsGiB": {
 			xr: with("lmcacheConfig", map[string]any{"enabled": true, "cpuOffloadingBufferSize": "4Gi", "diskOffloadingBufferSize": "1536Mi"}),
-			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
+			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
 				"LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "4",
 				"LMCACHE_LOCAL_DISK", "file:///data/lmcache/", "LMCACHE_MAX_LOCAL_DISK_SIZE", "1.5"),
 		},
 		"LMCachePlainNumberIsGiB": {
 			xr:   with("lmcacheConfig", map[string]any{"enabled": true, "cpuOffloadingBufferSize": "2.5"}),
-			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "2.5"),
+			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "2.5"),
 		},
 		"LMCacheRemote": {
 			xr:   with("lmcacheConfig", map[string]any{"enabled": true, "remoteUrl": "lm://cache:80", "remoteSerde": "cachegen"}),
-			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_REMOTE_URL", "lm://cache:80", "LMCACHE_REMOTE_SERDE", "cachegen"),
+			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_REMOTE_URL", "lm://cache:80", "LMCACHE_REMOTE_SERDE", "cachegen"),
 		},
 		"UserEnvAppended": {xr: with("env", []any{map[string]any{"name": "A", "value": "1"}}), want: env("HF_HOME", "/data", "A", "1")},
 		"UserEnvOverridesComputedInPlace": {
@@ -177,7 +189,7 @@ func TestEngineEnv(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := engineContainer0(t, mustRun(t, req(t, tc.xr, nil, nil)), "engine-m")
-			if diff := cmp.Diff(tc.want, c.Env); diff != "" {
+			if diff := cmp.Diff(withPodIP(tc.want...), c.Env); diff != "" {
 				t.Errorf("env (-want +got):\n%s", diff)
 			}
 		})
@@ -316,9 +328,9 @@ func TestEngineVolumes(t *testing.T) {
 	shm := resource.MustParse("20Gi")
 	disk := resource.MustParse("8Gi")
 	pvc := func(claim string) corev1.Volume {
-		return corev1.Volume{Name: "model-cache", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}
+		return corev1.Volume{Name: "s-storage", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}
 	}
-	cache := corev1.VolumeMount{Name: "model-cache", MountPath: "/data"}
+	cache := corev1.VolumeMount{Name: "s-storage", MountPath: "/data"}
 	cases := map[string]struct {
 		xr         map[string]any
 		wantVols   []corev1.Volume
@@ -328,8 +340,8 @@ func TestEngineVolumes(t *testing.T) {
 		"ExistingClaim": {xr: with("storage.existingClaimName", "models"), wantVols: []corev1.Volume{pvc("models")}, wantMounts: []corev1.VolumeMount{cache}},
 		"NoStorage":     {xr: with("storage.enabled", false)},
 		"ChatTemplate": {xr: with("storage.enabled", false, "model.chatTemplate", "t"),
-			wantVols:   []corev1.Volume{{Name: "chat-templates", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "s-m-chat-templates"}}}}},
-			wantMounts: []corev1.VolumeMount{{Name: "chat-templates", MountPath: "/templates", ReadOnly: true}}},
+			wantVols:   []corev1.Volume{{Name: "s-m-chat-templates", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "s-m-chat-templates"}}}}},
+			wantMounts: []corev1.VolumeMount{{Name: "s-m-chat-templates", MountPath: "/templates", ReadOnly: true}}},
 		"TensorParallelShm": {xr: with("storage.enabled", false, "vllmConfig.tensorParallelSize", 2, "resources.gpu", "2"),
 			wantVols:   []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &shm}}}},
 			wantMounts: []corev1.VolumeMount{{Name: "shm", MountPath: "/dev/shm"}}},

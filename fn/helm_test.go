@@ -135,10 +135,10 @@ func helmHTTPProbe(period, failures int32) *corev1.Probe {
 }
 
 var (
-	helmModelCacheVolume = corev1.Volume{Name: "model-cache", VolumeSource: corev1.VolumeSource{
+	helmModelCacheVolume = corev1.Volume{Name: "s-storage", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "s-m-storage-claim"}}}
-	helmModelCacheMount = corev1.VolumeMount{Name: "model-cache", MountPath: "/data"}
-	helmLMCacheEnv      = env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")
+	helmModelCacheMount = corev1.VolumeMount{Name: "s-storage", MountPath: "/data"}
+	helmLMCacheEnv      = engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO")
 	helmStackKeys       = []string{"engine-m", "engine-m-service", "engine-m-storage",
 		"router", "router-role", "router-rolebinding", "router-service", "router-serviceaccount"}
 )
@@ -260,14 +260,14 @@ func helmRows() map[string]func(t *testing.T) {
 		"`modelSpec[].pvcStorage.emptyDir`": func(t *testing.T) {
 			rsp := helmRun(t, with("storage.emptyDir.sizeLimit", "100Gi"))
 			pod := helmDeployment(t, rsp, "engine-m").Spec.Template.Spec
-			helmEqual(t, "volumes", []corev1.Volume{{Name: "model-cache", VolumeSource: corev1.VolumeSource{
+			helmEqual(t, "volumes", []corev1.Volume{{Name: "s-storage", VolumeSource: corev1.VolumeSource{
 				EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(helmQ("100Gi"))}}}}, pod.Volumes)
 			helmEqual(t, "no claim", false, slices.Contains(keys(rsp), "engine-m-storage"))
 		},
 
 		"`modelSpec[].pvcMatchLabels`": func(t *testing.T) {
 			rsp := helmRun(t, with("storage.existingClaimName", "models-on-nfs"))
-			helmEqual(t, "volumes", []corev1.Volume{{Name: "model-cache", VolumeSource: corev1.VolumeSource{
+			helmEqual(t, "volumes", []corev1.Volume{{Name: "s-storage", VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "models-on-nfs"}}}},
 				helmDeployment(t, rsp, "engine-m").Spec.Template.Spec.Volumes)
 			helmEqual(t, "no claim of the stack's", false, slices.Contains(keys(rsp), "engine-m-storage"))
@@ -299,7 +299,7 @@ func helmRows() map[string]func(t *testing.T) {
 			for _, m := range []string{"a", "b"} {
 				pod := helmDeployment(t, rsp, "engine-"+m).Spec.Template.Spec
 				helmEqual(t, m+" volumes", []corev1.Volume{
-					{Name: "model-cache", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "s-" + m + "-storage-claim"}}},
+					{Name: "s-storage", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "s-" + m + "-storage-claim"}}},
 					{Name: "shared", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared-models"}}},
 				}, pod.Volumes)
 				helmEqual(t, m+" mounts", []corev1.VolumeMount{helmModelCacheMount, {Name: "shared", MountPath: "/data/shared-pvc-storage"}}, pod.Containers[0].VolumeMounts)
@@ -309,7 +309,7 @@ func helmRows() map[string]func(t *testing.T) {
 		"`modelSpec[].initContainer`": func(t *testing.T) {
 			xr := with("pod.initContainers", []any{map[string]any{
 				"name": "init", "image": "busybox:1.37", "command": []any{"sh", "-c"}, "args": []any{"ls /data"},
-				"volumeMounts": []any{map[string]any{"name": "model-cache", "mountPath": "/data"}},
+				"volumeMounts": []any{map[string]any{"name": "s-storage", "mountPath": "/data"}},
 			}})
 			helmEqual(t, "initContainers", []corev1.Container{{
 				Name: "init", Image: "busybox:1.37", Command: []string{"sh", "-c"}, Args: []string{"ls /data"},
@@ -336,7 +336,7 @@ func helmRows() map[string]func(t *testing.T) {
 		"`modelSpec[].vllmConfig.v0`": func(t *testing.T) {
 			// The V0 engine and its LMCache connector exist up to vLLM 0.10.0.
 			c := engineContainer0(t, helmRun(t, with("vllmConfig.v1", false, "lmcacheConfig.enabled", true, "vllmConfig.engineVersion", "0.10.0")), "engine-m")
-			helmEqual(t, "env", env("HF_HOME", "/data", "VLLM_USE_V1", "0", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO"), c.Env)
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "VLLM_USE_V1", "0", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO"), c.Env)
 			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`), c.Args)
 		},
 
@@ -346,15 +346,15 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`modelSpec[].vllmConfig.prometheusMultiprocDir`": func(t *testing.T) {
-			helmEqual(t, "default env", hfHome, engineContainer0(t, helmRun(t, minimalXR()), "engine-m").Env)
+			helmEqual(t, "default env", withPodIP(hfHome...), engineContainer0(t, helmRun(t, minimalXR()), "engine-m").Env)
 			xr := with("env", []any{map[string]any{"name": "PROMETHEUS_MULTIPROC_DIR", "value": "/tmp/prometheus"}})
-			helmEqual(t, "env", env("HF_HOME", "/data", "PROMETHEUS_MULTIPROC_DIR", "/tmp/prometheus"), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "PROMETHEUS_MULTIPROC_DIR", "/tmp/prometheus"), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
 		},
 
 		"`modelSpec[].lmcacheConfig.{enabled, cpuOffloadingBufferSize, diskOffloadingBufferSize}`": func(t *testing.T) {
 			xr := with("resources.memory", "70Gi", "lmcacheConfig", map[string]any{"enabled": true, "cpuOffloadingBufferSize": "60", "diskOffloadingBufferSize": "512Mi"})
 			c := engineContainer0(t, helmRun(t, xr), "engine-m")
-			helmEqual(t, "env", env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
 				"LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "60",
 				"LMCACHE_LOCAL_DISK", "file:///data/lmcache/", "LMCACHE_MAX_LOCAL_DISK_SIZE", "0.5"), c.Env)
 			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}`), c.Args)
@@ -362,7 +362,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].lmcacheConfig.logLevel`": func(t *testing.T) {
 			xr := with("lmcacheConfig.enabled", true, "env", []any{map[string]any{"name": "LMCACHE_LOG_LEVEL", "value": "DEBUG"}})
-			helmEqual(t, "env", env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "DEBUG"),
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "DEBUG"),
 				engineContainer0(t, helmRun(t, xr), "engine-m").Env)
 		},
 
@@ -402,7 +402,7 @@ func helmRows() map[string]func(t *testing.T) {
 				map[string]any{"name": "LMCACHE_DISTRIBUTED_URL", "value": "localhost:30081"},
 				map[string]any{"name": "LMCACHE_P2P_HOST", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "status.podIP"}}},
 			})
-			helmEqual(t, "env", append(env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
+			helmEqual(t, "env", append(engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
 				"LMCACHE_DISTRIBUTED_URL", "localhost:30081"), podIP), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
 		},
 
@@ -413,7 +413,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].hf_token`": func(t *testing.T) {
 			xr := with("vllmConfig.hfTokenSecret", map[string]any{"name": "hf-token", "key": "hf_token"})
-			helmEqual(t, "env", append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf-token", "hf_token")), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
+			helmEqual(t, "env", append(engineEnvOf("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf-token", "hf_token")), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
 			helmFatal(t, with("vllmConfig.hfTokenSecret", "hf_xxxxxxxx"), helmMsgHFTokenLiteral)
 		},
 
@@ -423,8 +423,8 @@ func helmRows() map[string]func(t *testing.T) {
 				"models", helmModels(map[string]any{"name": "m", "modelURL": "org/m", "env": []any{map[string]any{"name": "A", "value": "2"}}},
 					map[string]any{"name": "n", "modelURL": "org/n"}))
 			rsp := helmRun(t, xr)
-			helmEqual(t, "m env", env("HF_HOME", "/cache", "A", "2"), engineContainer0(t, rsp, "engine-m").Env)
-			helmEqual(t, "n env", env("HF_HOME", "/cache", "A", "1"), engineContainer0(t, rsp, "engine-n").Env)
+			helmEqual(t, "m env", engineEnvOf("HF_HOME", "/cache", "A", "2"), engineContainer0(t, rsp, "engine-m").Env)
+			helmEqual(t, "n env", engineEnvOf("HF_HOME", "/cache", "A", "1"), engineContainer0(t, rsp, "engine-n").Env)
 		},
 
 		"`modelSpec[].envFromSecret`, `servingEngineSpec.configs`": func(t *testing.T) {
@@ -559,7 +559,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].pdb`, `servingEngineSpec.maxUnavailablePodDisruptionBudget`": func(t *testing.T) {
 			pdb := desired(t, helmRun(t, with("podDisruptionBudget.maxUnavailable", 1)), "engine-m-pdb", &policyv1.PodDisruptionBudget{})
-			helmEqual(t, "name", "s-m-engine-pdb", pdb.Name)
+			helmEqual(t, "name", "s-m-pdb-vllm", pdb.Name)
 			helmEqual(t, "spec", policyv1.PodDisruptionBudgetSpec{
 				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "m", "app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "serving-engine"}},
 				MaxUnavailable: ptr.To(intstr.FromInt32(1)),
@@ -599,7 +599,7 @@ func helmRows() map[string]func(t *testing.T) {
 				engineContainer0(t, rsp, "engine-m").Ports)
 			helmEqual(t, "engine Service ports", []corev1.ServicePort{{Name: "service-port", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8000)}},
 				desired(t, rsp, "engine-m-service", &corev1.Service{}).Spec.Ports)
-			helmEqual(t, "router container ports", []corev1.ContainerPort{{Name: "router-cport", ContainerPort: 8000, Protocol: corev1.ProtocolTCP}},
+			helmEqual(t, "router container ports", []corev1.ContainerPort{{Name: "router-port", ContainerPort: 8000, Protocol: corev1.ProtocolTCP}},
 				helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Ports)
 			helmEqual(t, "router Service ports", []corev1.ServicePort{{Name: "router-sport", Port: 8080, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8000)}},
 				desired(t, rsp, "router-service", &corev1.Service{}).Spec.Ports)
@@ -638,7 +638,7 @@ func helmRows() map[string]func(t *testing.T) {
 			rsp := helmRun(t, with("routerConfig.apiKeySecret", map[string]any{"name": "vllm-api-key", "key": "api-key"}))
 			key := secretEnvVar("VLLM_API_KEY", "vllm-api-key", "api-key")
 			helmEqual(t, "router env", []corev1.EnvVar{{Name: "HOME", Value: "/home/router"}, key}, helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Env)
-			helmEqual(t, "engine env", append(env("HF_HOME", "/data"), key), engineContainer0(t, rsp, "engine-m").Env)
+			helmEqual(t, "engine env", append(engineEnvOf("HF_HOME", "/data"), key), engineContainer0(t, rsp, "engine-m").Env)
 			helmFatal(t, with("routerConfig.apiKeySecret", "sk-xxxxxxxx"), helmMsgAPIKeyLiteral)
 		},
 
@@ -813,7 +813,7 @@ func helmRows() map[string]func(t *testing.T) {
 			c := helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0]
 			helmEqual(t, "router args", helmRouterArgs(helmKVAwareArgs("9100", "9001", "9002")...), c.Args)
 			helmEqual(t, "router container ports", []corev1.ContainerPort{
-				{Name: "router-cport", ContainerPort: 8000, Protocol: corev1.ProtocolTCP},
+				{Name: "router-port", ContainerPort: 8000, Protocol: corev1.ProtocolTCP},
 				{Name: "lmcache-port", ContainerPort: 9100, Protocol: corev1.ProtocolTCP},
 				{Name: "lmcache-reply", ContainerPort: 9001, Protocol: corev1.ProtocolTCP},
 				{Name: "lmc-heartbeat", ContainerPort: 9002, Protocol: corev1.ProtocolTCP},
@@ -882,7 +882,7 @@ func helmRows() map[string]func(t *testing.T) {
 		"`routerSpec.ingress.*`": func(t *testing.T) {
 			ing := desired(t, helmRun(t, with("routerConfig.ingress", map[string]any{"className": "nginx", "host": "vllm-router.local", "path": "/",
 				"tlsSecretName": "vllm-router-tls", "annotations": map[string]any{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"}})), "router-ingress", &networkingv1.Ingress{})
-			helmEqual(t, "Ingress", []any{"s-router-ingress", map[string]string{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"}, networkingv1.IngressSpec{
+			helmEqual(t, "Ingress", []any{"s-ingress-router", map[string]string{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"}, networkingv1.IngressSpec{
 				IngressClassName: ptr.To("nginx"),
 				TLS:              []networkingv1.IngressTLS{{Hosts: []string{"vllm-router.local"}, SecretName: "vllm-router-tls"}},
 				Rules: []networkingv1.IngressRule{{Host: "vllm-router.local", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
@@ -973,7 +973,7 @@ func helmRows() map[string]func(t *testing.T) {
 		"`loraController.*`": func(t *testing.T) {
 			rsp := helmRun(t, with("model.enableLoRA", true))
 			d := helmDeployment(t, rsp, "engine-m")
-			helmEqual(t, "env", env("HF_HOME", "/data", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True"), d.Spec.Template.Spec.Containers[0].Env)
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True"), d.Spec.Template.Spec.Containers[0].Env)
 			helmEqual(t, "model label", "m", d.Spec.Template.Labels["model"])
 			helmEqual(t, "objects: no controller", helmStackKeys, helmKeys(rsp))
 		},
