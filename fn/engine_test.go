@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -363,5 +364,91 @@ func TestEngineVolumes(t *testing.T) {
 				t.Errorf("volumeMounts (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// expandEnv is the environment a container sees, as the kubelet computes
+// it: in order, each variable's $(NAME) references to variables defined
+// before it are replaced, $$ is a literal $, and any other $(NAME) stays as
+// written. fields are the downward API's values by fieldPath.
+func expandEnv(env []corev1.EnvVar, fields map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, e := range env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
+			out[e.Name] = fields[e.ValueFrom.FieldRef.FieldPath]
+		case e.ValueFrom != nil:
+			out[e.Name] = "<" + e.Name + " from a Secret or ConfigMap>"
+		default:
+			out[e.Name] = expandRefs(e.Value, out, nil)
+		}
+	}
+	return out
+}
+
+// expandRefs replaces $(NAME) in v with defined[NAME] when NAME is defined;
+// it reports every undefined NAME to missing.
+func expandRefs(v string, defined map[string]string, missing func(string)) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] != '$' || i+1 == len(v) {
+			b.WriteByte(v[i])
+			continue
+		}
+		switch next := v[i+1]; {
+		case next == '$':
+			b.WriteByte('$')
+			i++
+		case next == '(':
+			if end := strings.IndexByte(v[i:], ')'); end > 0 {
+				name := v[i+2 : i+end]
+				if val, ok := defined[name]; ok {
+					b.WriteString(val)
+				} else {
+					if missing != nil {
+						missing(name)
+					}
+					b.WriteString(v[i : i+end+1])
+				}
+				i += end
+				continue
+			}
+			b.WriteByte('$')
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
+}
+
+// TestEnvReferencesResolve: every $(NAME) the function renders, or a
+// stack's env uses for a variable the function sets, names a variable
+// defined earlier in the container's env, the only ones Kubernetes expands.
+func TestEnvReferencesResolve(t *testing.T) {
+	userRef := with("lmcacheConfig.enabled", true, "env", []any{map[string]any{"name": "LMCACHE_P2P_HOST", "value": "$(POD_IP)"}})
+	stacks := map[string]map[string]any{"UserPodIPRef": userRef, "KVAware": kvAwareXR()}
+	for _, path := range contractStacks(t) {
+		stacks[path] = loadXR(t, path, "")
+	}
+	for name, xr := range stacks {
+		rsp := reconciled(t, xr, nil)
+		for _, k := range keys(rsp) {
+			if kind := rsp.GetDesired().GetResources()[k].GetResource().GetFields()["kind"].GetStringValue(); kind != "Deployment" {
+				continue
+			}
+			for _, c := range desired(t, rsp, k, &appsv1.Deployment{}).Spec.Template.Spec.Containers {
+				defined := map[string]string{}
+				for _, e := range c.Env {
+					expandRefs(e.Value, defined, func(ref string) {
+						t.Errorf("%s: %s container %s: %s=%s refers to $(%s), not defined before it", name, k, c.Name, e.Name, e.Value, ref)
+					})
+					defined[e.Name] = "x"
+				}
+			}
+		}
+	}
+	got := expandEnv(engineContainer0(t, mustRun(t, req(t, userRef, nil, nil)), "engine-m").Env, map[string]string{"status.podIP": "10.1.2.3"})
+	if got["LMCACHE_P2P_HOST"] != "10.1.2.3" {
+		t.Errorf("LMCACHE_P2P_HOST: $(POD_IP) is %q in the pod, want the pod's IP", got["LMCACHE_P2P_HOST"])
 	}
 }

@@ -206,6 +206,13 @@ func helmRows() map[string]func(t *testing.T) {
 			helmEqual(t, "default imagePullPolicy", corev1.PullPolicy(""), engineContainer0(t, helmRun(t, minimalXR()), "engine-m").ImagePullPolicy)
 		},
 
+		"`modelSpec[].modelRevision`": func(t *testing.T) {
+			c := engineContainer0(t, helmRun(t, with("model.revision", "0cb88a4f764b7a12671c53f0838cd831a0843b95")), "engine-m")
+			helmEqual(t, "args", []string{"org/m", "--revision", "0cb88a4f764b7a12671c53f0838cd831a0843b95", "--host", "0.0.0.0", "--port", "8000"}, c.Args)
+			helmFatal(t, with("model.revision", "--trust-remote-code"),
+				helmInvalid+`spec.model.revision "--trust-remote-code" is invalid: use a branch, tag or commit of the model's repository, such as main or a commit hash (letters, digits, '.', '_', '-' and '/', starting with a letter or digit)`)
+		},
+
 		"`modelSpec[].modelURL`": func(t *testing.T) {
 			c := engineContainer0(t, helmRun(t, with("model.modelURL", "mistralai/Mistral-7B-Instruct-v0.2")), "engine-m")
 			helmEqual(t, "args", []string{"mistralai/Mistral-7B-Instruct-v0.2", "--host", "0.0.0.0", "--port", "8000"}, c.Args)
@@ -255,6 +262,13 @@ func helmRows() map[string]func(t *testing.T) {
 			pod := helmDeployment(t, rsp, "engine-m").Spec.Template.Spec
 			helmEqual(t, "volumes", []corev1.Volume{helmModelCacheVolume}, pod.Volumes)
 			helmEqual(t, "mounts", []corev1.VolumeMount{helmModelCacheMount}, pod.Containers[0].VolumeMounts)
+			// The chart's storageClass: "" binds a pre-made volume without a
+			// class; "" is kept, also over the Input's default class.
+			in := map[string]any{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input", "storage": map[string]any{"storageClassName": "fast"}}
+			static := desired(t, mustRun(t, req(t, with("storage.storageClassName", ""), in, nil)), "engine-m-storage", &corev1.PersistentVolumeClaim{})
+			helmEqual(t, `storageClassName ""`, ptr.To(""), static.Spec.StorageClassName)
+			unset := desired(t, mustRun(t, req(t, minimalXR(), nil, nil)), "engine-m-storage", &corev1.PersistentVolumeClaim{})
+			helmEqual(t, "storageClassName unset", (*string)(nil), unset.Spec.StorageClassName)
 		},
 
 		"`modelSpec[].pvcStorage.emptyDir`": func(t *testing.T) {
@@ -288,6 +302,11 @@ func helmRows() map[string]func(t *testing.T) {
 			helmEqual(t, "volumes", []corev1.Volume{helmModelCacheVolume,
 				{Name: "tmp-volume", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(helmQ("5Gi"))}}}}, pod.Volumes)
 			helmEqual(t, "mounts", []corev1.VolumeMount{helmModelCacheMount, {Name: "tmp-volume", MountPath: "/tmp"}}, pod.Containers[0].VolumeMounts)
+			// A chart values file's mount of the model cache volume, by the
+			// chart's name.
+			hub := corev1.VolumeMount{Name: "s-storage", MountPath: "/hub", SubPath: "hub"}
+			pod = helmDeployment(t, helmRun(t, with("storage.extraVolumeMounts", []any{map[string]any{"name": "s-storage", "mountPath": "/hub", "subPath": "hub"}})), "engine-m").Spec.Template.Spec
+			helmEqual(t, "mount of the chart's volume", []corev1.VolumeMount{helmModelCacheMount, hub}, pod.Containers[0].VolumeMounts)
 		},
 
 		"`sharedPvcStorage.*`": func(t *testing.T) {
@@ -397,13 +416,16 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`modelSpec[].lmcacheConfig.{distributedUrl, p2pHost, p2pInitPorts, cudaVisibleDevices}`": func(t *testing.T) {
-			podIP := corev1.EnvVar{Name: "LMCACHE_P2P_HOST", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}
+			// POD_IP, which the chart sets too, comes first, so $(POD_IP)
+			// expands in a user's variable.
 			xr := with("lmcacheConfig.enabled", true, "env", []any{
 				map[string]any{"name": "LMCACHE_DISTRIBUTED_URL", "value": "localhost:30081"},
-				map[string]any{"name": "LMCACHE_P2P_HOST", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "status.podIP"}}},
+				map[string]any{"name": "LMCACHE_P2P_HOST", "value": "$(POD_IP)"},
 			})
-			helmEqual(t, "env", append(engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
-				"LMCACHE_DISTRIBUTED_URL", "localhost:30081"), podIP), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
+			c := engineContainer0(t, helmRun(t, xr), "engine-m")
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
+				"LMCACHE_DISTRIBUTED_URL", "localhost:30081", "LMCACHE_P2P_HOST", "$(POD_IP)"), c.Env)
+			helmEqual(t, "LMCACHE_P2P_HOST in the pod", "10.1.2.3", expandEnv(c.Env, map[string]string{"status.podIP": "10.1.2.3"})["LMCACHE_P2P_HOST"])
 		},
 
 		"`modelSpec[].lmcacheConfig.{enablePD, kvRole, nixl*}`": func(t *testing.T) {
@@ -658,6 +680,9 @@ func helmRows() map[string]func(t *testing.T) {
 				helmEqual(t, key+" endpoints", []any{map[string]any{"port": port, "path": "/metrics", "interval": "15s"}}, sm["spec"].(map[string]any)["endpoints"])
 				helmEqual(t, key+" release label", "kube-prometheus-stack", sm["metadata"].(map[string]any)["labels"].(map[string]any)["release"])
 			}
+			for key, name := range map[string]string{"engines-servicemonitor": "s-engine-servicemonitor", "router-servicemonitor": "s-router-servicemonitor"} {
+				helmEqual(t, key+" name", name, rsp.GetDesired().GetResources()[key].GetResource().AsMap()["metadata"].(map[string]any)["name"])
+			}
 		},
 
 		"`routerSpec.repository`, `tag`": func(t *testing.T) {
@@ -708,6 +733,7 @@ func helmRows() map[string]func(t *testing.T) {
 					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(70))}}}},
 			}, hpa.Spec)
 			pdb := desired(t, rsp, "router-pdb", &policyv1.PodDisruptionBudget{})
+			helmEqual(t, "PDB name", "s-pdb-router", pdb.Name)
 			helmEqual(t, "PDB spec", policyv1.PodDisruptionBudgetSpec{
 				Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "router", "app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "router"}},
 				MinAvailable: ptr.To(intstr.FromInt32(1)),
@@ -895,14 +921,14 @@ func helmRows() map[string]func(t *testing.T) {
 		"`routerSpec.route.*`": func(t *testing.T) {
 			rsp := helmRun(t, with("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "acme-gw"}}, "hostnames": []any{"llm.example.com"}}))
 			route := rsp.GetDesired().GetResources()["router-httproute"].GetResource().AsMap()
-			helmEqual(t, "HTTPRoute", []any{"gateway.networking.k8s.io/v1", "HTTPRoute", map[string]any{
+			helmEqual(t, "HTTPRoute", []any{"s-router", "gateway.networking.k8s.io/v1", "HTTPRoute", map[string]any{
 				"parentRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "acme-gw"}},
 				"hostnames":  []any{"llm.example.com"},
 				"rules": []any{map[string]any{
 					"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/"}}},
 					"backendRefs": []any{map[string]any{"name": "s-router-service", "port": float64(80)}},
 				}},
-			}}, []any{route["apiVersion"], route["kind"], route["spec"]})
+			}}, []any{route["metadata"].(map[string]any)["name"], route["apiVersion"], route["kind"], route["spec"]})
 		},
 
 		"`cacheserverSpec.{enabled, image.repository, image.tag, replicaCount, resources, serde}`": func(t *testing.T) {

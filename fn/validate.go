@@ -132,11 +132,18 @@ func validateModels(f *findings, engs []engine) {
 				f.errorf("%s.loraAdapters[%d] needs a name (without '=' or spaces) and a path", p, i)
 			}
 		}
+		if m.Revision != "" && !modelRevision.MatchString(m.Revision) {
+			f.errorf("%s.revision %q is invalid: use a branch, tag or commit of the model's repository, such as main or a commit hash (letters, digits, '.', '_', '-' and '/', starting with a letter or digit)", p, m.Revision)
+		}
 		oneOf(f, p+".dtype", m.DType, dtypes)
 		atLeast(f, p+".maxNumSeqs", m.MaxNumSeqs, 1)
 		atLeast(f, p+".maxModelLen", m.MaxModelLen, 1)
 	}
 }
+
+// modelRevision is the XRD's pattern of model.revision: a Git revision
+// that cannot be taken for a flag of vllm serve.
+var modelRevision = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
 
 // decimalFraction is the XRD's pattern of gpuMemoryUtilization, without the
 // empty string: digits and one '.', nothing else.
