@@ -432,7 +432,7 @@ func TestValidationErrors(t *testing.T) {
 			want: prefix + `spec: storage.extraVolumeMounts[0] mounts volume "model-cache", which no volume of the pod has: the model cache volume is named "s-storage", as in the Helm chart; mount that`,
 		},
 		"InitContainerMountOfTheOldModelCacheName": {
-			xr: with("pod.initContainers", []any{map[string]any{"name": "fetch", "image": "busybox", "volumeMounts": []any{map[string]any{"name": "model-cache", "mountPath": "/data"}}}}),
+			xr:   with("pod.initContainers", []any{map[string]any{"name": "fetch", "image": "busybox", "volumeMounts": []any{map[string]any{"name": "model-cache", "mountPath": "/data"}}}}),
 			want: prefix + `spec: pod.initContainers[0].volumeMounts[0] mounts volume "model-cache", which no volume of the pod has: the model cache volume is named "s-storage", as in the Helm chart; mount that`,
 		},
 		"ExtraMountWithoutVolume": {
