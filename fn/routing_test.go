@@ -103,7 +103,7 @@ func TestNotKVAwareRouter(t *testing.T) {
 	rsp := mustRun(t, req(t, with("lmcacheConfig.enabled", true), nil, nil))
 	c := desired(t, rsp, routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
 	if len(c.Ports) != 1 {
-		t.Errorf("router container ports = %v, want only router-cport", c.Ports)
+		t.Errorf("router container ports = %v, want only router-port", c.Ports)
 	}
 	if svc := desired(t, rsp, routerServiceKey, &corev1.Service{}); len(svc.Spec.Ports) != 1 {
 		t.Errorf("router Service ports = %v, want only router-sport", svc.Spec.Ports)
