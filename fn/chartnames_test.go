@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -187,12 +188,9 @@ func TestChartNamesCiteTheChart(t *testing.T) {
 		if r.chart == "-" {
 			continue
 		}
-		file, line, ok := strings.Cut(strings.Fields(r.chart)[0], ":")
-		n := 0
-		for _, c := range line {
-			n = n*10 + int(c-'0')
-		}
-		if !ok || n < 1 {
+		file, line, _ := strings.Cut(strings.Fields(r.chart)[0], ":")
+		n, err := strconv.Atoi(line)
+		if err != nil || n < 1 {
 			t.Errorf("row %v: chart %q is not file:line", r, r.chart)
 			continue
 		}

@@ -147,11 +147,11 @@ func TestEngineEnv(t *testing.T) {
 		xr   map[string]any
 		want []corev1.EnvVar
 	}{
-		"StorageSetsHFHome": {xr: minimalXR(), want: hfHome},
-		"NoStorageNoEnv":    {xr: with("storage.enabled", false), want: nil},
-		"HFTokenDefaultKey": {xr: with("vllmConfig.hfTokenSecret.name", "hf"), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "token"))},
-		"HFTokenKey":        {xr: with("vllmConfig.hfTokenSecret", map[string]any{"name": "hf", "key": "hf_token"}), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "hf_token"))},
-		"LoRA":              {xr: with("model.enableLoRA", true), want: env("HF_HOME", "/data", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True")},
+		"StorageSetsHFHome":  {xr: minimalXR(), want: hfHome},
+		"NoStorageOnlyPodIP": {xr: with("storage.enabled", false), want: nil},
+		"HFTokenDefaultKey":  {xr: with("vllmConfig.hfTokenSecret.name", "hf"), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "token"))},
+		"HFTokenKey":         {xr: with("vllmConfig.hfTokenSecret", map[string]any{"name": "hf", "key": "hf_token"}), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "hf_token"))},
+		"LoRA":               {xr: with("model.enableLoRA", true), want: env("HF_HOME", "/data", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True")},
 		// VLLM_USE_V1 is read up to vLLM 0.11.0 ("0" only up to 0.10.2).
 		"V1On":           {xr: with("vllmConfig.v1", true, "vllmConfig.engineVersion", "0.11.0"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "1")},
 		"V1OnIgnored":    {xr: with("vllmConfig.v1", true, "vllmConfig.engineVersion", "0.11.1"), want: hfHome},
