@@ -311,17 +311,19 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`sharedPvcStorage.*`": func(t *testing.T) {
 			xr := with("model", nil,
-				"storage.extraVolumes", []any{map[string]any{"name": "shared", "persistentVolumeClaim": map[string]any{"claimName": "shared-models"}}},
-				"storage.extraVolumeMounts", []any{map[string]any{"name": "shared", "mountPath": "/data/shared-pvc-storage"}},
+				"storage.extraVolumes", []any{map[string]any{"name": "s-shared-pvc-storage", "persistentVolumeClaim": map[string]any{"claimName": "s-shared-pvc-storage-claim"}}},
+				"storage.extraVolumeMounts", []any{map[string]any{"name": "s-shared-pvc-storage", "mountPath": "/data/shared-pvc-storage"}},
+				"env", []any{map[string]any{"name": "HF_HOME", "value": "/data/shared-pvc-storage"}},
 				"models", helmModels(map[string]any{"name": "a", "modelURL": "org/a"}, map[string]any{"name": "b", "modelURL": "org/b"}))
 			rsp := helmRun(t, xr)
 			for _, m := range []string{"a", "b"} {
 				pod := helmDeployment(t, rsp, "engine-"+m).Spec.Template.Spec
 				helmEqual(t, m+" volumes", []corev1.Volume{
 					{Name: "s-storage", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "s-" + m + "-storage-claim"}}},
-					{Name: "shared", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared-models"}}},
+					{Name: "s-shared-pvc-storage", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "s-shared-pvc-storage-claim"}}},
 				}, pod.Volumes)
-				helmEqual(t, m+" mounts", []corev1.VolumeMount{helmModelCacheMount, {Name: "shared", MountPath: "/data/shared-pvc-storage"}}, pod.Containers[0].VolumeMounts)
+				helmEqual(t, m+" mounts", []corev1.VolumeMount{helmModelCacheMount, {Name: "s-shared-pvc-storage", MountPath: "/data/shared-pvc-storage"}}, pod.Containers[0].VolumeMounts)
+				helmEqual(t, m+" env", engineEnvOf("HF_HOME", "/data/shared-pvc-storage"), pod.Containers[0].Env)
 			}
 		},
 
