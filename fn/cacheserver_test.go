@@ -26,8 +26,8 @@ func TestCacheServer(t *testing.T) {
 		t.Errorf("cache server Service %s %+v selects %v", svc.Name, svc.Spec.Ports, svc.Spec.Selector)
 	}
 	gotEnv := engineContainer0(t, rsp, "engine-m").Env
-	want := env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
-		"LMCACHE_REMOTE_URL", "lm://s-cache-server-service:80", "LMCACHE_REMOTE_SERDE", "naive")
+	want := withPodIP(env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
+		"LMCACHE_REMOTE_URL", "lm://s-cache-server-service:80", "LMCACHE_REMOTE_SERDE", "naive")...)
 	if diff := cmp.Diff(want, gotEnv); diff != "" {
 		t.Errorf("engines use the stack's cache server (-want +got):\n%s", diff)
 	}
@@ -73,7 +73,7 @@ func TestLoRA(t *testing.T) {
 		Name: "sidecar", Image: "lmcache/lmstack-sidecar:latest",
 		Env:          []corev1.EnvVar{{Name: "PORT", Value: "30090"}, {Name: "LORA_DOWNLOAD_BASE_DIR", Value: "/data/lora-adapters"}},
 		Ports:        []corev1.ContainerPort{{Name: "sidecar-port", ContainerPort: 30090, Protocol: corev1.ProtocolTCP}},
-		VolumeMounts: []corev1.VolumeMount{{Name: "model-cache", MountPath: "/data"}},
+		VolumeMounts: []corev1.VolumeMount{{Name: "s-storage", MountPath: "/data"}},
 		Resources:    corev1.ResourceRequirements{Requests: corev1.ResourceList{"cpu": resource.MustParse("500m"), "memory": resource.MustParse("128Mi")}},
 	}
 	if len(d.Spec.Template.Spec.Containers) != 2 {

@@ -687,6 +687,16 @@ func containerNamed(d appsv1.Deployment, name string) (corev1.Container, bool) {
 }
 
 // withContainer lists the Deployments that run a container named name.
+func (r rendered) withComponent(component string) []appsv1.Deployment {
+	var out []appsv1.Deployment
+	for _, d := range r.deployments {
+		if d.Spec.Template.Labels[labelComponent] == component && len(d.Spec.Template.Spec.Containers) > 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 func (r rendered) withContainer(name string) []appsv1.Deployment {
 	var out []appsv1.Deployment
 	for _, d := range r.deployments {
@@ -757,12 +767,15 @@ func (u upstream) check(r rendered, vllm, router string, extra stackExtraArgs) [
 			problems = append(problems, object+": "+p)
 		}
 	}
-	routers := r.withContainer(routerContainer)
+	// The router Deployment by its component label, and its one container
+	// whatever its name: the old renders in testdata/upstream/old name it
+	// "router", before it took the chart's name.
+	routers := r.withComponent(componentRouter)
 	if len(routers) != 1 {
 		return []string{fmt.Sprintf("%d router Deployments, want 1", len(routers))}
 	}
 	rd := routers[0]
-	rc, _ := containerNamed(rd, routerContainer)
+	rc := rd.Spec.Template.Spec.Containers[0]
 	report("Deployment "+rd.Name+" container router", u.checkRouter(router, rc, extra.router))
 	engines := r.withContainer(engineContainer)
 	report("Deployment "+rd.Name+" container router", checkDiscovery(rc, r.rulesOf(rd.Spec.Template.Spec.ServiceAccountName), r.engineServices(), engines))

@@ -443,7 +443,7 @@ func TestContractCheckController(t *testing.T) {
 		{Port: 9001, TargetPort: intstr.FromInt32(9001)},
 	}}}
 	router := corev1.Container{Name: "router", Args: routerArgsWith("kvaware", "--session-key", "x", "--lmcache-controller-port", "9000", "--lmcache-controller-reply-port", "9001"),
-		Ports: []corev1.ContainerPort{{Name: "router-cport", ContainerPort: 8000}, {Name: "lmcache-port", ContainerPort: 9000}, {Name: "lmcache-reply", ContainerPort: 9001}}}
+		Ports: []corev1.ContainerPort{{Name: "router-port", ContainerPort: 8000}, {Name: "lmcache-port", ContainerPort: 9000}, {Name: "lmcache-reply", ContainerPort: 9001}}}
 	withEnv := func(kv ...string) corev1.Container {
 		env := controllerEnv()
 		for i := 0; i < len(kv); i += 2 {

@@ -49,6 +49,9 @@ type engine struct {
 	id     string                // the model name made a DNS label (M)
 	label  string                // value of the pod label "model"
 	served string                // the name clients use in the OpenAI API
+	// Names of the pod's model cache and chat template volumes, which the
+	// chart derives from the stack's name: see names.modelCacheVolume.
+	cacheVolume, templatesVolume string
 	// The vLLM release the engine runs; vllmErr says why the version the
 	// stack names cannot be used (validation reports it).
 	vllm    programVersion
@@ -98,20 +101,20 @@ type router struct {
 
 // engines merges the top-level engine blocks into each model and applies
 // defaults. It does not validate; see validate.
-func engines(spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) []engine {
+func engines(spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input, n names) []engine {
 	if spec.Model != nil {
-		return []engine{newEngine("spec.model", "spec", *spec.Model, resolveConfig(spec.EngineConfig, in), in)}
+		return []engine{newEngine("spec.model", "spec", *spec.Model, resolveConfig(spec.EngineConfig, in), in, n)}
 	}
 	out := make([]engine, 0, len(spec.Models))
 	for i, m := range spec.Models {
 		cfg := resolveConfig(mergeConfig(spec.EngineConfig, m.EngineConfig), in)
 		p := fmt.Sprintf("spec.models[%d]", i)
-		out = append(out, newEngine(p, p, m.Model, cfg, in))
+		out = append(out, newEngine(p, p, m.Model, cfg, in, n))
 	}
 	return out
 }
 
-func newEngine(path, block string, m v1alpha1.Model, cfg v1alpha1.EngineConfig, in *v1beta1.Input) engine {
+func newEngine(path, block string, m v1alpha1.Model, cfg v1alpha1.EngineConfig, in *v1beta1.Input, n names) engine {
 	id := dnsLabel(m.Name)
 	label := m.Name
 	if !isLabelValue(label) {
@@ -125,7 +128,8 @@ func newEngine(path, block string, m v1alpha1.Model, cfg v1alpha1.EngineConfig, 
 		served = m.Name
 	}
 	ver, err := resolveVLLMVersion(cfg.VLLMConfig, in)
-	return engine{path: path, block: block, model: m, cfg: cfg, id: id, label: label, served: served, vllm: ver, vllmErr: err}
+	return engine{path: path, block: block, model: m, cfg: cfg, id: id, label: label, served: served, vllm: ver, vllmErr: err,
+		cacheVolume: n.modelCacheVolume(), templatesVolume: n.chatTemplatesVolume(id)}
 }
 
 // mergeConfig overlays an item's engine blocks on the top-level ones, field by
@@ -251,8 +255,8 @@ func resolveConfig(c v1alpha1.EngineConfig, in *v1beta1.Input) v1alpha1.EngineCo
 		if s.Size == "" {
 			s.Size = or(in.GetStorage().Size, DefaultStorageSize)
 		}
-		if s.StorageClassName == "" {
-			s.StorageClassName = in.GetStorage().StorageClassName
+		if s.StorageClassName == nil && in.GetStorage().StorageClassName != "" {
+			s.StorageClassName = ptr.To(in.GetStorage().StorageClassName)
 		}
 		if len(s.AccessModes) == 0 {
 			s.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}

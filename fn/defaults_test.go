@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
@@ -92,15 +93,20 @@ func TestMergeFieldByField(t *testing.T) {
 func TestInputDefaults(t *testing.T) {
 	in := &v1beta1.Input{Storage: &v1beta1.StorageInput{StorageClassName: "fast", Size: "200Gi"}}
 	cfg := resolveConfig(v1alpha1.EngineConfig{}, in)
-	if cfg.Storage.StorageClassName != "fast" || cfg.Storage.Size != "200Gi" {
+	if ptr.Deref(cfg.Storage.StorageClassName, "<unset>") != "fast" || cfg.Storage.Size != "200Gi" {
 		t.Errorf("Input storage defaults not applied: %+v", cfg.Storage)
 	}
-	own := resolveConfig(v1alpha1.EngineConfig{Storage: &v1alpha1.Storage{Size: "10Gi", StorageClassName: "slow"}}, in)
-	if own.Storage.StorageClassName != "slow" || own.Storage.Size != "10Gi" {
+	own := resolveConfig(v1alpha1.EngineConfig{Storage: &v1alpha1.Storage{Size: "10Gi", StorageClassName: ptr.To("slow")}}, in)
+	if ptr.Deref(own.Storage.StorageClassName, "<unset>") != "slow" || own.Storage.Size != "10Gi" {
 		t.Errorf("a stack's own storage must win over the Input: %+v", own.Storage)
 	}
+	// "" (bind a volume without a class) is a choice, not a missing value.
+	static := resolveConfig(v1alpha1.EngineConfig{Storage: &v1alpha1.Storage{StorageClassName: ptr.To("")}}, in)
+	if ptr.Deref(static.Storage.StorageClassName, "<unset>") != "" {
+		t.Errorf(`storageClassName "" must not take the Input's class: %+v`, static.Storage)
+	}
 	existing := resolveConfig(v1alpha1.EngineConfig{Storage: &v1alpha1.Storage{ExistingClaimName: "models"}}, in)
-	if existing.Storage.Size != "" || existing.Storage.StorageClassName != "" || existing.Storage.AccessModes != nil {
+	if existing.Storage.Size != "" || existing.Storage.StorageClassName != nil || existing.Storage.AccessModes != nil {
 		t.Errorf("an existing claim gets no size, class or modes: %+v", existing.Storage)
 	}
 }
@@ -114,7 +120,7 @@ func TestMultiModelRendersEachModel(t *testing.T) {
 	if *llama.Spec.Replicas != 2 || *mistral.Spec.Replicas != 1 {
 		t.Errorf("replicas: llama3 %d (set 2), mistral %d (default 1)", *llama.Spec.Replicas, *mistral.Spec.Replicas)
 	}
-	if got := mistral.Spec.Template.Spec.Containers[0].Env; got[len(got)-1].Value != "DEBUG" || len(got) != 3 {
+	if got := mistral.Spec.Template.Spec.Containers[0].Env; got[len(got)-1].Value != "DEBUG" || len(got) != 4 {
 		t.Errorf("mistral's env must override VLLM_LOG_LEVEL in place: %v", got)
 	}
 	if n := len(rsp.GetDesired().GetResources()); n != 11 {

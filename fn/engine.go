@@ -27,8 +27,6 @@ const (
 	templatesPath     = "/templates"
 	chatTemplateKey   = "chat-template.jinja"
 	shmPath           = "/dev/shm"
-	volumeModelCache  = "model-cache"
-	volumeTemplates   = "chat-templates"
 	volumeShm         = "shm"
 	lmcacheImage      = "lmcache/vllm-openai"
 	lmcacheVLLMBinary = "/opt/venv/bin/vllm"
@@ -157,6 +155,9 @@ func engineArgs(e engine) []string {
 			args = append(args, "--served-model-name", m.ServedModelName)
 		}
 	}
+	if m.Revision != "" {
+		args = append(args, "--revision", m.Revision)
+	}
 	args = append(args, "--host", "0.0.0.0", "--port", strconv.Itoa(enginePort))
 	if m.EnableLoRA {
 		args = append(args, "--enable-lora")
@@ -215,7 +216,9 @@ func appendSwitch(args []string, name string, b *bool) []string {
 // an entry named like a computed variable replaces it in place.
 func engineEnv(s *stack, e engine) []corev1.EnvVar {
 	v := e.cfg.VLLMConfig
-	env := make([]corev1.EnvVar, 0, 16)
+	// POD_IP comes first, as in the chart: Kubernetes expands $(POD_IP) only
+	// in variables after it, such as a user's LMCACHE_P2P_HOST: $(POD_IP).
+	env := append(make([]corev1.EnvVar, 0, 16), podIPEnv)
 	if enabled(e.cfg.Storage.Enabled) {
 		env = append(env, corev1.EnvVar{Name: "HF_HOME", Value: modelCachePath})
 	}
@@ -230,12 +233,13 @@ func engineEnv(s *stack, e engine) []corev1.EnvVar {
 	}
 	env = append(env, useV1Env(e)...)
 	env = append(env, lmcacheEnv(s, e)...)
-	env = overrideEnv(env, e.cfg.Env)
-	if len(env) == 0 {
-		return nil
-	}
-	return env
+	return overrideEnv(env, e.cfg.Env)
 }
+
+// podIPEnv is the pod's IP from the downward API.
+var podIPEnv = corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{
+	FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
+}}
 
 func engineResources(e engine) corev1.ResourceRequirements {
 	r := e.cfg.Resources

@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,6 +128,18 @@ func env(kv ...string) []corev1.EnvVar {
 
 var hfHome = env("HF_HOME", "/data")
 
+// podIP is the first variable of every engine, so the others may use
+// $(POD_IP).
+var podIP = corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}}
+
+// withPodIP is an engine's environment: POD_IP, then env.
+func withPodIP(env ...corev1.EnvVar) []corev1.EnvVar {
+	return append([]corev1.EnvVar{podIP}, env...)
+}
+
+// engineEnvOf is an engine's environment of POD_IP and the variables kv.
+func engineEnvOf(kv ...string) []corev1.EnvVar { return withPodIP(env(kv...)...) }
+
 // TestEngineEnv covers each row of SPEC §3 that becomes an environment
 // variable, including LMCache, and the user's env overriding by name.
 func TestEngineEnv(t *testing.T) {
@@ -134,35 +147,35 @@ func TestEngineEnv(t *testing.T) {
 		xr   map[string]any
 		want []corev1.EnvVar
 	}{
-		"StorageSetsHFHome": {xr: minimalXR(), want: hfHome},
-		"NoStorageNoEnv":    {xr: with("storage.enabled", false), want: nil},
-		"HFTokenDefaultKey": {xr: with("vllmConfig.hfTokenSecret.name", "hf"), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "token"))},
-		"HFTokenKey":        {xr: with("vllmConfig.hfTokenSecret", map[string]any{"name": "hf", "key": "hf_token"}), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "hf_token"))},
-		"LoRA":              {xr: with("model.enableLoRA", true), want: env("HF_HOME", "/data", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True")},
+		"StorageSetsHFHome":  {xr: minimalXR(), want: hfHome},
+		"NoStorageOnlyPodIP": {xr: with("storage.enabled", false), want: nil},
+		"HFTokenDefaultKey":  {xr: with("vllmConfig.hfTokenSecret.name", "hf"), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "token"))},
+		"HFTokenKey":         {xr: with("vllmConfig.hfTokenSecret", map[string]any{"name": "hf", "key": "hf_token"}), want: append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf", "hf_token"))},
+		"LoRA":               {xr: with("model.enableLoRA", true), want: env("HF_HOME", "/data", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True")},
 		// VLLM_USE_V1 is read up to vLLM 0.11.0 ("0" only up to 0.10.2).
 		"V1On":           {xr: with("vllmConfig.v1", true, "vllmConfig.engineVersion", "0.11.0"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "1")},
 		"V1OnIgnored":    {xr: with("vllmConfig.v1", true, "vllmConfig.engineVersion", "0.11.1"), want: hfHome},
 		"V1OnNewest":     {xr: with("vllmConfig.v1", true), want: hfHome},
 		"V1Off":          {xr: with("vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.10.2"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
 		"V1OffOn083":     {xr: with("vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
-		"LMCacheMinimal": {xr: with("lmcacheConfig.enabled", true), want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")},
+		"LMCacheMinimal": {xr: with("lmcacheConfig.enabled", true), want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO")},
 		"LMCacheDisabledLeaksNothing": {
 			xr:   with("lmcacheConfig", map[string]any{"enabled": false, "cpuOffloadingBufferSize": "4Gi", "diskOffloadingBufferSize": "8Gi", "remoteUrl": "lm://x:80", "remoteSerde": "naive"}),
 			want: hfHome,
 		},
 		"LMCacheBuffersAsGiB": {
 			xr: with("lmcacheConfig", map[string]any{"enabled": true, "cpuOffloadingBufferSize": "4Gi", "diskOffloadingBufferSize": "1536Mi"}),
-			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
+			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
 				"LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "4",
 				"LMCACHE_LOCAL_DISK", "file:///data/lmcache/", "LMCACHE_MAX_LOCAL_DISK_SIZE", "1.5"),
 		},
 		"LMCachePlainNumberIsGiB": {
 			xr:   with("lmcacheConfig", map[string]any{"enabled": true, "cpuOffloadingBufferSize": "2.5"}),
-			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "2.5"),
+			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "2.5"),
 		},
 		"LMCacheRemote": {
 			xr:   with("lmcacheConfig", map[string]any{"enabled": true, "remoteUrl": "lm://cache:80", "remoteSerde": "cachegen"}),
-			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_REMOTE_URL", "lm://cache:80", "LMCACHE_REMOTE_SERDE", "cachegen"),
+			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_REMOTE_URL", "lm://cache:80", "LMCACHE_REMOTE_SERDE", "cachegen"),
 		},
 		"UserEnvAppended": {xr: with("env", []any{map[string]any{"name": "A", "value": "1"}}), want: env("HF_HOME", "/data", "A", "1")},
 		"UserEnvOverridesComputedInPlace": {
@@ -177,7 +190,7 @@ func TestEngineEnv(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := engineContainer0(t, mustRun(t, req(t, tc.xr, nil, nil)), "engine-m")
-			if diff := cmp.Diff(tc.want, c.Env); diff != "" {
+			if diff := cmp.Diff(withPodIP(tc.want...), c.Env); diff != "" {
 				t.Errorf("env (-want +got):\n%s", diff)
 			}
 		})
@@ -316,9 +329,9 @@ func TestEngineVolumes(t *testing.T) {
 	shm := resource.MustParse("20Gi")
 	disk := resource.MustParse("8Gi")
 	pvc := func(claim string) corev1.Volume {
-		return corev1.Volume{Name: "model-cache", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}
+		return corev1.Volume{Name: "s-storage", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}
 	}
-	cache := corev1.VolumeMount{Name: "model-cache", MountPath: "/data"}
+	cache := corev1.VolumeMount{Name: "s-storage", MountPath: "/data"}
 	cases := map[string]struct {
 		xr         map[string]any
 		wantVols   []corev1.Volume
@@ -328,8 +341,8 @@ func TestEngineVolumes(t *testing.T) {
 		"ExistingClaim": {xr: with("storage.existingClaimName", "models"), wantVols: []corev1.Volume{pvc("models")}, wantMounts: []corev1.VolumeMount{cache}},
 		"NoStorage":     {xr: with("storage.enabled", false)},
 		"ChatTemplate": {xr: with("storage.enabled", false, "model.chatTemplate", "t"),
-			wantVols:   []corev1.Volume{{Name: "chat-templates", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "s-m-chat-templates"}}}}},
-			wantMounts: []corev1.VolumeMount{{Name: "chat-templates", MountPath: "/templates", ReadOnly: true}}},
+			wantVols:   []corev1.Volume{{Name: "s-m-chat-templates", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "s-m-chat-templates"}}}}},
+			wantMounts: []corev1.VolumeMount{{Name: "s-m-chat-templates", MountPath: "/templates", ReadOnly: true}}},
 		"TensorParallelShm": {xr: with("storage.enabled", false, "vllmConfig.tensorParallelSize", 2, "resources.gpu", "2"),
 			wantVols:   []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &shm}}}},
 			wantMounts: []corev1.VolumeMount{{Name: "shm", MountPath: "/dev/shm"}}},
@@ -351,5 +364,91 @@ func TestEngineVolumes(t *testing.T) {
 				t.Errorf("volumeMounts (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// expandEnv is the environment a container sees, as the kubelet computes
+// it: in order, each variable's $(NAME) references to variables defined
+// before it are replaced, $$ is a literal $, and any other $(NAME) stays as
+// written. fields are the downward API's values by fieldPath.
+func expandEnv(env []corev1.EnvVar, fields map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, e := range env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
+			out[e.Name] = fields[e.ValueFrom.FieldRef.FieldPath]
+		case e.ValueFrom != nil:
+			out[e.Name] = "<" + e.Name + " from a Secret or ConfigMap>"
+		default:
+			out[e.Name] = expandRefs(e.Value, out, nil)
+		}
+	}
+	return out
+}
+
+// expandRefs replaces $(NAME) in v with defined[NAME] when NAME is defined;
+// it reports every undefined NAME to missing.
+func expandRefs(v string, defined map[string]string, missing func(string)) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] != '$' || i+1 == len(v) {
+			b.WriteByte(v[i])
+			continue
+		}
+		switch next := v[i+1]; {
+		case next == '$':
+			b.WriteByte('$')
+			i++
+		case next == '(':
+			if end := strings.IndexByte(v[i:], ')'); end > 0 {
+				name := v[i+2 : i+end]
+				if val, ok := defined[name]; ok {
+					b.WriteString(val)
+				} else {
+					if missing != nil {
+						missing(name)
+					}
+					b.WriteString(v[i : i+end+1])
+				}
+				i += end
+				continue
+			}
+			b.WriteByte('$')
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
+}
+
+// TestEnvReferencesResolve: every $(NAME) the function renders, or a
+// stack's env uses for a variable the function sets, names a variable
+// defined earlier in the container's env, the only ones Kubernetes expands.
+func TestEnvReferencesResolve(t *testing.T) {
+	userRef := with("lmcacheConfig.enabled", true, "env", []any{map[string]any{"name": "LMCACHE_P2P_HOST", "value": "$(POD_IP)"}})
+	stacks := map[string]map[string]any{"UserPodIPRef": userRef, "KVAware": kvAwareXR()}
+	for _, path := range contractStacks(t) {
+		stacks[path] = loadXR(t, path, "")
+	}
+	for name, xr := range stacks {
+		rsp := reconciled(t, xr, nil)
+		for _, k := range keys(rsp) {
+			if kind := rsp.GetDesired().GetResources()[k].GetResource().GetFields()["kind"].GetStringValue(); kind != "Deployment" {
+				continue
+			}
+			for _, c := range desired(t, rsp, k, &appsv1.Deployment{}).Spec.Template.Spec.Containers {
+				defined := map[string]string{}
+				for _, e := range c.Env {
+					expandRefs(e.Value, defined, func(ref string) {
+						t.Errorf("%s: %s container %s: %s=%s refers to $(%s), not defined before it", name, k, c.Name, e.Name, e.Value, ref)
+					})
+					defined[e.Name] = "x"
+				}
+			}
+		}
+	}
+	got := expandEnv(engineContainer0(t, mustRun(t, req(t, userRef, nil, nil)), "engine-m").Env, map[string]string{"status.podIP": "10.1.2.3"})
+	if got["LMCACHE_P2P_HOST"] != "10.1.2.3" {
+		t.Errorf("LMCACHE_P2P_HOST: $(POD_IP) is %q in the pod, want the pod's IP", got["LMCACHE_P2P_HOST"])
 	}
 }

@@ -27,7 +27,7 @@ func TestIngress(t *testing.T) {
 	if diff := cmp.Diff(want, ing.Spec); diff != "" {
 		t.Errorf("Ingress (-want +got):\n%s", diff)
 	}
-	if ing.Name != "s-router-ingress" || ing.Annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"] != "600" {
+	if ing.Name != "s-ingress-router" || ing.Annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"] != "600" {
 		t.Errorf("Ingress %s annotations %v", ing.Name, ing.Annotations)
 	}
 	off := mustRun(t, req(t, with("routerConfig.ingress", map[string]any{"enabled": false}), nil, nil))

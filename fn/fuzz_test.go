@@ -168,7 +168,7 @@ func FuzzNames(f *testing.F) {
 		e := s.engines[0]
 		for _, n := range []string{s.names.engineDeployment(m), s.names.storageClaim(m), s.names.chatTemplates(m), s.names.enginePDB(m),
 			s.names.engineScaledObject(m), s.names.engineHPA(m), s.names.routerHPA(), s.names.routerIngress(), s.names.routerHTTPRoute(),
-			s.names.engineServiceMonitor(), s.names.cacheServerDeployment(), s.names.routerPDB(), s.names.routerServiceAccount(),
+			s.names.engineServiceMonitor(), s.names.routerServiceMonitor(), s.names.cacheServerDeployment(), s.names.routerPDB(), s.names.routerServiceAccount(),
 			s.names.routerRole(), s.names.routerRoleBinding(), s.names.routerDeployment()} {
 			if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
 				t.Errorf("object name %q: %v", n, msgs)
@@ -177,6 +177,12 @@ func FuzzNames(f *testing.F) {
 		for _, n := range []string{s.names.engineService(m), s.names.cacheServerService(), s.names.routerService()} {
 			if msgs := validation.IsDNS1035Label(n); len(msgs) > 0 {
 				t.Errorf("Service name %q: %v", n, msgs)
+			}
+		}
+		// Pod volumes are DNS labels.
+		for _, n := range []string{e.cacheVolume, e.templatesVolume} {
+			if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
+				t.Errorf("volume name %q: %v", n, msgs)
 			}
 		}
 		for k, v := range engineLabels(s.name, e) {

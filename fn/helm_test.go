@@ -135,10 +135,10 @@ func helmHTTPProbe(period, failures int32) *corev1.Probe {
 }
 
 var (
-	helmModelCacheVolume = corev1.Volume{Name: "model-cache", VolumeSource: corev1.VolumeSource{
+	helmModelCacheVolume = corev1.Volume{Name: "s-storage", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "s-m-storage-claim"}}}
-	helmModelCacheMount = corev1.VolumeMount{Name: "model-cache", MountPath: "/data"}
-	helmLMCacheEnv      = env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")
+	helmModelCacheMount = corev1.VolumeMount{Name: "s-storage", MountPath: "/data"}
+	helmLMCacheEnv      = engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO")
 	helmStackKeys       = []string{"engine-m", "engine-m-service", "engine-m-storage",
 		"router", "router-role", "router-rolebinding", "router-service", "router-serviceaccount"}
 )
@@ -206,6 +206,13 @@ func helmRows() map[string]func(t *testing.T) {
 			helmEqual(t, "default imagePullPolicy", corev1.PullPolicy(""), engineContainer0(t, helmRun(t, minimalXR()), "engine-m").ImagePullPolicy)
 		},
 
+		"`modelSpec[].modelRevision`": func(t *testing.T) {
+			c := engineContainer0(t, helmRun(t, with("model.revision", "0cb88a4f764b7a12671c53f0838cd831a0843b95")), "engine-m")
+			helmEqual(t, "args", []string{"org/m", "--revision", "0cb88a4f764b7a12671c53f0838cd831a0843b95", "--host", "0.0.0.0", "--port", "8000"}, c.Args)
+			helmFatal(t, with("model.revision", "--trust-remote-code"),
+				helmInvalid+`spec.model.revision "--trust-remote-code" is invalid: use a branch, tag or commit of the model's repository, such as main or a commit hash (letters, digits, '.', '_', '-' and '/', starting with a letter or digit)`)
+		},
+
 		"`modelSpec[].modelURL`": func(t *testing.T) {
 			c := engineContainer0(t, helmRun(t, with("model.modelURL", "mistralai/Mistral-7B-Instruct-v0.2")), "engine-m")
 			helmEqual(t, "args", []string{"mistralai/Mistral-7B-Instruct-v0.2", "--host", "0.0.0.0", "--port", "8000"}, c.Args)
@@ -255,12 +262,19 @@ func helmRows() map[string]func(t *testing.T) {
 			pod := helmDeployment(t, rsp, "engine-m").Spec.Template.Spec
 			helmEqual(t, "volumes", []corev1.Volume{helmModelCacheVolume}, pod.Volumes)
 			helmEqual(t, "mounts", []corev1.VolumeMount{helmModelCacheMount}, pod.Containers[0].VolumeMounts)
+			// The chart's storageClass: "" binds a pre-made volume without a
+			// class; "" is kept, also over the Input's default class.
+			in := map[string]any{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input", "storage": map[string]any{"storageClassName": "fast"}}
+			static := desired(t, mustRun(t, req(t, with("storage.storageClassName", ""), in, nil)), "engine-m-storage", &corev1.PersistentVolumeClaim{})
+			helmEqual(t, `storageClassName ""`, ptr.To(""), static.Spec.StorageClassName)
+			unset := desired(t, mustRun(t, req(t, minimalXR(), nil, nil)), "engine-m-storage", &corev1.PersistentVolumeClaim{})
+			helmEqual(t, "storageClassName unset", (*string)(nil), unset.Spec.StorageClassName)
 		},
 
 		"`modelSpec[].pvcStorage.emptyDir`": func(t *testing.T) {
 			rsp := helmRun(t, with("storage.emptyDir.sizeLimit", "100Gi"))
 			pod := helmDeployment(t, rsp, "engine-m").Spec.Template.Spec
-			helmEqual(t, "volumes", []corev1.Volume{{Name: "model-cache", VolumeSource: corev1.VolumeSource{
+			helmEqual(t, "volumes", []corev1.Volume{{Name: "s-storage", VolumeSource: corev1.VolumeSource{
 				EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(helmQ("100Gi"))}}}}, pod.Volumes)
 			helmEqual(t, "no claim", false, slices.Contains(keys(rsp), "engine-m-storage"))
 		},
@@ -277,7 +291,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].pvcMatchLabels`": func(t *testing.T) {
 			rsp := helmRun(t, with("storage.existingClaimName", "models-on-nfs"))
-			helmEqual(t, "volumes", []corev1.Volume{{Name: "model-cache", VolumeSource: corev1.VolumeSource{
+			helmEqual(t, "volumes", []corev1.Volume{{Name: "s-storage", VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "models-on-nfs"}}}},
 				helmDeployment(t, rsp, "engine-m").Spec.Template.Spec.Volumes)
 			helmEqual(t, "no claim of the stack's", false, slices.Contains(keys(rsp), "engine-m-storage"))
@@ -298,28 +312,35 @@ func helmRows() map[string]func(t *testing.T) {
 			helmEqual(t, "volumes", []corev1.Volume{helmModelCacheVolume,
 				{Name: "tmp-volume", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(helmQ("5Gi"))}}}}, pod.Volumes)
 			helmEqual(t, "mounts", []corev1.VolumeMount{helmModelCacheMount, {Name: "tmp-volume", MountPath: "/tmp"}}, pod.Containers[0].VolumeMounts)
+			// A chart values file's mount of the model cache volume, by the
+			// chart's name.
+			hub := corev1.VolumeMount{Name: "s-storage", MountPath: "/hub", SubPath: "hub"}
+			pod = helmDeployment(t, helmRun(t, with("storage.extraVolumeMounts", []any{map[string]any{"name": "s-storage", "mountPath": "/hub", "subPath": "hub"}})), "engine-m").Spec.Template.Spec
+			helmEqual(t, "mount of the chart's volume", []corev1.VolumeMount{helmModelCacheMount, hub}, pod.Containers[0].VolumeMounts)
 		},
 
 		"`sharedPvcStorage.*`": func(t *testing.T) {
 			xr := with("model", nil,
-				"storage.extraVolumes", []any{map[string]any{"name": "shared", "persistentVolumeClaim": map[string]any{"claimName": "shared-models"}}},
-				"storage.extraVolumeMounts", []any{map[string]any{"name": "shared", "mountPath": "/data/shared-pvc-storage"}},
+				"storage.extraVolumes", []any{map[string]any{"name": "s-shared-pvc-storage", "persistentVolumeClaim": map[string]any{"claimName": "s-shared-pvc-storage-claim"}}},
+				"storage.extraVolumeMounts", []any{map[string]any{"name": "s-shared-pvc-storage", "mountPath": "/data/shared-pvc-storage"}},
+				"env", []any{map[string]any{"name": "HF_HOME", "value": "/data/shared-pvc-storage"}},
 				"models", helmModels(map[string]any{"name": "a", "modelURL": "org/a"}, map[string]any{"name": "b", "modelURL": "org/b"}))
 			rsp := helmRun(t, xr)
 			for _, m := range []string{"a", "b"} {
 				pod := helmDeployment(t, rsp, "engine-"+m).Spec.Template.Spec
 				helmEqual(t, m+" volumes", []corev1.Volume{
-					{Name: "model-cache", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "s-" + m + "-storage-claim"}}},
-					{Name: "shared", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared-models"}}},
+					{Name: "s-storage", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "s-" + m + "-storage-claim"}}},
+					{Name: "s-shared-pvc-storage", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "s-shared-pvc-storage-claim"}}},
 				}, pod.Volumes)
-				helmEqual(t, m+" mounts", []corev1.VolumeMount{helmModelCacheMount, {Name: "shared", MountPath: "/data/shared-pvc-storage"}}, pod.Containers[0].VolumeMounts)
+				helmEqual(t, m+" mounts", []corev1.VolumeMount{helmModelCacheMount, {Name: "s-shared-pvc-storage", MountPath: "/data/shared-pvc-storage"}}, pod.Containers[0].VolumeMounts)
+				helmEqual(t, m+" env", engineEnvOf("HF_HOME", "/data/shared-pvc-storage"), pod.Containers[0].Env)
 			}
 		},
 
 		"`modelSpec[].initContainer.*`": func(t *testing.T) {
 			xr := with("pod.initContainers", []any{map[string]any{
 				"name": "init", "image": "busybox:1.37", "command": []any{"sh", "-c"}, "args": []any{"ls /data"},
-				"volumeMounts": []any{map[string]any{"name": "model-cache", "mountPath": "/data"}},
+				"volumeMounts": []any{map[string]any{"name": "s-storage", "mountPath": "/data"}},
 			}})
 			helmEqual(t, "initContainers", []corev1.Container{{
 				Name: "init", Image: "busybox:1.37", Command: []string{"sh", "-c"}, Args: []string{"ls /data"},
@@ -346,14 +367,14 @@ func helmRows() map[string]func(t *testing.T) {
 		"`modelSpec[].vllmConfig.v0`": func(t *testing.T) {
 			// The V0 engine and its LMCache connector exist up to vLLM 0.10.0.
 			c := engineContainer0(t, helmRun(t, with("vllmConfig.v1", false, "lmcacheConfig.enabled", true, "vllmConfig.engineVersion", "0.10.0")), "engine-m")
-			helmEqual(t, "env", env("HF_HOME", "/data", "VLLM_USE_V1", "0", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO"), c.Env)
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "VLLM_USE_V1", "0", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO"), c.Env)
 			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`), c.Args)
 		},
 
 		"`modelSpec[].vllmConfig.v1`": func(t *testing.T) {
-			helmEqual(t, "env", env("HF_HOME", "/data", "VLLM_USE_V1", "1"),
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "VLLM_USE_V1", "1"),
 				engineContainer0(t, helmRun(t, with("vllmConfig.v1", true, "vllmConfig.engineVersion", "0.11.0")), "engine-m").Env)
-			helmEqual(t, "env of a vLLM that no longer reads it", hfHome,
+			helmEqual(t, "env of a vLLM that no longer reads it", engineEnvOf("HF_HOME", "/data"),
 				engineContainer0(t, helmRun(t, with("vllmConfig.v1", true, "vllmConfig.engineVersion", "0.11.1")), "engine-m").Env)
 		},
 
@@ -363,15 +384,15 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`modelSpec[].vllmConfig.prometheusMultiprocDir`": func(t *testing.T) {
-			helmEqual(t, "default env", hfHome, engineContainer0(t, helmRun(t, minimalXR()), "engine-m").Env)
+			helmEqual(t, "default env", withPodIP(hfHome...), engineContainer0(t, helmRun(t, minimalXR()), "engine-m").Env)
 			xr := with("env", []any{map[string]any{"name": "PROMETHEUS_MULTIPROC_DIR", "value": "/tmp/prometheus"}})
-			helmEqual(t, "env", env("HF_HOME", "/data", "PROMETHEUS_MULTIPROC_DIR", "/tmp/prometheus"), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "PROMETHEUS_MULTIPROC_DIR", "/tmp/prometheus"), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
 		},
 
 		"`modelSpec[].lmcacheConfig.{enabled, cpuOffloadingBufferSize, diskOffloadingBufferSize}`": func(t *testing.T) {
 			xr := with("resources.memory", "70Gi", "lmcacheConfig", map[string]any{"enabled": true, "cpuOffloadingBufferSize": "60", "diskOffloadingBufferSize": "512Mi"})
 			c := engineContainer0(t, helmRun(t, xr), "engine-m")
-			helmEqual(t, "env", env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
 				"LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "60",
 				"LMCACHE_LOCAL_DISK", "file:///data/lmcache/", "LMCACHE_MAX_LOCAL_DISK_SIZE", "0.5"), c.Env)
 			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}`), c.Args)
@@ -379,7 +400,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].lmcacheConfig.logLevel`": func(t *testing.T) {
 			xr := with("lmcacheConfig.enabled", true, "env", []any{map[string]any{"name": "LMCACHE_LOG_LEVEL", "value": "DEBUG"}})
-			helmEqual(t, "env", env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "DEBUG"),
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "DEBUG"),
 				engineContainer0(t, helmRun(t, xr), "engine-m").Env)
 		},
 
@@ -414,13 +435,16 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`modelSpec[].lmcacheConfig.{p2pHost, p2pInitPorts, cudaVisibleDevices}`": func(t *testing.T) {
-			podIP := corev1.EnvVar{Name: "LMCACHE_P2P_HOST", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}
+			// POD_IP, which the chart sets too, comes first, so $(POD_IP)
+			// expands in a user's variable.
 			xr := with("lmcacheConfig.enabled", true, "env", []any{
 				map[string]any{"name": "LMCACHE_P2P_INIT_PORTS", "value": "8200"},
-				map[string]any{"name": "LMCACHE_P2P_HOST", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "status.podIP"}}},
+				map[string]any{"name": "LMCACHE_P2P_HOST", "value": "$(POD_IP)"},
 			})
-			helmEqual(t, "env", append(env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
-				"LMCACHE_P2P_INIT_PORTS", "8200"), podIP), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
+			c := engineContainer0(t, helmRun(t, xr), "engine-m")
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
+				"LMCACHE_P2P_INIT_PORTS", "8200", "LMCACHE_P2P_HOST", "$(POD_IP)"), c.Env)
+			helmEqual(t, "LMCACHE_P2P_HOST in the pod", "10.1.2.3", expandEnv(c.Env, map[string]string{"status.podIP": "10.1.2.3"})["LMCACHE_P2P_HOST"])
 		},
 
 		"`modelSpec[].lmcacheConfig.{enablePD, kvRole, enableNixl, nixl*}`": func(t *testing.T) {
@@ -430,7 +454,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].hf_token`": func(t *testing.T) {
 			xr := with("vllmConfig.hfTokenSecret", map[string]any{"name": "hf-token", "key": "hf_token"})
-			helmEqual(t, "env", append(env("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf-token", "hf_token")), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
+			helmEqual(t, "env", append(engineEnvOf("HF_HOME", "/data"), secretEnvVar("HF_TOKEN", "hf-token", "hf_token")), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
 			helmFatal(t, with("vllmConfig.hfTokenSecret", "hf_xxxxxxxx"), helmMsgHFTokenLiteral)
 		},
 
@@ -440,15 +464,15 @@ func helmRows() map[string]func(t *testing.T) {
 				"models", helmModels(map[string]any{"name": "m", "modelURL": "org/m", "env": []any{map[string]any{"name": "A", "value": "2"}}},
 					map[string]any{"name": "n", "modelURL": "org/n"}))
 			rsp := helmRun(t, xr)
-			helmEqual(t, "m env", env("HF_HOME", "/cache", "A", "2"), engineContainer0(t, rsp, "engine-m").Env)
-			helmEqual(t, "n env", env("HF_HOME", "/cache", "A", "1"), engineContainer0(t, rsp, "engine-n").Env)
+			helmEqual(t, "m env", engineEnvOf("HF_HOME", "/cache", "A", "2"), engineContainer0(t, rsp, "engine-m").Env)
+			helmEqual(t, "n env", engineEnvOf("HF_HOME", "/cache", "A", "1"), engineContainer0(t, rsp, "engine-n").Env)
 		},
 
 		"`servingEngineSpec.env`": func(t *testing.T) {
 			rsp := helmRun(t, with("model", nil, "env", []any{map[string]any{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"}},
 				"models", helmModels(map[string]any{"name": "m", "modelURL": "org/m"}, map[string]any{"name": "n", "modelURL": "org/n"})))
 			for _, m := range []string{"m", "n"} {
-				helmEqual(t, m+" env", env("HF_HOME", "/data", "VLLM_LOGGING_LEVEL", "DEBUG"), engineContainer0(t, rsp, "engine-"+m).Env)
+				helmEqual(t, m+" env", engineEnvOf("HF_HOME", "/data", "VLLM_LOGGING_LEVEL", "DEBUG"), engineContainer0(t, rsp, "engine-"+m).Env)
 			}
 		},
 
@@ -604,7 +628,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].pdb.*`": func(t *testing.T) {
 			pdb := desired(t, helmRun(t, with("podDisruptionBudget.maxUnavailable", 1)), "engine-m-pdb", &policyv1.PodDisruptionBudget{})
-			helmEqual(t, "name", "s-m-engine-pdb", pdb.Name)
+			helmEqual(t, "name", "s-m-pdb-vllm", pdb.Name)
 			helmEqual(t, "spec", policyv1.PodDisruptionBudgetSpec{
 				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "m", "app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "serving-engine"}},
 				MaxUnavailable: ptr.To(intstr.FromInt32(1)),
@@ -646,7 +670,7 @@ func helmRows() map[string]func(t *testing.T) {
 				engineContainer0(t, rsp, "engine-m").Ports)
 			helmEqual(t, "engine Service ports", []corev1.ServicePort{{Name: "service-port", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8000)}},
 				desired(t, rsp, "engine-m-service", &corev1.Service{}).Spec.Ports)
-			helmEqual(t, "router container ports", []corev1.ContainerPort{{Name: "router-cport", ContainerPort: 8000, Protocol: corev1.ProtocolTCP}},
+			helmEqual(t, "router container ports", []corev1.ContainerPort{{Name: "router-port", ContainerPort: 8000, Protocol: corev1.ProtocolTCP}},
 				helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Ports)
 			helmEqual(t, "router Service ports", []corev1.ServicePort{{Name: "router-sport", Port: 8080, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8000)}},
 				desired(t, rsp, "router-service", &corev1.Service{}).Spec.Ports)
@@ -685,7 +709,7 @@ func helmRows() map[string]func(t *testing.T) {
 			rsp := helmRun(t, with("routerConfig.apiKeySecret", map[string]any{"name": "vllm-api-key", "key": "api-key"}))
 			key := secretEnvVar("VLLM_API_KEY", "vllm-api-key", "api-key")
 			helmEqual(t, "router env", []corev1.EnvVar{{Name: "HOME", Value: "/home/router"}, key}, helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Env)
-			helmEqual(t, "engine env", append(env("HF_HOME", "/data"), key), engineContainer0(t, rsp, "engine-m").Env)
+			helmEqual(t, "engine env", append(engineEnvOf("HF_HOME", "/data"), key), engineContainer0(t, rsp, "engine-m").Env)
 			helmFatal(t, with("routerConfig.apiKeySecret", "sk-xxxxxxxx"), helmMsgAPIKeyLiteral)
 		},
 
@@ -704,6 +728,9 @@ func helmRows() map[string]func(t *testing.T) {
 				sm := rsp.GetDesired().GetResources()[key].GetResource().AsMap()
 				helmEqual(t, key+" endpoints", []any{map[string]any{"port": port, "path": "/metrics", "interval": "15s"}}, sm["spec"].(map[string]any)["endpoints"])
 				helmEqual(t, key+" release label", "kube-prometheus-stack", sm["metadata"].(map[string]any)["labels"].(map[string]any)["release"])
+			}
+			for key, name := range map[string]string{"engines-servicemonitor": "s-engine-servicemonitor", "router-servicemonitor": "s-router-servicemonitor"} {
+				helmEqual(t, key+" name", name, rsp.GetDesired().GetResources()[key].GetResource().AsMap()["metadata"].(map[string]any)["name"])
 			}
 		},
 
@@ -755,6 +782,7 @@ func helmRows() map[string]func(t *testing.T) {
 					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(70))}}}},
 			}, hpa.Spec)
 			pdb := desired(t, rsp, "router-pdb", &policyv1.PodDisruptionBudget{})
+			helmEqual(t, "PDB name", "s-pdb-router", pdb.Name)
 			helmEqual(t, "PDB spec", policyv1.PodDisruptionBudgetSpec{
 				Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "router", "app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "router"}},
 				MinAvailable: ptr.To(intstr.FromInt32(1)),
@@ -890,7 +918,7 @@ func helmRows() map[string]func(t *testing.T) {
 			c := helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0]
 			helmEqual(t, "router args", helmRouterArgs(helmKVAwareArgs("9100", "9001", "9002")...), c.Args)
 			helmEqual(t, "router container ports", []corev1.ContainerPort{
-				{Name: "router-cport", ContainerPort: 8000, Protocol: corev1.ProtocolTCP},
+				{Name: "router-port", ContainerPort: 8000, Protocol: corev1.ProtocolTCP},
 				{Name: "lmcache-port", ContainerPort: 9100, Protocol: corev1.ProtocolTCP},
 				{Name: "lmcache-reply", ContainerPort: 9001, Protocol: corev1.ProtocolTCP},
 				{Name: "lmc-heartbeat", ContainerPort: 9002, Protocol: corev1.ProtocolTCP},
@@ -965,7 +993,7 @@ func helmRows() map[string]func(t *testing.T) {
 		"`routerSpec.ingress.*`": func(t *testing.T) {
 			ing := desired(t, helmRun(t, with("routerConfig.ingress", map[string]any{"className": "nginx", "host": "vllm-router.local", "path": "/",
 				"tlsSecretName": "vllm-router-tls", "annotations": map[string]any{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"}})), "router-ingress", &networkingv1.Ingress{})
-			helmEqual(t, "Ingress", []any{"s-router-ingress", map[string]string{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"}, networkingv1.IngressSpec{
+			helmEqual(t, "Ingress", []any{"s-ingress-router", map[string]string{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"}, networkingv1.IngressSpec{
 				IngressClassName: ptr.To("nginx"),
 				TLS:              []networkingv1.IngressTLS{{Hosts: []string{"vllm-router.local"}, SecretName: "vllm-router-tls"}},
 				Rules: []networkingv1.IngressRule{{Host: "vllm-router.local", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
@@ -978,14 +1006,14 @@ func helmRows() map[string]func(t *testing.T) {
 		"`routerSpec.route.*`": func(t *testing.T) {
 			rsp := helmRun(t, with("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "acme-gw"}}, "hostnames": []any{"llm.example.com"}}))
 			route := rsp.GetDesired().GetResources()["router-httproute"].GetResource().AsMap()
-			helmEqual(t, "HTTPRoute", []any{"gateway.networking.k8s.io/v1", "HTTPRoute", map[string]any{
+			helmEqual(t, "HTTPRoute", []any{"s-router", "gateway.networking.k8s.io/v1", "HTTPRoute", map[string]any{
 				"parentRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "acme-gw"}},
 				"hostnames":  []any{"llm.example.com"},
 				"rules": []any{map[string]any{
 					"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/"}}},
 					"backendRefs": []any{map[string]any{"name": "s-router-service", "port": float64(80)}},
 				}},
-			}}, []any{route["apiVersion"], route["kind"], route["spec"]})
+			}}, []any{route["metadata"].(map[string]any)["name"], route["apiVersion"], route["kind"], route["spec"]})
 			helmEqual(t, "HTTPRoute annotations", nil, route["metadata"].(map[string]any)["annotations"])
 		},
 
@@ -1057,7 +1085,7 @@ func helmRows() map[string]func(t *testing.T) {
 		"`loraController.*`": func(t *testing.T) {
 			rsp := helmRun(t, with("model.enableLoRA", true))
 			d := helmDeployment(t, rsp, "engine-m")
-			helmEqual(t, "env", env("HF_HOME", "/data", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True"), d.Spec.Template.Spec.Containers[0].Env)
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True"), d.Spec.Template.Spec.Containers[0].Env)
 			helmEqual(t, "model label", "m", d.Spec.Template.Labels["model"])
 			helmEqual(t, "objects: no controller", helmStackKeys, helmKeys(rsp))
 		},

@@ -274,10 +274,10 @@ func mountPath(f *findings, p, mp string, seen map[string]bool) {
 func podVolumes(e engine) map[string]bool {
 	vols := map[string]bool{}
 	if enabled(e.cfg.Storage.Enabled) {
-		vols[volumeModelCache] = true
+		vols[e.cacheVolume] = true
 	}
 	if e.model.ChatTemplate != "" {
-		vols[volumeTemplates] = true
+		vols[e.templatesVolume] = true
 	}
 	if needsShm(e) {
 		vols[volumeShm] = true
@@ -323,7 +323,7 @@ func validateInitContainers(f *findings, s *stack, e engine) {
 		}
 		for j, m := range c.VolumeMounts {
 			if !vols[m.Name] {
-				f.errorf("%s: %s.volumeMounts[%d] mounts volume %q, which no volume of the pod has: add it to storage.extraVolumes", e.block, p, j, m.Name)
+				f.errorf("%s: %s.volumeMounts[%d] mounts volume %q, which no volume of the pod has: %s", e.block, p, j, m.Name, missingVolumeFix(e, m.Name))
 			}
 		}
 	}
@@ -340,9 +340,39 @@ func validateExtraMounts(f *findings, e engine) {
 	for i, m := range e.cfg.Storage.ExtraVolumeMounts {
 		p := fmt.Sprintf("%s: storage.extraVolumeMounts[%d]", e.block, i)
 		if !vols[m.Name] {
-			f.errorf("%s mounts volume %q, which no volume of the pod has: add it to storage.extraVolumes", p, m.Name)
+			f.errorf("%s mounts volume %q, which no volume of the pod has: %s", p, m.Name, missingVolumeFix(e, m.Name))
 		}
 		mountPath(f, p, m.MountPath, seen)
+	}
+}
+
+// oldModelCacheVolume is what the model cache volume was named before it
+// took the chart's name; a mount that still names it gets the new name.
+const oldModelCacheVolume = "model-cache"
+
+// missingVolumeFix says how to fix a mount of a volume the pod lacks.
+func missingVolumeFix(e engine, name string) string {
+	if name == oldModelCacheVolume && enabled(e.cfg.Storage.Enabled) {
+		return fmt.Sprintf("the model cache volume is named %q, as in the Helm chart; mount that", e.cacheVolume)
+	}
+	return "add it to storage.extraVolumes"
+}
+
+// validateOwnVolumeNames refuses an extra volume named like a volume the
+// stack gives the pod under a name derived from the stack's
+// (validateBlocks refuses the fixed names).
+func validateOwnVolumeNames(f *findings, e engine) {
+	own := map[string]string{}
+	if enabled(e.cfg.Storage.Enabled) {
+		own[e.cacheVolume] = "model cache"
+	}
+	if e.model.ChatTemplate != "" {
+		own[e.templatesVolume] = "chat template"
+	}
+	for i, v := range e.cfg.Storage.ExtraVolumes {
+		if what, ok := own[v.Name]; ok {
+			f.errorf("%s: storage.extraVolumes[%d].name %q is the name of the stack's %s volume: choose another name, or mount that volume with storage.extraVolumeMounts", e.block, i, v.Name, what)
+		}
 	}
 }
 

@@ -18,6 +18,9 @@ const (
 	lmcacheWorkerPortName = "lmcache-worker"
 )
 
+// lmcacheRPCTimeout is the chart's VLLM_RPC_TIMEOUT with LMCache.
+const lmcacheRPCTimeout = "1000000"
+
 func lmcacheOn(e engine) bool { return enabled(e.cfg.LMCacheConfig.Enabled) }
 
 // lmcacheArgs wires vLLM to LMCache. Nothing is rendered when LMCache is off.
@@ -37,6 +40,9 @@ func lmcacheEnv(s *stack, e engine) []corev1.EnvVar {
 	l := e.cfg.LMCacheConfig
 	env := []corev1.EnvVar{
 		{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"},
+		// vLLM's RPC timeout in milliseconds (default 10000, read by every
+		// release), raised as the chart raises it with LMCache.
+		{Name: "VLLM_RPC_TIMEOUT", Value: lmcacheRPCTimeout},
 		{Name: "LMCACHE_LOG_LEVEL", Value: "INFO"},
 	}
 	if l.CPUOffloadingBufferSize != "" {

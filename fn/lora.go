@@ -65,7 +65,7 @@ func loraSidecar(e engine) corev1.Container {
 			{Name: "LORA_DOWNLOAD_BASE_DIR", Value: loraAdaptersDir},
 		},
 		Ports:        []corev1.ContainerPort{{Name: loraSidecarPortName, ContainerPort: loraSidecarPort, Protocol: corev1.ProtocolTCP}},
-		VolumeMounts: []corev1.VolumeMount{{Name: volumeModelCache, MountPath: modelCachePath}},
+		VolumeMounts: []corev1.VolumeMount{{Name: e.cacheVolume, MountPath: modelCachePath}},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU:    resource.MustParse("500m"),
 			corev1.ResourceMemory: resource.MustParse("128Mi"),

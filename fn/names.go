@@ -56,9 +56,12 @@ func isLabelValue(v string) bool {
 	return len(validation.IsValidLabelValue(v)) == 0
 }
 
-// names holds every object name of one stack. Names follow the Helm chart of
-// the vLLM production-stack, so a stack moved from Helm keeps its Service DNS
-// names.
+// names holds every object name of one stack. Names are those of the vLLM
+// production-stack Helm chart 0.1.12 (fn/testdata/helm/chart-names.tsv cites
+// each template), so a stack moved from Helm keeps its Service DNS names and
+// every name a script, dashboard or copied values file refers to. The engine
+// HPA and the NetworkPolicy, which the chart does not have, follow its
+// patterns.
 type names struct {
 	stack string // S: the stack's name, a DNS label
 }
@@ -79,8 +82,20 @@ func (n names) chatTemplates(model string) string {
 	return shorten(n.stack+"-"+model+"-chat-templates", maxSubdomainLength)
 }
 
+// Volume names are DNS labels. The chart names the model cache volume after
+// the release and the chat template volume like its ConfigMap, so a chart's
+// extraVolumeMounts or initContainer mount that names them works unchanged.
+
+func (n names) modelCacheVolume() string {
+	return shorten(n.stack+"-storage", maxLabelLength)
+}
+
+func (n names) chatTemplatesVolume(model string) string {
+	return shorten(n.stack+"-"+model+"-chat-templates", maxLabelLength)
+}
+
 func (n names) enginePDB(model string) string {
-	return shorten(n.stack+"-"+model+"-engine-pdb", maxSubdomainLength)
+	return shorten(n.stack+"-"+model+"-pdb-vllm", maxSubdomainLength)
 }
 
 func (n names) engineScaledObject(model string) string {
@@ -96,19 +111,19 @@ func (n names) routerHPA() string {
 }
 
 func (n names) routerIngress() string {
-	return shorten(n.stack+"-router-ingress", maxSubdomainLength)
+	return shorten(n.stack+"-ingress-router", maxSubdomainLength)
 }
 
 func (n names) routerHTTPRoute() string {
-	return shorten(n.stack+"-router-route", maxSubdomainLength)
+	return shorten(n.stack+"-router", maxSubdomainLength)
 }
 
 func (n names) engineServiceMonitor() string {
-	return shorten(n.stack+"-engines", maxSubdomainLength)
+	return shorten(n.stack+"-engine-servicemonitor", maxSubdomainLength)
 }
 
 func (n names) routerServiceMonitor() string {
-	return shorten(n.stack+"-router", maxSubdomainLength)
+	return shorten(n.stack+"-router-servicemonitor", maxSubdomainLength)
 }
 
 func (n names) engineNetworkPolicy() string {
@@ -124,7 +139,7 @@ func (n names) cacheServerService() string {
 }
 
 func (n names) routerPDB() string {
-	return shorten(n.stack+"-router-pdb", maxSubdomainLength)
+	return shorten(n.stack+"-pdb-router", maxSubdomainLength)
 }
 
 func (n names) routerServiceAccount() string {

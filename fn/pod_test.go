@@ -151,13 +151,13 @@ func TestPodDisruptionBudgets(t *testing.T) {
 		wantSpec   policyv1.PodDisruptionBudgetSpec
 		wantAbsent bool
 	}{
-		"EngineDefaultOneDown": {xr: with("podDisruptionBudget", map[string]any{}), key: "engine-m-pdb", wantName: "s-m-engine-pdb",
+		"EngineDefaultOneDown": {xr: with("podDisruptionBudget", map[string]any{}), key: "engine-m-pdb", wantName: "s-m-pdb-vllm",
 			wantSpec: policyv1.PodDisruptionBudgetSpec{Selector: sel("m", "serving-engine"), MaxUnavailable: ptr.To(intstr.FromInt32(1))}},
-		"EngineMinAvailable": {xr: with("podDisruptionBudget", map[string]any{"minAvailable": "50%"}), key: "engine-m-pdb", wantName: "s-m-engine-pdb",
+		"EngineMinAvailable": {xr: with("podDisruptionBudget", map[string]any{"minAvailable": "50%"}), key: "engine-m-pdb", wantName: "s-m-pdb-vllm",
 			wantSpec: policyv1.PodDisruptionBudgetSpec{Selector: sel("m", "serving-engine"), MinAvailable: ptr.To(intstr.FromString("50%"))}},
 		"EngineDisabled": {xr: with("podDisruptionBudget", map[string]any{"enabled": false}), key: "engine-m-pdb", wantAbsent: true},
 		"EngineNone":     {xr: minimalXR(), key: "engine-m-pdb", wantAbsent: true},
-		"Router": {xr: with("routerConfig.podDisruptionBudget", map[string]any{"minAvailable": 1}), key: "router-pdb", wantName: "s-router-pdb",
+		"Router": {xr: with("routerConfig.podDisruptionBudget", map[string]any{"minAvailable": 1}), key: "router-pdb", wantName: "s-pdb-router",
 			wantSpec: policyv1.PodDisruptionBudgetSpec{Selector: sel("router", "router"), MinAvailable: ptr.To(intstr.FromInt32(1))}},
 	}
 	for name, tc := range cases {
@@ -190,11 +190,11 @@ func TestStorageModes(t *testing.T) {
 		wantMounts []corev1.VolumeMount
 	}{
 		"EmptyDir": {xr: with("storage.emptyDir", map[string]any{"sizeLimit": "100Gi"}),
-			wantVols:   []corev1.Volume{{Name: "model-cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &size}}}},
-			wantMounts: []corev1.VolumeMount{{Name: "model-cache", MountPath: "/data"}}},
+			wantVols:   []corev1.Volume{{Name: "s-storage", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &size}}}},
+			wantMounts: []corev1.VolumeMount{{Name: "s-storage", MountPath: "/data"}}},
 		"EmptyDirUnbounded": {xr: with("storage.emptyDir", map[string]any{}),
-			wantVols:   []corev1.Volume{{Name: "model-cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
-			wantMounts: []corev1.VolumeMount{{Name: "model-cache", MountPath: "/data"}}},
+			wantVols:   []corev1.Volume{{Name: "s-storage", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			wantMounts: []corev1.VolumeMount{{Name: "s-storage", MountPath: "/data"}}},
 		"ShmSizeMountsShm": {xr: with("storage", map[string]any{"enabled": false, "shmSize": "32Gi"}),
 			wantVols:   []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &shm}}}},
 			wantMounts: []corev1.VolumeMount{{Name: "shm", MountPath: "/dev/shm"}}},
@@ -242,7 +242,7 @@ func TestRouterExtras(t *testing.T) {
 		t.Errorf("router env (-want +got):\n%s", diff)
 	}
 	engineEnv := desired(t, rsp, "engine-m", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Env
-	if diff := cmp.Diff([]corev1.EnvVar{{Name: "HF_HOME", Value: "/data"}, apiKey}, engineEnv); diff != "" {
+	if diff := cmp.Diff(withPodIP(corev1.EnvVar{Name: "HF_HOME", Value: "/data"}, apiKey), engineEnv); diff != "" {
 		t.Errorf("engines need the same API key (-want +got):\n%s", diff)
 	}
 	svc := desired(t, rsp, "router-service", &corev1.Service{})

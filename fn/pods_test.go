@@ -307,14 +307,14 @@ func TestPodsOfReadyModelsAreIgnored(t *testing.T) {
 func TestRouterPods(t *testing.T) {
 	const p = "s-deployment-router-6c9d8f7b5-q4m8z"
 	routerPod := testPod(p, componentRouter, "router", scheduled(corev1.ContainerStatus{
-		Name: "router", Image: "lmcache/lmstack-router:v9", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+		Name: routerContainer, Image: "lmcache/lmstack-router:v9", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 			Reason: "ErrImagePull", Message: `rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/lmcache/lmstack-router:v9": not found`,
 		}},
 	}))
 	// An engine pod with an issue does not leak into RouterReady.
 	observed := observedWith("router", observedDeployment("s-deployment-router", 1, counts(1, 0, 0), unavailable))
 	rsp := mustRun(t, withPods(t, req(t, minimalXR(), nil, observed), routerPod, unschedulablePod("s-m-deployment-vllm-5d8f7b9c6d-x7k2p")))
-	want := cond{condFalse, "ImagePullError", "0/1 replicas available; pod " + p + `: container router cannot pull image lmcache/lmstack-router:v9: ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/lmcache/lmstack-router:v9": not found`}
+	want := cond{condFalse, "ImagePullError", "0/1 replicas available; pod " + p + `: container router-container cannot pull image lmcache/lmstack-router:v9: ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/lmcache/lmstack-router:v9": not found`}
 	if diff := cmp.Diff(want, conditionOfType(t, rsp, conditionRouterReady)); diff != "" {
 		t.Errorf("RouterReady (-want +got):\n%s", diff)
 	}

@@ -13,9 +13,9 @@ import (
 )
 
 const (
-	routerContainer   = "router"
+	routerContainer   = "router-container"
 	routerPort        = 8000
-	routerPortName    = "router-cport"
+	routerPortName    = "router-port"
 	routerSvcPortName = "router-sport"
 	// routerUID is an unprivileged user for the router; the image's default
 	// user is root, which runAsNonRoot would reject.

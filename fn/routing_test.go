@@ -46,7 +46,7 @@ func TestKVAwareRouter(t *testing.T) {
 			if diff := cmp.Diff(wantArgs, c.Args[10:]); diff != "" {
 				t.Errorf("router args after the discovery flags (-want +got):\n%s", diff)
 			}
-			wantPorts := []corev1.ContainerPort{{Name: "router-cport", ContainerPort: 8000, Protocol: corev1.ProtocolTCP}}
+			wantPorts := []corev1.ContainerPort{{Name: "router-port", ContainerPort: 8000, Protocol: corev1.ProtocolTCP}}
 			wantSvc := []corev1.ServicePort{{Name: "router-sport", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8000)}}
 			for i, name := range []string{"lmcache-port", "lmcache-reply", "lmc-heartbeat"} {
 				wantPorts = append(wantPorts, corev1.ContainerPort{Name: name, ContainerPort: tc.wantPorts[i], Protocol: corev1.ProtocolTCP})
@@ -103,7 +103,7 @@ func TestNotKVAwareRouter(t *testing.T) {
 	rsp := mustRun(t, req(t, with("lmcacheConfig.enabled", true), nil, nil))
 	c := desired(t, rsp, routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
 	if len(c.Ports) != 1 {
-		t.Errorf("router container ports = %v, want only router-cport", c.Ports)
+		t.Errorf("router container ports = %v, want only router-port", c.Ports)
 	}
 	if svc := desired(t, rsp, routerServiceKey, &corev1.Service{}); len(svc.Spec.Ports) != 1 {
 		t.Errorf("router Service ports = %v, want only router-sport", svc.Spec.Ports)
@@ -152,11 +152,12 @@ func TestKVAwareEngines(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := engineContainer0(t, mustRun(t, req(t, tc.xr, nil, nil)), engineKey("m"))
-			want := append([]corev1.EnvVar{
-				{Name: "HF_HOME", Value: "/data"},
-				{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"},
-				{Name: "LMCACHE_LOG_LEVEL", Value: "INFO"},
-			}, tc.wantEnv...)
+			want := append(withPodIP(
+				corev1.EnvVar{Name: "HF_HOME", Value: "/data"},
+				corev1.EnvVar{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"},
+				corev1.EnvVar{Name: "VLLM_RPC_TIMEOUT", Value: "1000000"},
+				corev1.EnvVar{Name: "LMCACHE_LOG_LEVEL", Value: "INFO"},
+			), tc.wantEnv...)
 			if diff := cmp.Diff(want, c.Env); diff != "" {
 				t.Errorf("engine env (-want +got):\n%s", diff)
 			}

@@ -32,11 +32,12 @@ type stack struct {
 
 func newStack(id stackIdentity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *stack {
 	name := shorten(dnsLabel(id.name), maxLabelLength)
+	n := names{stack: name}
 	st := &stack{
 		name:      name,
 		namespace: id.namespace,
-		names:     names{stack: name},
-		engines:   engines(spec, in),
+		names:     n,
+		engines:   engines(spec, in, n),
 		router:    resolveRouter(spec.RouterConfig, in),
 
 		networkPolicy: spec.NetworkPolicy,

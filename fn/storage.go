@@ -32,7 +32,7 @@ func modelCacheVolume(s *stack, e engine) (corev1.Volume, bool) {
 	default:
 		src.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.names.storageClaim(e.id)}
 	}
-	return corev1.Volume{Name: volumeModelCache, VolumeSource: src}, true
+	return corev1.Volume{Name: e.cacheVolume, VolumeSource: src}, true
 }
 
 // storageClaim builds the model cache claim. Model weights are downloaded
@@ -49,8 +49,10 @@ func storageClaim(s *stack, e engine) *corev1.PersistentVolumeClaim {
 			},
 		},
 	}
-	if st.StorageClassName != "" {
-		pvc.Spec.StorageClassName = &st.StorageClassName
+	// "" is kept: it binds the claim to a volume without a class, where
+	// unset lets the cluster's default class provision one.
+	if st.StorageClassName != nil {
+		pvc.Spec.StorageClassName = ptr.To(*st.StorageClassName)
 	}
 	return pvc
 }
@@ -62,7 +64,7 @@ func engineVolumes(s *stack, e engine) []corev1.Volume {
 		vols = append(vols, v)
 	}
 	if e.model.ChatTemplate != "" {
-		vols = append(vols, corev1.Volume{Name: volumeTemplates, VolumeSource: corev1.VolumeSource{
+		vols = append(vols, corev1.Volume{Name: e.templatesVolume, VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: s.names.chatTemplates(e.id)}},
 		}})
 	}
@@ -83,10 +85,10 @@ func engineVolumes(s *stack, e engine) []corev1.Volume {
 func engineVolumeMounts(e engine) []corev1.VolumeMount {
 	var mounts []corev1.VolumeMount
 	if enabled(e.cfg.Storage.Enabled) {
-		mounts = append(mounts, corev1.VolumeMount{Name: volumeModelCache, MountPath: modelCachePath})
+		mounts = append(mounts, corev1.VolumeMount{Name: e.cacheVolume, MountPath: modelCachePath})
 	}
 	if e.model.ChatTemplate != "" {
-		mounts = append(mounts, corev1.VolumeMount{Name: volumeTemplates, MountPath: templatesPath, ReadOnly: true})
+		mounts = append(mounts, corev1.VolumeMount{Name: e.templatesVolume, MountPath: templatesPath, ReadOnly: true})
 	}
 	if needsShm(e) {
 		mounts = append(mounts, corev1.VolumeMount{Name: volumeShm, MountPath: shmPath})

@@ -132,11 +132,18 @@ func validateModels(f *findings, engs []engine) {
 				f.errorf("%s.loraAdapters[%d] needs a name (without '=' or spaces) and a path", p, i)
 			}
 		}
+		if m.Revision != "" && !modelRevision.MatchString(m.Revision) {
+			f.errorf("%s.revision %q is invalid: use a branch, tag or commit of the model's repository, such as main or a commit hash (letters, digits, '.', '_', '-' and '/', starting with a letter or digit)", p, m.Revision)
+		}
 		oneOf(f, p+".dtype", m.DType, dtypes)
 		atLeast(f, p+".maxNumSeqs", m.MaxNumSeqs, 1)
 		atLeast(f, p+".maxModelLen", m.MaxModelLen, 1)
 	}
 }
+
+// modelRevision is the XRD's pattern of model.revision: a Git revision
+// that cannot be taken for a flag of vllm serve.
+var modelRevision = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
 
 // decimalFraction is the XRD's pattern of gpuMemoryUtilization, without the
 // empty string: digits and one '.', nothing else.
@@ -252,20 +259,23 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 		if q, err := parseQuantity(s.Size); err == nil && q.IsZero() {
 			f.errorf("%s.size %q is invalid: a claim must request more than 0 bytes; use a size such as 50Gi", p, s.Size)
 		}
-		objectName(f, p+".storageClassName", s.StorageClassName)
+		if s.StorageClassName != nil {
+			objectName(f, p+".storageClassName", *s.StorageClassName)
+		}
 		objectName(f, p+".existingClaimName", s.ExistingClaimName)
 		for i, m := range s.AccessModes {
 			oneOf(f, fmt.Sprintf("%s.accessModes[%d]", p, i), string(m), accessModes)
 		}
 		// The XRD's has(): an empty accessModes list counts as set.
-		if s.ExistingClaimName != "" && (s.Size != "" || s.StorageClassName != "" || s.AccessModes != nil) {
+		if s.ExistingClaimName != "" && (s.Size != "" || s.StorageClassName != nil || s.AccessModes != nil) {
 			f.errorf("%s.existingClaimName is set, so the stack mounts a claim it does not own: leave out %s.size, storageClassName and accessModes", p, p)
 		}
 	}
 }
 
-// reservedVolumes are the engine pod's own volumes.
-var reservedVolumes = map[string]bool{volumeModelCache: true, volumeTemplates: true, volumeShm: true, volumeLMCacheDisk: true}
+// reservedVolumes are the engine pod's own volumes of fixed names; those
+// named after the stack are checked per engine (validateOwnVolumeNames).
+var reservedVolumes = map[string]bool{volumeShm: true, volumeLMCacheDisk: true}
 
 // reservedLabels are the labels the stack sets on every engine pod; the
 // selectors, the router and the LoRA controller rely on them.
@@ -364,6 +374,7 @@ func validateEngine(f *findings, e engine) {
 	if c.DeploymentStrategy == string(appsv1.RecreateDeploymentStrategyType) && c.RollingUpdate != nil {
 		f.errorf("%s: rollingUpdate is set but deploymentStrategy is Recreate: remove rollingUpdate or use RollingUpdate", p)
 	}
+	validateOwnVolumeNames(f, e)
 	validateExtraMounts(f, e)
 	validateStartupBudget(f, e)
 	n, err := gpus(c.Resources.GPU)

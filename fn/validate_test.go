@@ -419,6 +419,22 @@ func TestValidationErrors(t *testing.T) {
 			xr:   with("storage.extraVolumes", []any{map[string]any{"name": "shm", "emptyDir": map[string]any{}}}),
 			want: prefix + `spec.storage.extraVolumes[0].name "shm" is used by the stack itself: choose another name`,
 		},
+		"ExtraVolumeNamedLikeTheModelCache": {
+			xr:   with("storage.extraVolumes", []any{map[string]any{"name": "s-storage", "emptyDir": map[string]any{}}}),
+			want: prefix + `spec: storage.extraVolumes[0].name "s-storage" is the name of the stack's model cache volume: choose another name, or mount that volume with storage.extraVolumeMounts`,
+		},
+		"ExtraVolumeNamedLikeTheChatTemplate": {
+			xr:   with("model.chatTemplate", "t", "storage.extraVolumes", []any{map[string]any{"name": "s-m-chat-templates", "emptyDir": map[string]any{}}}),
+			want: prefix + `spec: storage.extraVolumes[0].name "s-m-chat-templates" is the name of the stack's chat template volume: choose another name, or mount that volume with storage.extraVolumeMounts`,
+		},
+		"ExtraMountOfTheOldModelCacheName": {
+			xr:   with("storage.extraVolumeMounts", []any{map[string]any{"name": "model-cache", "mountPath": "/models", "subPath": "hub"}}),
+			want: prefix + `spec: storage.extraVolumeMounts[0] mounts volume "model-cache", which no volume of the pod has: the model cache volume is named "s-storage", as in the Helm chart; mount that`,
+		},
+		"InitContainerMountOfTheOldModelCacheName": {
+			xr:   with("pod.initContainers", []any{map[string]any{"name": "fetch", "image": "busybox", "volumeMounts": []any{map[string]any{"name": "model-cache", "mountPath": "/data"}}}}),
+			want: prefix + `spec: pod.initContainers[0].volumeMounts[0] mounts volume "model-cache", which no volume of the pod has: the model cache volume is named "s-storage", as in the Helm chart; mount that`,
+		},
 		"ExtraMountWithoutVolume": {
 			xr:   with("storage.extraVolumeMounts", []any{map[string]any{"name": "adapters", "mountPath": "/adapters"}}),
 			want: prefix + `spec: storage.extraVolumeMounts[0] mounts volume "adapters", which no volume of the pod has: add it to storage.extraVolumes`,

@@ -128,6 +128,16 @@ type Model struct {
 	// +kubebuilder:validation:MaxLength=4096
 	ModelURL string `json:"modelURL,omitempty"`
 
+	// Revision of the model to download (--revision): a branch, tag or
+	// commit of its Hugging Face repository. A commit hash pins the weights,
+	// so every replica and every restart serves the same ones. Default: the
+	// repository's default branch.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._/-]*$`
+	Revision string `json:"revision,omitempty"`
+
 	// Name clients use in the OpenAI API "model" field. Default: modelURL,
 	// or name when only path is set.
 	// +optional
@@ -1055,10 +1065,13 @@ type Storage struct {
 	// +kubebuilder:validation:MaxLength=64
 	Size string `json:"size,omitempty"`
 
-	// StorageClass of the claim; unset uses the cluster's default class.
+	// StorageClass of the claim; unset uses the cluster's default class (or
+	// the Input's storage.storageClassName), "" binds the claim to a
+	// pre-provisioned PersistentVolume without a class (no dynamic
+	// provisioning).
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
-	StorageClassName string `json:"storageClassName,omitempty"`
+	StorageClassName *string `json:"storageClassName,omitempty"`
 
 	// Access modes of the claim. Default: [ReadWriteOnce]. Use ReadWriteMany
 	// when several replicas share the cache on different nodes.
