@@ -553,10 +553,14 @@ func testStack(t *testing.T, tc stackCase, applied map[string]bool) {
 	}
 	for _, k := range keys {
 		if objs[k].GetKind() == "PodDisruptionBudget" {
-			// engine-<model>-pdb protects engine-<model>; router-pdb, router.
-			d := objs[strings.TrimSuffix(k, "-pdb")]
+			// engine-<model>-pdb-vllm protects engine-<model>; pdb-router, router.
+			dk := strings.TrimSuffix(k, "-pdb-vllm")
+			if k == "pdb-router" {
+				dk = "router"
+			}
+			d := objs[dk]
 			if d == nil || d.GetKind() != "Deployment" {
-				t.Fatalf("%s: no Deployment %s", k, strings.TrimSuffix(k, "-pdb"))
+				t.Fatalf("%s: no Deployment %s", k, dk)
 			}
 			waitForPDB(ctx, t, objs[k].GetNamespace(), objs[k].GetName(), d.GetName())
 		}

@@ -15,7 +15,7 @@ func TestIngress(t *testing.T) {
 		"className": "nginx", "host": "llm.example.com", "tlsSecretName": "llm-tls",
 		"annotations": map[string]any{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"},
 	}), nil, nil))
-	ing := desired(t, rsp, "router-ingress", &networkingv1.Ingress{})
+	ing := desired(t, rsp, "ingress-router", &networkingv1.Ingress{})
 	want := networkingv1.IngressSpec{
 		IngressClassName: ptr.To("nginx"),
 		TLS:              []networkingv1.IngressTLS{{Hosts: []string{"llm.example.com"}, SecretName: "llm-tls"}},
@@ -31,7 +31,7 @@ func TestIngress(t *testing.T) {
 		t.Errorf("Ingress %s annotations %v", ing.Name, ing.Annotations)
 	}
 	off := mustRun(t, req(t, with("routerConfig.ingress", map[string]any{"enabled": false}), nil, nil))
-	if _, ok := off.GetDesired().GetResources()["router-ingress"]; ok {
+	if _, ok := off.GetDesired().GetResources()["ingress-router"]; ok {
 		t.Error("a disabled Ingress must not be rendered")
 	}
 }
@@ -41,7 +41,7 @@ func TestHTTPRoute(t *testing.T) {
 		"parentRefs": []any{map[string]any{"name": "public", "namespace": "gateways", "sectionName": "https"}},
 		"hostnames":  []any{"llm.example.com"},
 	}, "routerConfig.service.port", 8080), nil, nil))
-	got := rsp.GetDesired().GetResources()["router-httproute"].GetResource().AsMap()
+	got := rsp.GetDesired().GetResources()["httproute-router"].GetResource().AsMap()
 	want := map[string]any{
 		"parentRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "public", "namespace": "gateways", "sectionName": "https"}},
 		"hostnames":  []any{"llm.example.com"},
@@ -61,11 +61,11 @@ func TestHTTPRoute(t *testing.T) {
 func TestServiceMonitors(t *testing.T) {
 	rsp := mustRun(t, req(t, with("monitoring.serviceMonitor", map[string]any{"interval": "15s", "labels": map[string]any{"release": "kube-prometheus-stack"}}), nil, nil))
 	for key, want := range map[string]map[string]any{
-		"engines-servicemonitor": {
+		"engine-servicemonitor": {
 			"selector":  map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "serving-engine"}},
 			"endpoints": []any{map[string]any{"port": "service-port", "path": "/metrics", "interval": "15s"}},
 		},
-		"router-servicemonitor": {
+		"servicemonitor-router": {
 			"selector":  map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "router"}},
 			"endpoints": []any{map[string]any{"port": "router-sport", "path": "/metrics", "interval": "15s"}},
 		},

@@ -627,14 +627,14 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`modelSpec[].pdb.*`": func(t *testing.T) {
-			pdb := desired(t, helmRun(t, with("podDisruptionBudget.maxUnavailable", 1)), "engine-m-pdb", &policyv1.PodDisruptionBudget{})
+			pdb := desired(t, helmRun(t, with("podDisruptionBudget.maxUnavailable", 1)), "engine-m-pdb-vllm", &policyv1.PodDisruptionBudget{})
 			helmEqual(t, "name", "s-m-pdb-vllm", pdb.Name)
 			helmEqual(t, "spec", policyv1.PodDisruptionBudgetSpec{
 				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "m", "app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "serving-engine"}},
 				MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 			}, pdb.Spec)
 			helmEqual(t, "metadata", []any{helmEngineLabels(), map[string]string(nil)}, []any{pdb.Labels, pdb.Annotations})
-			helmEqual(t, "enabled: false", false, slices.Contains(keys(helmRun(t, with("podDisruptionBudget", map[string]any{"enabled": false}))), "engine-m-pdb"))
+			helmEqual(t, "enabled: false", false, slices.Contains(keys(helmRun(t, with("podDisruptionBudget", map[string]any{"enabled": false}))), "engine-m-pdb-vllm"))
 		},
 
 		"`modelSpec[].raySpec.*`": func(t *testing.T) {
@@ -724,12 +724,12 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`servingEngineSpec.serviceMonitor.*`, `routerSpec.serviceMonitor.*`": func(t *testing.T) {
 			rsp := helmRun(t, with("monitoring.serviceMonitor", map[string]any{"interval": "15s", "labels": map[string]any{"release": "kube-prometheus-stack"}}))
-			for key, port := range map[string]string{"engines-servicemonitor": "service-port", "router-servicemonitor": "router-sport"} {
+			for key, port := range map[string]string{"engine-servicemonitor": "service-port", "servicemonitor-router": "router-sport"} {
 				sm := rsp.GetDesired().GetResources()[key].GetResource().AsMap()
 				helmEqual(t, key+" endpoints", []any{map[string]any{"port": port, "path": "/metrics", "interval": "15s"}}, sm["spec"].(map[string]any)["endpoints"])
 				helmEqual(t, key+" release label", "kube-prometheus-stack", sm["metadata"].(map[string]any)["labels"].(map[string]any)["release"])
 			}
-			for key, name := range map[string]string{"engines-servicemonitor": "s-engine-servicemonitor", "router-servicemonitor": "s-router-servicemonitor"} {
+			for key, name := range map[string]string{"engine-servicemonitor": "s-engine-servicemonitor", "servicemonitor-router": "s-router-servicemonitor"} {
 				helmEqual(t, key+" name", name, rsp.GetDesired().GetResources()[key].GetResource().AsMap()["metadata"].(map[string]any)["name"])
 			}
 		},
@@ -781,7 +781,7 @@ func helmRows() map[string]func(t *testing.T) {
 				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(70))}}}},
 			}, hpa.Spec)
-			pdb := desired(t, rsp, "router-pdb", &policyv1.PodDisruptionBudget{})
+			pdb := desired(t, rsp, "pdb-router", &policyv1.PodDisruptionBudget{})
 			helmEqual(t, "PDB name", "s-pdb-router", pdb.Name)
 			helmEqual(t, "PDB spec", policyv1.PodDisruptionBudgetSpec{
 				Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "router", "app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "router"}},
@@ -992,7 +992,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`routerSpec.ingress.*`": func(t *testing.T) {
 			ing := desired(t, helmRun(t, with("routerConfig.ingress", map[string]any{"className": "nginx", "host": "vllm-router.local", "path": "/",
-				"tlsSecretName": "vllm-router-tls", "annotations": map[string]any{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"}})), "router-ingress", &networkingv1.Ingress{})
+				"tlsSecretName": "vllm-router-tls", "annotations": map[string]any{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"}})), "ingress-router", &networkingv1.Ingress{})
 			helmEqual(t, "Ingress", []any{"s-ingress-router", map[string]string{"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"}, networkingv1.IngressSpec{
 				IngressClassName: ptr.To("nginx"),
 				TLS:              []networkingv1.IngressTLS{{Hosts: []string{"vllm-router.local"}, SecretName: "vllm-router-tls"}},
@@ -1005,7 +1005,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`routerSpec.route.*`": func(t *testing.T) {
 			rsp := helmRun(t, with("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "acme-gw"}}, "hostnames": []any{"llm.example.com"}}))
-			route := rsp.GetDesired().GetResources()["router-httproute"].GetResource().AsMap()
+			route := rsp.GetDesired().GetResources()["httproute-router"].GetResource().AsMap()
 			helmEqual(t, "HTTPRoute", []any{"s-router", "gateway.networking.k8s.io/v1", "HTTPRoute", map[string]any{
 				"parentRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "acme-gw"}},
 				"hostnames":  []any{"llm.example.com"},
@@ -1103,7 +1103,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`grafanaDashboards.*`, `kube-prometheus-stack.*`, `prometheus-adapter.*`": func(t *testing.T) {
 			rsp := helmRun(t, with("monitoring.serviceMonitor", map[string]any{}))
-			for key, component := range map[string]string{"engines-servicemonitor": "serving-engine", "router-servicemonitor": "router"} {
+			for key, component := range map[string]string{"engine-servicemonitor": "serving-engine", "servicemonitor-router": "router"} {
 				want := map[string]any{"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": component,
 					"app.kubernetes.io/part-of": "vllm-stack", "app.kubernetes.io/managed-by": "crossplane"}
 				if component == "router" {

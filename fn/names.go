@@ -163,13 +163,17 @@ func (n names) routerService() string {
 }
 
 // Composition resource names: the keys of the desired composed resources.
-// They are stable for the life of a stack; renaming one would make Crossplane
-// delete the object and create a new one.
+// They are stable for the life of a stack; renaming one makes Crossplane
+// delete the object and create a new one. Crossplane keeps the name an
+// object was created with for as long as its key stays (it overrides the
+// desired name with the observed one), so the objects renamed to the chart's
+// names got new keys, named after the new names: a stack made before takes
+// the chart's names too instead of keeping the old ones.
 func engineKey(model string) string           { return "engine-" + model }
 func engineServiceKey(model string) string    { return "engine-" + model + "-service" }
 func engineStorageKey(model string) string    { return "engine-" + model + "-storage" }
 func engineTemplateKey(model string) string   { return "engine-" + model + "-chat-template" }
-func enginePDBKey(model string) string        { return "engine-" + model + "-pdb" }
+func enginePDBKey(model string) string        { return "engine-" + model + "-pdb-vllm" }
 func engineAutoscalerKey(model string) string { return "engine-" + model + "-autoscaler" }
 
 const (
@@ -178,12 +182,12 @@ const (
 	routerServiceAccountKey = "router-serviceaccount"
 	routerRoleKey           = "router-role"
 	routerRoleBindingKey    = "router-rolebinding"
-	routerPDBKey            = "router-pdb"
+	routerPDBKey            = "pdb-router"
 	routerAutoscalerKey     = "router-autoscaler"
-	routerIngressKey        = "router-ingress"
-	routerHTTPRouteKey      = "router-httproute"
-	routerMonitorKey        = "router-servicemonitor"
-	engineMonitorKey        = "engines-servicemonitor"
+	routerIngressKey        = "ingress-router"
+	routerHTTPRouteKey      = "httproute-router"
+	routerMonitorKey        = "servicemonitor-router"
+	engineMonitorKey        = "engine-servicemonitor"
 	engineNetworkPolicyKey  = "engines-networkpolicy"
 	cacheServerKey          = "cache-server"
 	cacheServerServiceKey   = "cache-server-service"

@@ -151,13 +151,13 @@ func TestPodDisruptionBudgets(t *testing.T) {
 		wantSpec   policyv1.PodDisruptionBudgetSpec
 		wantAbsent bool
 	}{
-		"EngineDefaultOneDown": {xr: with("podDisruptionBudget", map[string]any{}), key: "engine-m-pdb", wantName: "s-m-pdb-vllm",
+		"EngineDefaultOneDown": {xr: with("podDisruptionBudget", map[string]any{}), key: "engine-m-pdb-vllm", wantName: "s-m-pdb-vllm",
 			wantSpec: policyv1.PodDisruptionBudgetSpec{Selector: sel("m", "serving-engine"), MaxUnavailable: ptr.To(intstr.FromInt32(1))}},
-		"EngineMinAvailable": {xr: with("podDisruptionBudget", map[string]any{"minAvailable": "50%"}), key: "engine-m-pdb", wantName: "s-m-pdb-vllm",
+		"EngineMinAvailable": {xr: with("podDisruptionBudget", map[string]any{"minAvailable": "50%"}), key: "engine-m-pdb-vllm", wantName: "s-m-pdb-vllm",
 			wantSpec: policyv1.PodDisruptionBudgetSpec{Selector: sel("m", "serving-engine"), MinAvailable: ptr.To(intstr.FromString("50%"))}},
-		"EngineDisabled": {xr: with("podDisruptionBudget", map[string]any{"enabled": false}), key: "engine-m-pdb", wantAbsent: true},
-		"EngineNone":     {xr: minimalXR(), key: "engine-m-pdb", wantAbsent: true},
-		"Router": {xr: with("routerConfig.podDisruptionBudget", map[string]any{"minAvailable": 1}), key: "router-pdb", wantName: "s-pdb-router",
+		"EngineDisabled": {xr: with("podDisruptionBudget", map[string]any{"enabled": false}), key: "engine-m-pdb-vllm", wantAbsent: true},
+		"EngineNone":     {xr: minimalXR(), key: "engine-m-pdb-vllm", wantAbsent: true},
+		"Router": {xr: with("routerConfig.podDisruptionBudget", map[string]any{"minAvailable": 1}), key: "pdb-router", wantName: "s-pdb-router",
 			wantSpec: policyv1.PodDisruptionBudgetSpec{Selector: sel("router", "router"), MinAvailable: ptr.To(intstr.FromInt32(1))}},
 	}
 	for name, tc := range cases {

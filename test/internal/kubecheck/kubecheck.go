@@ -215,9 +215,9 @@ var untypedKinds = map[string]bool{
 // router's ServiceMonitor, select by component) and carry no
 // app.kubernetes.io/name label.
 var withoutNameLabel = map[string]bool{
-	"engines-networkpolicy":  true,
-	"engines-servicemonitor": true,
-	"router-servicemonitor":  true,
+	"engines-networkpolicy": true,
+	"engine-servicemonitor": true,
+	"servicemonitor-router": true,
 }
 
 // object is one composed object, decoded.
