@@ -41,15 +41,17 @@ type converter struct {
 }
 
 type modelState struct {
-	path     string // servingEngineSpec.modelSpec[i]
-	name     string
-	fields   map[string]node
-	disabled bool
-	m        v1alpha1.ModelEngine
+	path   string // servingEngineSpec.modelSpec[i]
+	name   string
+	fields map[string]node
+	m      v1alpha1.ModelEngine
 	// repo and tag make vllmConfig.image; initContainer is completed
 	// once all the model's keys are read.
 	repo, tag     string
 	initContainer *corev1.Container
+	// vllmConfig.extraArgs, in the chart's order: --runner, --convert,
+	// extraArgs, --revision.
+	runner, convert, extraArgs, revision []string
 }
 
 // Convert turns a values file of the chart into a ProductionStack. An error
@@ -156,6 +158,16 @@ func (c *converter) modelSpecs(n node) error {
 				return fmt.Errorf("%s.name %q is also the name of %s: model names must be unique", item.path, name, m.path)
 			}
 		}
+		if e, ok := fields["enabled"]; ok {
+			if on, err := e.boolean(); err != nil {
+				return err
+			} else if !on {
+				// The chart renders nothing of it (its own values.yaml has
+				// such an example model, with keys of the wrong shape).
+				c.res.note(item.path, fmt.Sprintf("model %s is disabled (enabled: false): left out of the stack, its keys unread", name))
+				return nil
+			}
+		}
 		c.cur = &modelState{path: item.path, name: name, fields: fields}
 		defer func() { c.cur = nil }()
 		if err := c.walk("servingEngineSpec.modelSpec[]", item); err != nil {
@@ -163,10 +175,6 @@ func (c *converter) modelSpecs(n node) error {
 		}
 		if err := c.completeModel(); err != nil {
 			return err
-		}
-		if c.cur.disabled {
-			c.res.note(item.path, fmt.Sprintf("model %s is disabled (enabled: false) and is left out of the stack", name))
-			return nil
 		}
 		c.models = append(c.models, c.cur)
 		return nil

@@ -54,6 +54,17 @@ func dropUnless(same, reason string) func(*converter, node) error {
 	}
 }
 
+// chartIgnores notes a key the chart's examples or tutorials set but its
+// templates (0.1.12) do not read: nothing is lost.
+func chartIgnores(why string) func(*converter, node) error {
+	return func(c *converter, n node) error {
+		if !n.empty() {
+			c.res.note(n.path, "ignored, as by the chart: "+why)
+		}
+		return nil
+	}
+}
+
 // str sets a non-empty string.
 func str(set func(c *converter, s string)) func(*converter, node) error {
 	return func(c *converter, n node) error {

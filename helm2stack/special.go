@@ -3,6 +3,7 @@ package helm2stack
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,12 +59,35 @@ func (c *converter) completeModel() error {
 		}
 	}
 	if ic := m.initContainer; ic != nil {
-		if _, ok := m.fields["envFromSecret"]; ok && len(c.engine().EnvFrom) > 0 {
-			ic.EnvFrom = append(ic.EnvFrom, c.engine().EnvFrom...)
-		}
+		ic.EnvFrom = append(ic.EnvFrom, c.engine().EnvFrom...) // envFromSecret's, as the chart's
 		podOf(c.engine()).InitContainers = []corev1.Container{*ic}
 	}
+	if args := slices.Concat(m.runner, m.convert, m.extraArgs, m.revision); len(args) > 0 {
+		vllmOf(c.engine()).ExtraArgs = args
+	}
 	return nil
+}
+
+// keepShared prepends the top level's entries of the lists the chart adds
+// to a model's own (envFrom of configs, the shared claim's volume and
+// mount), since a model's list replaces the top level's.
+func (c *converter) keepShared() {
+	top := &c.spec.EngineConfig
+	for _, m := range c.models {
+		e := &m.m.EngineConfig
+		if len(e.EnvFrom) > 0 {
+			e.EnvFrom = slices.Concat(top.EnvFrom, e.EnvFrom)
+		}
+		if e.Storage == nil || top.Storage == nil {
+			continue
+		}
+		if len(e.Storage.ExtraVolumes) > 0 {
+			e.Storage.ExtraVolumes = slices.Concat(top.Storage.ExtraVolumes, e.Storage.ExtraVolumes)
+		}
+		if len(e.Storage.ExtraVolumeMounts) > 0 {
+			e.Storage.ExtraVolumeMounts = slices.Concat(top.Storage.ExtraVolumeMounts, e.Storage.ExtraVolumeMounts)
+		}
+	}
 }
 
 // completeStack finishes what needs all the values: images with the
@@ -101,6 +125,7 @@ func (c *converter) completeStack() error {
 			a.Enabled = nil
 		}
 	}
+	c.keepShared()
 	return c.addAdapters()
 }
 

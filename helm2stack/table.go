@@ -19,17 +19,15 @@ var table = []rule{
 
 	{key: "servingEngineSpec.modelSpec", do: (*converter).modelSpecs},
 	{key: "servingEngineSpec.modelSpec[].name", do: str(func(c *converter, s string) { c.model().Name = s })},
-	{key: "servingEngineSpec.modelSpec[].enabled", do: boolean(func(c *converter, b bool) { c.cur.disabled = !b })},
+	{key: "servingEngineSpec.modelSpec[].enabled", do: checkOnly((node).boolean)}, // false: modelSpecs leaves the model out
 	{key: "servingEngineSpec.modelSpec[].repository", do: (*converter).engineImage},
 	{key: "servingEngineSpec.modelSpec[].tag", do: (*converter).engineImage},
 	{key: "servingEngineSpec.imagePullPolicy", do: str(func(c *converter, s string) { vllmOf(c.engine()).ImagePullPolicy = s })},
 	{key: "servingEngineSpec.modelSpec[].imagePullSecret", do: str(func(c *converter, s string) { vllmOf(c.engine()).ImagePullSecretName = s })},
 	{key: "servingEngineSpec.modelSpec[].modelURL", do: str(func(c *converter, s string) { c.model().ModelURL = s })},
-	// Pending model.revision (issue 13): --revision is passed verbatim until
-	// the API has the field.
-	{key: "servingEngineSpec.modelSpec[].modelRevision", do: str(func(c *converter, s string) {
-		vllmOf(c.engine()).ExtraArgs = append(vllmOf(c.engine()).ExtraArgs, "--revision", s)
-	})},
+	// Pending model.revision (issue 13): --revision is passed in
+	// vllmConfig.extraArgs until the API has the field.
+	{key: "servingEngineSpec.modelSpec[].modelRevision", do: str(func(c *converter, s string) { c.cur.revision = []string{"--revision", s} })},
 	{key: "servingEngineSpec.modelSpec[].replicaCount", do: integer(func(c *converter, v *int32) { c.engine().Replicas = v })},
 
 	{key: "servingEngineSpec.modelSpec[].requestCPU", do: scalar(func(c *converter, s string) { resourcesOf(c.engine()).CPU = s })},
@@ -62,9 +60,7 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.tensorParallelSize", do: integer(func(c *converter, v *int32) { vllmOf(c.engine()).TensorParallelSize = v })},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.gpuMemoryUtilization", do: scalar(func(c *converter, s string) { vllmOf(c.engine()).GPUMemoryUtilization = s })},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.maxLoras", do: integer(func(c *converter, v *int32) { vllmOf(c.engine()).MaxLoras = v })},
-	{key: "servingEngineSpec.modelSpec[].vllmConfig.extraArgs", do: stringList(func(c *converter, l []string) {
-		vllmOf(c.engine()).ExtraArgs = append(vllmOf(c.engine()).ExtraArgs, l...)
-	})},
+	{key: "servingEngineSpec.modelSpec[].vllmConfig.extraArgs", do: stringList(func(c *converter, l []string) { c.cur.extraArgs = l })},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.maxModelLen", do: integer(func(c *converter, v *int32) { c.model().MaxModelLen = v })},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.dtype", do: str(func(c *converter, s string) { c.model().DType = s })},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.maxNumSeqs", do: integer(func(c *converter, v *int32) { c.model().MaxNumSeqs = v })},
@@ -73,12 +69,10 @@ var table = []rule{
 			vllmOf(c.engine()).V1 = ptrTo(false)
 		}
 	})},
-	{key: "servingEngineSpec.modelSpec[].vllmConfig.runner", do: str(func(c *converter, s string) {
-		vllmOf(c.engine()).ExtraArgs = append(vllmOf(c.engine()).ExtraArgs, "--runner", s)
-	})},
-	{key: "servingEngineSpec.modelSpec[].vllmConfig.convert", do: str(func(c *converter, s string) {
-		vllmOf(c.engine()).ExtraArgs = append(vllmOf(c.engine()).ExtraArgs, "--convert", s)
-	})},
+	{key: "servingEngineSpec.modelSpec[].vllmConfig.v1", do: chartIgnores("the chart reads it for raySpec models only, which the stack does not run; vllmConfig.v1 sets VLLM_USE_V1")},
+	{key: "servingEngineSpec.modelSpec[].vllmConfig.pipelineParallelSize", do: chartIgnores("the chart reads it for raySpec models only, which the stack does not run")},
+	{key: "servingEngineSpec.modelSpec[].vllmConfig.runner", do: str(func(c *converter, s string) { c.cur.runner = []string{"--runner", s} })},
+	{key: "servingEngineSpec.modelSpec[].vllmConfig.convert", do: str(func(c *converter, s string) { c.cur.convert = []string{"--convert", s} })},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.prometheusMultiprocDir", do: str(func(c *converter, s string) {
 		setEnv(&c.engine().Env, corev1.EnvVar{Name: "PROMETHEUS_MULTIPROC_DIR", Value: s})
 	})},
@@ -237,6 +231,7 @@ var table = []rule{
 		}
 	})},
 	{key: "routerSpec.routingLogic", do: (*converter).routingLogicKey},
+	{key: "routerSpec.enablePD", do: chartIgnores("the chart's templates do not read it (its disaggregated prefill tutorial sets it); " + pdReason)},
 	{key: "routerSpec.sessionKey", do: str(func(c *converter, s string) { c.router().SessionKey = s })},
 	{key: "routerSpec.lmcacheControllerPort", do: integer(func(c *converter, v *int32) { c.router().LMCacheControllerPort = v })},
 	{key: "routerSpec.lmcacheControllerReplyPort", do: integer(func(c *converter, v *int32) { c.router().LMCacheControllerReplyPort = v })},
@@ -269,6 +264,8 @@ var table = []rule{
 	{key: "cacheserverSpec.replicaCount", do: integer(func(c *converter, v *int32) { serverOf(&c.spec).Replicas = v })},
 	{key: "cacheserverSpec.resources", do: object(func(c *converter, v corev1.ResourceRequirements) { serverOf(&c.spec).Resources = &v })},
 	{key: "cacheserverSpec.serde", do: str(func(c *converter, s string) { serverOf(&c.spec).Serde = s })},
+	{key: "cacheserverSpec.repository", do: chartIgnores("the chart's image is cacheserverSpec.image.repository")},
+	{key: "cacheserverSpec.tag", do: chartIgnores("the chart's image is cacheserverSpec.image.tag")},
 	{key: "cacheserverSpec.nodeSelector", do: stringMap(func(c *converter, m map[string]string) { schedulingOf(&serverOf(&c.spec).Scheduling).NodeSelector = m })},
 	{key: "cacheserverSpec.affinity", do: object(func(c *converter, v corev1.Affinity) { schedulingOf(&serverOf(&c.spec).Scheduling).Affinity = &v })},
 	{key: "cacheserverSpec.tolerations", do: object(func(c *converter, v []corev1.Toleration) { schedulingOf(&serverOf(&c.spec).Scheduling).Tolerations = v })},

@@ -3,8 +3,10 @@ package helm2stack
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -66,7 +68,7 @@ func (n node) child(key string, v any) node {
 	}
 	return node{path: n.path + "." + key, v: v}
 }
-func (n node) item(i int, v any) node     { return node{path: fmt.Sprintf("%s[%d]", n.path, i), v: v} }
+func (n node) item(i int, v any) node { return node{path: fmt.Sprintf("%s[%d]", n.path, i), v: v} }
 
 func (n node) wrongType(want string) error {
 	return fmt.Errorf("%s must be %s, got %s", n.path, want, kindOf(n.v))
@@ -190,9 +192,42 @@ func (n node) object(into any) error {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(into); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			at := n.path
+			if te.Field != "" {
+				at += "." + te.Field
+			}
+			return fmt.Errorf("%s must be %s, got %s", at, kindName(te.Type), jsonKind[te.Value])
+		}
 		return fmt.Errorf("%s is not valid: %v", n.path, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
+}
+
+// jsonKind names the kinds of encoding/json's type errors.
+var jsonKind = map[string]string{"object": "a map", "array": "a list", "string": "a string", "number": "a number", "bool": "a boolean"}
+
+// kindName says what a Go type holds, in the words of a values file.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		if t.String() == "intstr.IntOrString" {
+			return "a number or a string"
+		}
+		return "a map"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Pointer:
+		return kindName(t.Elem())
+	case reflect.Interface:
+		return "a value"
+	}
+	return "a number"
 }
 
 // fields returns the map's entries as nodes, sorted by key.
