@@ -10,80 +10,19 @@ import (
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
-// The optional blocks of an engine, created on first use.
-
-func vllmOf(e *v1alpha1.EngineConfig) *v1alpha1.VLLMConfig {
-	if e.VLLMConfig == nil {
-		e.VLLMConfig = &v1alpha1.VLLMConfig{}
+// ensure returns the block *p points to, creating it on first use.
+func ensure[T any](p **T) *T {
+	if *p == nil {
+		*p = new(T)
 	}
-	return e.VLLMConfig
+	return *p
 }
 
-func lmcacheOf(e *v1alpha1.EngineConfig) *v1alpha1.LMCacheConfig {
-	if e.LMCacheConfig == nil {
-		e.LMCacheConfig = &v1alpha1.LMCacheConfig{}
-	}
-	return e.LMCacheConfig
-}
-
-func resourcesOf(e *v1alpha1.EngineConfig) *v1alpha1.Resources {
-	if e.Resources == nil {
-		e.Resources = &v1alpha1.Resources{}
-	}
-	return e.Resources
-}
-
-func storageOf(e *v1alpha1.EngineConfig) *v1alpha1.Storage {
-	if e.Storage == nil {
-		e.Storage = &v1alpha1.Storage{}
-	}
-	return e.Storage
-}
-
-func schedulingOf(s **v1alpha1.Scheduling) *v1alpha1.Scheduling {
-	if *s == nil {
-		*s = &v1alpha1.Scheduling{}
-	}
-	return *s
-}
-
-func podOf(e *v1alpha1.EngineConfig) *v1alpha1.PodConfig {
-	if e.Pod == nil {
-		e.Pod = &v1alpha1.PodConfig{}
-	}
-	return e.Pod
-}
-
-func probesOf(e *v1alpha1.EngineConfig) *v1alpha1.Probes {
-	if e.Probes == nil {
-		e.Probes = &v1alpha1.Probes{}
-	}
-	return e.Probes
-}
-
+// autoscalingOf is the engine's autoscaling block; the chart's is KEDA.
 func autoscalingOf(e *v1alpha1.EngineConfig) *v1alpha1.Autoscaling {
-	if e.Autoscaling == nil {
-		e.Autoscaling = &v1alpha1.Autoscaling{Type: "keda"}
-	}
-	return e.Autoscaling
-}
-
-func monitorOf(s *v1alpha1.ProductionStackSpec) *v1alpha1.ServiceMonitor {
-	if s.Monitoring == nil {
-		s.Monitoring = &v1alpha1.Monitoring{}
-	}
-	if s.Monitoring.ServiceMonitor == nil {
-		s.Monitoring.ServiceMonitor = &v1alpha1.ServiceMonitor{}
-	}
-	return s.Monitoring.ServiceMonitor
-}
-
-func serverOf(s *v1alpha1.ProductionStackSpec) *v1alpha1.LMCacheServer {
-	l := lmcacheOf(&s.EngineConfig)
-	if l.Server == nil {
-		l.Server = &v1alpha1.LMCacheServer{}
-	}
-	return l.Server
+	a := ensure(&e.Autoscaling)
+	a.Type = "keda"
+	return a
 }
 
 // setEnv sets variable name in env, replacing an entry of that name in place.

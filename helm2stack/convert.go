@@ -35,7 +35,7 @@ type converter struct {
 	// apiKeyFrom is the values key routerConfig.apiKeySecret came from.
 	apiKeyFrom string
 	// Images are completed with the chart's defaults at the end.
-	routerRepo, routerTag, serverRepo, serverTag string
+	routerImage, serverImage image
 	// adapters are loraAdapters items, added to their models at the end.
 	adapters []loraAdapter
 }
@@ -45,9 +45,9 @@ type modelState struct {
 	name   string
 	fields map[string]node
 	m      v1alpha1.ModelEngine
-	// repo and tag make vllmConfig.image; initContainer is completed
-	// once all the model's keys are read.
-	repo, tag     string
+	// image is vllmConfig.image; initContainer is completed once all the
+	// model's keys are read.
+	image         image
 	initContainer *corev1.Container
 	// vllmConfig.extraArgs, in the chart's order: --runner, --convert,
 	// extraArgs, --revision.
@@ -192,11 +192,16 @@ func (c *converter) engine() *v1alpha1.EngineConfig {
 
 func (c *converter) model() *v1alpha1.Model { return &c.cur.m.Model }
 
-func (c *converter) router() *v1alpha1.RouterConfig {
-	if c.spec.RouterConfig == nil {
-		c.spec.RouterConfig = &v1alpha1.RouterConfig{}
-	}
-	return c.spec.RouterConfig
+func (c *converter) router() *v1alpha1.RouterConfig { return ensure(&c.spec.RouterConfig) }
+
+// server is the stack's LMCache cache server (cacheserverSpec).
+func (c *converter) server() *v1alpha1.LMCacheServer {
+	return ensure(&ensure(&c.spec.LMCacheConfig).Server)
+}
+
+// monitor is the ServiceMonitors' setting, shared by engines and router.
+func (c *converter) monitor() *v1alpha1.ServiceMonitor {
+	return ensure(&ensure(&c.spec.Monitoring).ServiceMonitor)
 }
 
 // lookup returns the value at a dotted path of the values file (no list

@@ -16,16 +16,26 @@ import (
 
 // Conversions of the table longer than a line, in the table's order.
 
-// engineImage collects modelSpec[].repository and tag; completeModel joins them.
-func (c *converter) engineImage(n node) error {
-	s, err := n.scalar()
-	if strings.HasSuffix(n.path, ".tag") {
-		c.cur.tag = s
-	} else {
-		c.cur.repo = s
+// image is a repository and tag, given by two keys.
+type image struct{ repo, tag string }
+
+// imagePart sets the repository or the tag (by the key's name) of an image.
+func imagePart(of func(c *converter) *image) func(*converter, node) error {
+	return func(c *converter, n node) error {
+		s, err := n.scalar()
+		if strings.HasSuffix(n.path, ".tag") {
+			of(c).tag = s
+		} else {
+			of(c).repo = s
+		}
+		return err
 	}
-	return err
 }
+
+// orDefault fills what the values leave out with the chart's default.
+func (i image) orDefault(repo, tag string) image { return image{or(i.repo, repo), or(i.tag, tag)} }
+
+func (i image) String() string { return i.repo + ":" + i.tag }
 
 // releaseTag is a tag naming a release (v0.9.2, 0.1.12): the function
 // reads the engine's or router's version from it.
@@ -34,15 +44,15 @@ var releaseTag = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(\.[0-9]+)?$`)
 // completeModel finishes what needs all of a model's keys.
 func (c *converter) completeModel() error {
 	m := c.cur
-	if m.repo == "" || m.tag == "" {
+	if m.image.repo == "" || m.image.tag == "" {
 		return fmt.Errorf("%s.repository and %s.tag are required (the chart refuses a model without them)", m.path, m.path)
 	}
-	vllmOf(c.engine()).Image = m.repo + ":" + m.tag
-	if m.repo != "vllm/vllm-openai" || !releaseTag.MatchString(m.tag) {
-		c.res.note(m.path+".tag", fmt.Sprintf("the image %s:%s does not say which vLLM it runs: set vllmConfig.engineVersion to that release, or the function spells arguments for the newest it knows", m.repo, m.tag))
+	ensure(&c.engine().VLLMConfig).Image = m.image.String()
+	if m.image.repo != "vllm/vllm-openai" || !releaseTag.MatchString(m.image.tag) {
+		c.res.note(m.path+".tag", fmt.Sprintf("the image %s does not say which vLLM it runs: set vllmConfig.engineVersion to that release, or the function spells arguments for the newest it knows", m.image))
 	}
 	if _, ok := m.fields["pvcStorage"]; !ok {
-		storageOf(c.engine()).Enabled = ptrTo(false)
+		ensure(&c.engine().Storage).Enabled = ptrTo(false)
 		c.res.note(m.path, "no pvcStorage: storage.enabled false, as the chart mounts no model cache without it (leave storage out to get the stack's 50Gi cache at /data)")
 	}
 	if a := c.engine().Autoscaling; a != nil && (a.Enabled == nil || !*a.Enabled) {
@@ -60,10 +70,10 @@ func (c *converter) completeModel() error {
 	}
 	if ic := m.initContainer; ic != nil {
 		ic.EnvFrom = append(ic.EnvFrom, c.engine().EnvFrom...) // envFromSecret's, as the chart's
-		podOf(c.engine()).InitContainers = []corev1.Container{*ic}
+		ensure(&c.engine().Pod).InitContainers = []corev1.Container{*ic}
 	}
 	if args := slices.Concat(m.runner, m.convert, m.extraArgs, m.revision); len(args) > 0 {
-		vllmOf(c.engine()).ExtraArgs = args
+		ensure(&c.engine().VLLMConfig).ExtraArgs = args
 	}
 	return nil
 }
@@ -93,15 +103,15 @@ func (c *converter) keepShared() {
 // completeStack finishes what needs all the values: images with the
 // chart's defaults, LoRA adapters on their models.
 func (c *converter) completeStack() error {
-	if c.routerRepo != "" || c.routerTag != "" {
-		repo, tag := or(c.routerRepo, "lmcache/lmstack-router"), or(c.routerTag, "latest")
-		c.router().Image = repo + ":" + tag
-		if !releaseTag.MatchString(tag) {
-			c.res.note("routerSpec.tag", fmt.Sprintf("the router image %s:%s does not say which release it runs: set routerConfig.routerVersion, or the function assumes the newest it knows", repo, tag))
+	if c.routerImage != (image{}) {
+		img := c.routerImage.orDefault("lmcache/lmstack-router", "latest")
+		c.router().Image = img.String()
+		if !releaseTag.MatchString(img.tag) {
+			c.res.note("routerSpec.tag", fmt.Sprintf("the router image %s does not say which release it runs: set routerConfig.routerVersion, or the function assumes the newest it knows", img))
 		}
 	}
-	if c.serverRepo != "" || c.serverTag != "" {
-		serverOf(&c.spec).Image = or(c.serverRepo, "lmcache/vllm-openai") + ":" + or(c.serverTag, "latest")
+	if c.serverImage != (image{}) {
+		c.server().Image = c.serverImage.orDefault("lmcache/vllm-openai", "latest").String()
 	}
 	if s := c.spec.LMCacheConfig; s != nil && s.Server != nil {
 		if s.Server.Enabled == nil || !*s.Server.Enabled {
@@ -151,7 +161,7 @@ func (c *converter) pvcStorage(n node) error {
 		if v.EmptyDir == nil {
 			return fmt.Errorf("%s must be a size such as 50Gi or {emptyDir: {sizeLimit: ...}}, got a map with %d other keys", n.path, len(m))
 		}
-		storageOf(c.engine()).EmptyDir = &v1alpha1.EmptyDirStorage{SizeLimit: v.EmptyDir.SizeLimit}
+		ensure(&c.engine().Storage).EmptyDir = &v1alpha1.EmptyDirStorage{SizeLimit: v.EmptyDir.SizeLimit}
 		if v.EmptyDir.Medium != "" {
 			c.res.drop(n.path+".emptyDir.medium", "not supported: the model cache emptyDir is on the node's disk")
 		}
@@ -159,7 +169,7 @@ func (c *converter) pvcStorage(n node) error {
 	}
 	s, err := n.scalar()
 	if err == nil && s != "" {
-		storageOf(c.engine()).Size = s
+		ensure(&c.engine().Storage).Size = s
 	}
 	return err
 }
@@ -191,7 +201,7 @@ func (c *converter) sharedStorage(n node) error {
 		return nil
 	}
 	volume, claim := c.opts.Name+"-shared-pvc-storage", c.opts.Name+"-shared-pvc-storage-claim"
-	st := storageOf(&c.spec.EngineConfig)
+	st := ensure(&c.spec.EngineConfig.Storage)
 	st.ExtraVolumes = append(st.ExtraVolumes, corev1.Volume{Name: volume,
 		VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
 	st.ExtraVolumeMounts = append(st.ExtraVolumeMounts, corev1.VolumeMount{Name: volume, MountPath: "/data/shared-pvc-storage"})
@@ -299,7 +309,7 @@ func (c *converter) workerPorts(n node) error {
 	if err != nil {
 		return err
 	}
-	lmcacheOf(c.engine()).WorkerPort = &v
+	ensure(&c.engine().LMCacheConfig).WorkerPort = &v
 	if strings.Contains(s, ",") {
 		c.res.note(n.path, fmt.Sprintf("lmcacheConfig.workerPort %d: the stack gives tensor-parallel worker i the port %d+i", v, v))
 	}
@@ -353,7 +363,7 @@ func (c *converter) secretOrLiteral(n node, key string) (*v1alpha1.SecretKeySele
 func (c *converter) hfToken(n node) error {
 	sel, err := c.secretOrLiteral(n, "hf_token_"+c.cur.name)
 	if sel != nil {
-		vllmOf(c.engine()).HFTokenSecret = sel
+		ensure(&c.engine().VLLMConfig).HFTokenSecret = sel
 	}
 	return err
 }
@@ -476,7 +486,7 @@ func (c *converter) modelTolerations(n node) error {
 		}
 		list = append(shared, own...)
 	}
-	schedulingOf(&c.engine().Scheduling).Tolerations = list
+	ensure(&c.engine().Scheduling).Tolerations = list
 	return nil
 }
 
@@ -501,7 +511,7 @@ func nodeSelectorTerms(n node, affinity node, sched **v1alpha1.Scheduling) error
 	if !affinity.empty() {
 		return nil
 	}
-	schedulingOf(sched).Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+	ensure(sched).Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}}
 	return nil
 }
@@ -566,13 +576,6 @@ func (c *converter) kedaTriggers(n node) error {
 	return nil
 }
 
-func pdbOf(p **v1alpha1.PodDisruptionBudget) *v1alpha1.PodDisruptionBudget {
-	if *p == nil {
-		*p = &v1alpha1.PodDisruptionBudget{}
-	}
-	return *p
-}
-
 // intOrString sets a PodDisruptionBudget bound: a number or a percentage.
 func intOrString(budget func(c *converter) **v1alpha1.PodDisruptionBudget, minAvailable bool) func(*converter, node) error {
 	return func(c *converter, n node) error {
@@ -589,7 +592,7 @@ func intOrString(budget func(c *converter) **v1alpha1.PodDisruptionBudget, minAv
 			}
 			v = intstr.FromInt32(i)
 		}
-		p := pdbOf(budget(c))
+		p := ensure(budget(c))
 		if strings.HasSuffix(n.path, "maxUnavailablePodDisruptionBudget") {
 			p.Enabled = ptrTo(true)
 		}
@@ -600,20 +603,6 @@ func intOrString(budget func(c *converter) **v1alpha1.PodDisruptionBudget, minAv
 		}
 		return nil
 	}
-}
-
-func (c *converter) raySpec(n node) error {
-	if n.v == nil {
-		return nil
-	}
-	f, err := n.fields()
-	if err != nil {
-		return err
-	}
-	if b, _ := f["enabled"].v.(bool); b {
-		c.res.drop(n.path, "out of scope: a model runs as one Deployment of single-node pods, its tensor-parallel workers inside one pod (vllmConfig.tensorParallelSize may not exceed resources.gpu)")
-	}
-	return nil
 }
 
 func (c *converter) engineStrategy(n node) error {
@@ -656,7 +645,7 @@ func (c *converter) engineProbe(n node) error {
 	set(&t.PeriodSeconds, p.PeriodSeconds)
 	set(&t.TimeoutSeconds, p.TimeoutSeconds)
 	set(&t.FailureThreshold, p.FailureThreshold)
-	probes := probesOf(&c.spec.EngineConfig)
+	probes := ensure(&c.spec.EngineConfig.Probes)
 	switch {
 	case strings.HasSuffix(n.path, "startupProbe"):
 		probes.Startup = t
@@ -676,13 +665,6 @@ func (c *converter) engineProbe(n node) error {
 		c.res.drop(n.path, "only initialDelaySeconds, periodSeconds, timeoutSeconds and failureThreshold are settable")
 	}
 	return nil
-}
-
-func loraSidecarOf(e *v1alpha1.EngineConfig) *v1alpha1.LoRASidecar {
-	if e.LoRASidecar == nil {
-		e.LoRASidecar = &v1alpha1.LoRASidecar{}
-	}
-	return e.LoRASidecar
 }
 
 // serviceMonitor: one setting makes the engines' and the router's.
@@ -705,7 +687,7 @@ func (c *converter) serviceMonitor(n node) error {
 	if !v.Enabled {
 		return nil
 	}
-	sm := monitorOf(&c.spec)
+	sm := c.monitor()
 	if v.Interval != "" && v.Interval != "30s" {
 		if sm.Interval != "" && sm.Interval != v.Interval {
 			c.res.note(n.path+".interval", "one interval for the engines and the router: "+sm.Interval)
@@ -739,26 +721,6 @@ func (c *converter) serviceMonitor(n node) error {
 	return nil
 }
 
-func (c *converter) routerImage(n node) error {
-	s, err := n.scalar()
-	if strings.HasSuffix(n.path, ".tag") {
-		c.routerTag = s
-	} else {
-		c.routerRepo = s
-	}
-	return err
-}
-
-func (c *converter) cacheServerImage(n node) error {
-	s, err := n.scalar()
-	if strings.HasSuffix(n.path, ".tag") {
-		c.serverTag = s
-	} else {
-		c.serverRepo = s
-	}
-	return err
-}
-
 func (c *converter) routerPullSecrets(n node) error {
 	var l []corev1.LocalObjectReference
 	if n.empty() {
@@ -774,26 +736,12 @@ func (c *converter) routerPullSecrets(n node) error {
 	return nil
 }
 
-func routerAutoscalingOf(r *v1alpha1.RouterConfig) *v1alpha1.RouterAutoscaling {
-	if r.Autoscaling == nil {
-		r.Autoscaling = &v1alpha1.RouterAutoscaling{}
-	}
-	return r.Autoscaling
-}
-
-func routerServiceOf(r *v1alpha1.RouterConfig) *v1alpha1.RouterService {
-	if r.Service == nil {
-		r.Service = &v1alpha1.RouterService{}
-	}
-	return r.Service
-}
-
 func (c *converter) routerServiceType(n node) error {
 	s, err := n.str()
 	switch {
 	case err != nil || s == "" || s == "ClusterIP":
 	case s == "NodePort" || s == "LoadBalancer":
-		routerServiceOf(c.router()).Type = s
+		ensure(&c.router().Service).Type = s
 	default:
 		c.res.drop(n.path, "not supported: the router Service is ClusterIP, NodePort or LoadBalancer")
 	}

@@ -22,24 +22,51 @@ import (
 // NAME=<secretKeyRef s/k> for a reference), ports (name number) and probes
 // (kind GET path port and every timing, Kubernetes' defaults filled in).
 
-// view is the containers of one rendering: engines by model name, the router.
-type view struct {
-	Engines map[string]containerView `json:"engines"`
-	Router  containerView            `json:"router"`
+// lists are what the comparison reads of one container.
+type lists[T any] struct {
+	Args   []T `json:"args"`
+	Env    []T `json:"env"`
+	Ports  []T `json:"ports"`
+	Probes []T `json:"probes"`
 }
 
-type containerView struct {
-	Args   []string `json:"args"`
-	Env    []string `json:"env"`
-	Ports  []string `json:"ports"`
-	Probes []string `json:"probes"`
+// listNames name the lists of fields, in its order.
+var listNames = []string{"args", "env", "ports", "probes"}
+
+func (l *lists[T]) fields() []*[]T { return []*[]T{&l.Args, &l.Env, &l.Ports, &l.Probes} }
+
+// rendering is the containers of one rendering: engines by model name,
+// the router.
+type rendering[T any] struct {
+	Engines map[string]lists[T] `json:"engines"`
+	Router  lists[T]            `json:"router"`
+}
+
+// view is a rendering as it is (the function's or the chart's).
+type view = rendering[string]
+
+// mapLists applies f to every list of r; who is "engine" or "router".
+func mapLists[T, U any](r rendering[T], f func(who, list string, l []T) []U) rendering[U] {
+	conv := func(who string, c lists[T]) lists[U] {
+		var out lists[U]
+		in, o := c.fields(), out.fields()
+		for i := range in {
+			*o[i] = f(who, listNames[i], *in[i])
+		}
+		return out
+	}
+	out := rendering[U]{Engines: map[string]lists[U]{}, Router: conv("router", r.Router)}
+	for m, c := range r.Engines {
+		out.Engines[m] = conv("engine", c)
+	}
+	return out
 }
 
 // viewOf reads the engine Deployments (by their model label) and the
 // router Deployment (its first container) of a rendering.
 func viewOf(t *testing.T, deployments []appsv1.Deployment) view {
 	t.Helper()
-	v := view{Engines: map[string]containerView{}}
+	v := view{Engines: map[string]lists[string]{}}
 	for _, d := range deployments {
 		labels := d.Spec.Template.Labels
 		switch {
@@ -52,7 +79,7 @@ func viewOf(t *testing.T, deployments []appsv1.Deployment) view {
 	return v
 }
 
-func containerOf(t *testing.T, d appsv1.Deployment, name string) containerView {
+func containerOf(t *testing.T, d appsv1.Deployment, name string) lists[string] {
 	t.Helper()
 	cs := d.Spec.Template.Spec.Containers
 	i := slices.IndexFunc(cs, func(c corev1.Container) bool { return name == "" || c.Name == name })
@@ -60,7 +87,7 @@ func containerOf(t *testing.T, d appsv1.Deployment, name string) containerView {
 		t.Fatalf("Deployment %s has no container %q", d.Name, name)
 	}
 	c := cs[i]
-	cv := containerView{Args: argGroups(append(slices.Clone(c.Command), c.Args...))}
+	cv := lists[string]{Args: argGroups(append(slices.Clone(c.Command), c.Args...))}
 	for _, e := range c.Env {
 		cv.Env = append(cv.Env, envString(e))
 	}
@@ -145,17 +172,7 @@ func probeString(kind string, p *corev1.Probe, ports map[string]int32) string {
 // first cell of the README row ("Coming from the Helm chart") that says why
 // they differ, or a pending change another branch brings (see pending).
 
-type expectFile struct {
-	Engines map[string]expectContainer `json:"engines"`
-	Router  expectContainer            `json:"router"`
-}
-
-type expectContainer struct {
-	Args   []expectEntry `json:"args"`
-	Env    []expectEntry `json:"env"`
-	Ports  []expectEntry `json:"ports"`
-	Probes []expectEntry `json:"probes"`
-}
+type expectFile = rendering[expectEntry]
 
 // expectEntry is one entry of an expect file; see expectFile.
 type expectEntry struct {
@@ -213,16 +230,8 @@ func expectPath(name string) string {
 
 // side is the view of one rendering an expect file describes: "stack" or
 // "chart".
-func (f expectFile) side(side string) view {
-	v := view{Engines: map[string]containerView{}, Router: f.Router.side(side)}
-	for m, c := range f.Engines {
-		v.Engines[m] = c.side(side)
-	}
-	return v
-}
-
-func (c expectContainer) side(side string) containerView {
-	pick := func(es []expectEntry) []string {
+func side(f expectFile, side string) view {
+	return mapLists(f, func(_, _ string, es []expectEntry) []string {
 		var out []string
 		for _, e := range es {
 			switch {
@@ -235,28 +244,18 @@ func (c expectContainer) side(side string) containerView {
 			}
 		}
 		return out
-	}
-	return containerView{Args: pick(c.Args), Env: pick(c.Env), Ports: pick(c.Ports), Probes: pick(c.Probes)}
+	})
 }
 
 // sorted is the view with every list sorted: the chart's flags and
 // variables come in another order than the stack's, which neither vLLM's
 // nor the router's argument parser minds.
-func (v view) sorted() view {
-	out := view{Engines: map[string]containerView{}, Router: v.Router.sorted()}
-	for m, c := range v.Engines {
-		out.Engines[m] = c.sorted()
-	}
-	return out
-}
-
-func (c containerView) sorted() containerView {
-	s := func(l []string) []string {
+func sorted(v view) view {
+	return mapLists(v, func(_, _ string, l []string) []string {
 		l = slices.Clone(l)
 		sort.Strings(l)
 		return l
-	}
-	return containerView{Args: s(c.Args), Env: s(c.Env), Ports: s(c.Ports), Probes: s(c.Probes)}
+	})
 }
 
 func compareViews(t *testing.T, what string, want, got view) {

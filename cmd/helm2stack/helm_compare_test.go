@@ -38,8 +38,8 @@ func TestHelmCompare(t *testing.T) {
 			if *updateExpect {
 				writeExpect(t, name, renderStack(t, name), chart)
 			}
-			want := readExpect(t, name).side("chart")
-			compareViews(t, "the chart's rendering (sorted)", want.sorted(), chart.sorted())
+			want := side(readExpect(t, name), "chart")
+			compareViews(t, "the chart's rendering (sorted)", sorted(want), sorted(chart))
 		})
 	}
 }
@@ -83,16 +83,13 @@ func chartView(t *testing.T, path string) view {
 // (differenceRow), so a difference nobody explained fails the test.
 func writeExpect(t *testing.T, name string, stack, chart view) {
 	t.Helper()
-	f := expectFile{Engines: map[string]expectContainer{}}
+	f := expectFile{Engines: map[string]lists[expectEntry]{}, Router: mergeLists(stack.Router, chart.Router, "router")}
+	for m := range chart.Engines {
+		stack.Engines[m] = stack.Engines[m] // a model only the chart runs
+	}
 	for m, c := range stack.Engines {
-		f.Engines[m] = mergeContainer(c, chart.Engines[m], "engine")
+		f.Engines[m] = mergeLists(c, chart.Engines[m], "engine")
 	}
-	for m, c := range chart.Engines {
-		if _, ok := stack.Engines[m]; !ok {
-			f.Engines[m] = mergeContainer(containerView{}, c, "engine")
-		}
-	}
-	f.Router = mergeContainer(stack.Router, chart.Router, "router")
 	b, err := yaml.Marshal(f)
 	if err != nil {
 		t.Fatal(err)
@@ -106,13 +103,14 @@ func writeExpect(t *testing.T, name string, stack, chart view) {
 	}
 }
 
-func mergeContainer(stack, chart containerView, who string) expectContainer {
-	return expectContainer{
-		Args:   mergeList(stack.Args, chart.Args, who+" args"),
-		Env:    mergeList(stack.Env, chart.Env, who+" env"),
-		Ports:  mergeList(stack.Ports, chart.Ports, who+" ports"),
-		Probes: mergeList(stack.Probes, chart.Probes, who+" probes"),
+// mergeLists merges one container's lists of both renderings.
+func mergeLists(stack, chart lists[string], who string) lists[expectEntry] {
+	var out lists[expectEntry]
+	st, ch, o := stack.fields(), chart.fields(), out.fields()
+	for i := range o {
+		*o[i] = mergeList(*st[i], *ch[i], who+" "+listNames[i])
 	}
+	return out
 }
 
 func mergeList(stack, chart []string, where string) []expectEntry {
@@ -192,20 +190,14 @@ const (
 func TestExpectRows(t *testing.T) {
 	rows := readmeHelmRows(t)
 	for _, name := range scenarios(t) {
-		f := readExpect(t, name)
-		containers := map[string]expectContainer{"router": f.Router}
-		for m, c := range f.Engines {
-			containers["engine "+m] = c
-		}
-		for who, c := range containers {
-			for _, list := range [][]expectEntry{c.Args, c.Env, c.Ports, c.Probes} {
-				for _, e := range list {
-					if e.Both == "" && !rows[e.Row] {
-						t.Errorf("%s, %s: %q differs from the chart, and %q is no row of the README's Helm table", name, who, e.Stack+e.Chart, e.Row)
-					}
+		mapLists(readExpect(t, name), func(who, list string, es []expectEntry) []string {
+			for _, e := range es {
+				if e.Both == "" && !rows[e.Row] {
+					t.Errorf("%s, %s %s: %q differs from the chart, and %q is no row of the README's Helm table", name, who, list, e.Stack+e.Chart, e.Row)
 				}
 			}
-		}
+			return nil
+		})
 	}
 }
 

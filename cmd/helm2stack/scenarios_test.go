@@ -100,7 +100,7 @@ func TestScenariosRender(t *testing.T) {
 	for _, name := range scenarios(t) {
 		t.Run(name, func(t *testing.T) {
 			got := renderStack(t, name)
-			want := readExpect(t, name).side("stack")
+			want := side(readExpect(t, name), "stack")
 			compareViews(t, "the function's rendering", want, got)
 		})
 	}
