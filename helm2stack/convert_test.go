@@ -56,6 +56,7 @@ func (tc convertCase) run(t *testing.T) {
 
 const modelHead = `
 servingEngineSpec:
+  runtimeClassName: ""
   modelSpec:
     - name: m
       repository: vllm/vllm-openai
@@ -86,7 +87,8 @@ models:
   - {name: a, modelURL: x, storage: {size: 1Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}, scheduling: {tolerations: [{key: gpu, operator: Exists}, {key: a, operator: Exists}]}}
   - {name: b, modelURL: why, storage: {size: 1Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}, scheduling: {tolerations: [{key: b, operator: Exists}]}}
   - {name: c, modelURL: zed, storage: {size: 1Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
-`},
+`,
+			notes: []string{"servingEngineSpec.runtimeClassName"}},
 		"one model folds into the top level, env by name": {
 			values: `
 servingEngineSpec:
@@ -106,11 +108,32 @@ servingEngineSpec:
 			want: `
 model: {name: m, modelURL: x}
 env: [{name: A, value: shared}, {name: B, value: model}, {name: PROMETHEUS_MULTIPROC_DIR, value: /prom}]
-scheduling: {runtimeClassName: nvidia, priorityClassName: high}
+scheduling: {priorityClassName: high}
 storage: {enabled: false}
 vllmConfig: {image: "lmcache/vllm-openai:latest", v1: false, extraArgs: [--runner, pooling, --convert, embed, --revision, abc123]}
 `,
 			notes: []string{"servingEngineSpec.modelSpec[0]", "servingEngineSpec.modelSpec[0].tag"}},
+		"runtimeClassName per model, KEDA's default trigger": {
+			values: `
+servingEngineSpec:
+  runtimeClassName: nvidia
+  modelSpec:
+    - {name: a, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: x, pvcStorage: 1Gi}
+    - {name: b, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: why, pvcStorage: 1Gi, runtimeClassName: ""}
+    - {name: c, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: zed, pvcStorage: 1Gi, runtimeClassName: kata, keda: {enabled: true, maxReplicaCount: 3}}
+`,
+			want: `
+models:
+  - {name: a, modelURL: x, storage: {size: 1Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}, scheduling: {runtimeClassName: nvidia}}
+  - {name: b, modelURL: why, storage: {size: 1Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
+  - name: c
+    modelURL: zed
+    storage: {size: 1Gi}
+    vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+    scheduling: {runtimeClassName: kata}
+    autoscaling: {type: keda, maxReplicas: 3, prometheusAddress: "http://prometheus-operated.monitoring.svc:9090"}
+`,
+			notes: []string{"servingEngineSpec.modelSpec[2].keda"}},
 		"probes, strategy, API key Secret, router flags": {
 			values: modelHead + `
   strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: "25%"}}
@@ -192,6 +215,7 @@ lmcacheConfig: {enabled: true}
 		"init container, envFromSecret, configs, emptyDir cache": {
 			values: `
 servingEngineSpec:
+  runtimeClassName: ""
   configs: {MODE: fast}
   modelSpec:
     - name: m

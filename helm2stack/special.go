@@ -55,10 +55,22 @@ func (c *converter) completeModel() error {
 		ensure(&c.engine().Storage).Enabled = ptrTo(false)
 		c.res.note(m.path, "no pvcStorage: storage.enabled false, as the chart mounts no model cache without it (leave storage out to get the stack's 50Gi cache at /data)")
 	}
+	// The chart's runtimeClassName is the model's when it has the key, even
+	// "" (none), else servingEngineSpec's.
+	if _, own := m.fields["runtimeClassName"]; !own {
+		if rc, _ := c.lookup("servingEngineSpec.runtimeClassName").v.(string); rc != "" {
+			ensure(&c.engine().Scheduling).RuntimeClassName = rc
+		}
+	}
 	if a := c.engine().Autoscaling; a != nil && (a.Enabled == nil || !*a.Enabled) {
 		c.engine().Autoscaling = nil // the chart makes a ScaledObject only with keda.enabled
 	} else if a != nil {
 		a.Enabled = nil
+		if a.PrometheusAddress == "" {
+			// The chart's default trigger.
+			a.PrometheusAddress = "http://prometheus-operated.monitoring.svc:9090"
+			c.res.note(m.path+".keda", "no Prometheus trigger: the chart's default server http://prometheus-operated.monitoring.svc:9090, with the stack's default query on vllm:num_requests_waiting of the model and threshold 5")
+		}
 	}
 	if p := c.engine().PodDisruptionBudget; p != nil && (p.Enabled == nil || !*p.Enabled) {
 		c.engine().PodDisruptionBudget = nil // the chart makes a PDB only with pdb.enabled
@@ -109,6 +121,9 @@ func (c *converter) completeStack() error {
 		if !releaseTag.MatchString(img.tag) {
 			c.res.note("routerSpec.tag", fmt.Sprintf("the router image %s does not say which release it runs: set routerConfig.routerVersion, or the function assumes the newest it knows", img))
 		}
+	}
+	if c.lookup("servingEngineSpec.runtimeClassName").v == nil {
+		c.res.note("servingEngineSpec.runtimeClassName", "unset: the chart's default, nvidia, is not applied (the stack sets no runtime class unless asked); set scheduling.runtimeClassName: nvidia if the GPU nodes need it")
 	}
 	if c.serverImage != (image{}) {
 		c.server().Image = c.serverImage.orDefault("lmcache/vllm-openai", "latest").String()

@@ -125,7 +125,7 @@ var table = []rule{
 	})},
 	{key: "servingEngineSpec.modelSpec[].podLabels", do: stringMap(func(c *converter, m map[string]string) { mergeInto(&ensure(&c.engine().Pod).Labels, m) })},
 	{key: "servingEngineSpec.modelSpec[].labels", do: drop("not supported: the Deployment carries the stack's labels; extra pod labels are podLabels (pod.labels)")},
-	{key: "servingEngineSpec.runtimeClassName", do: str(func(c *converter, s string) { ensure(&c.engine().Scheduling).RuntimeClassName = s })},
+	{key: "servingEngineSpec.runtimeClassName", do: checkOnly((node).str)}, // completeModel: per model, unless the model sets its own (even "")
 	{key: "servingEngineSpec.schedulerName", do: str(func(c *converter, s string) { ensure(&c.engine().Scheduling).SchedulerName = s })},
 	{key: "servingEngineSpec.tolerations", do: object(func(c *converter, v []corev1.Toleration) { ensure(&c.engine().Scheduling).Tolerations = v })},
 	{key: "servingEngineSpec.modelSpec[].runtimeClassName", do: str(func(c *converter, s string) { ensure(&c.engine().Scheduling).RuntimeClassName = s })},
