@@ -117,8 +117,8 @@ func joinKey(pattern, k string) string {
 	return pattern + "." + k
 }
 
-// eachItem walks every item of list n under pattern (a key ending in []).
-func (c *converter) eachItem(n node, pattern string, visit func(item node) error) error {
+// eachItem visits every item of list n.
+func (c *converter) eachItem(n node, visit func(item node) error) error {
 	if n.v == nil {
 		return nil
 	}
@@ -137,7 +137,7 @@ func (c *converter) eachItem(n node, pattern string, visit func(item node) error
 // modelSpecs converts servingEngineSpec.modelSpec, one models[] item per
 // enabled entry.
 func (c *converter) modelSpecs(n node) error {
-	return c.eachItem(n, "servingEngineSpec.modelSpec[]", func(item node) error {
+	return c.eachItem(n, func(item node) error {
 		fields, err := item.fields()
 		if err != nil {
 			return err

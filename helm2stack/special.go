@@ -964,7 +964,7 @@ type loraAdapter struct {
 }
 
 func (c *converter) loraAdapters(n node) error {
-	return c.eachItem(n, "loraAdapters[]", func(item node) error {
+	return c.eachItem(n, func(item node) error {
 		var v struct {
 			Name          string `json:"name"`
 			Enabled       *bool  `json:"enabled"`

@@ -200,7 +200,11 @@ func (n node) object(into any) error {
 			}
 			return fmt.Errorf("%s must be %s, got %s", at, kindName(te.Type), jsonKind[te.Value])
 		}
-		return fmt.Errorf("%s is not valid: %v", n.path, strings.TrimPrefix(err.Error(), "json: "))
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		if f, ok := strings.CutPrefix(msg, "unknown field "); ok {
+			return fmt.Errorf("unknown key %s in %s: the chart (vllm-stack %s) has no such key; check its spelling against the chart's values.yaml", f, n.path, ChartVersion)
+		}
+		return fmt.Errorf("%s is not valid: %s", n.path, msg)
 	}
 	return nil
 }
