@@ -122,7 +122,8 @@ func (c *converter) completeStack() error {
 			c.res.note("routerSpec.tag", fmt.Sprintf("the router image %s does not say which release it runs: set routerConfig.routerVersion, or the function assumes the newest it knows", img))
 		}
 	}
-	if c.lookup("servingEngineSpec.runtimeClassName").v == nil {
+	ownClass := func(m *modelState) bool { _, ok := m.fields["runtimeClassName"]; return ok }
+	if c.lookup("servingEngineSpec.runtimeClassName").v == nil && !all(c.models, ownClass) {
 		c.res.note("servingEngineSpec.runtimeClassName", "unset: the chart's default, nvidia, is not applied (the stack sets no runtime class unless asked); set scheduling.runtimeClassName: nvidia if the GPU nodes need it")
 	}
 	if c.serverImage != (image{}) {
@@ -152,6 +153,10 @@ func (c *converter) completeStack() error {
 	}
 	c.keepShared()
 	return c.addAdapters()
+}
+
+func all[T any](l []T, f func(T) bool) bool {
+	return !slices.ContainsFunc(l, func(e T) bool { return !f(e) })
 }
 
 func or(s, def string) string {
