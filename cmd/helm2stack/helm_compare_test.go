@@ -19,7 +19,7 @@ import (
 )
 
 var updateExpect = flag.Bool("update-expect", false,
-	"rewrite the expect files from the function's and the chart's renderings (with HELM_RENDERED, via hack/helm-compare.sh UPDATE_EXPECT=1)")
+	"rewrite the expect files from the function's rendering and the chart's: helm's with HELM_RENDERED (hack/helm-compare.sh UPDATE_EXPECT=1), else the expect files' own chart side")
 
 // TestHelmCompare compares the chart's engine and router containers, as
 // `helm template` renders them for each scenario (hack/helm-compare.sh
