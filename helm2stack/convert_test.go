@@ -316,15 +316,48 @@ routerSpec:
 	}
 }
 
-// TestTableCoversTheChart: every key of the chart's own values.yaml (0.1.12)
-// has a table entry (itself or an ancestor). It reads the chart from the
-// production-stack mirror and skips without it.
-func TestTableCoversTheChart(t *testing.T) {
-	const mirror = "/work/.mirror/vllm-project+production-stack/repo"
-	out, err := exec.Command("git", "--git-dir="+mirror, "show", "vllm-stack-"+ChartVersion+":helm/values.yaml").Output()
+// chartMirror is a git repository of vllm-project/production-stack
+// (CHART_SRC, as for hack/helm-compare.sh, or the development VM's mirror);
+// the tests that read the chart's own files skip without it.
+var chartMirror = or(os.Getenv("CHART_SRC"), "/work/.mirror/vllm-project+production-stack/repo")
+
+// chartFile reads a file of the chart's release from the mirror.
+func chartFile(t *testing.T, path string) []byte {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir="+chartMirror, "show", "vllm-stack-"+ChartVersion+":"+path).Output()
 	if err != nil {
-		t.Skipf("the chart's values.yaml is not available from %s: %v", mirror, err)
+		t.Skipf("%s of the chart is not available from %s: %v", path, chartMirror, err)
 	}
+	return out
+}
+
+// TestTutorials converts every values file of the chart's release (its
+// example and the tutorials' assets): a stack, never an error.
+func TestTutorials(t *testing.T) {
+	chartFile(t, "helm/values.yaml")
+	out, err := exec.Command("git", "--git-dir="+chartMirror, "ls-tree", "-r", "--name-only", "vllm-stack-"+ChartVersion, "tutorials/assets", "helm/values-example.yaml").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, path := range strings.Fields(string(out)) {
+		if !strings.HasSuffix(path, ".yaml") || !strings.Contains(filepath.Base(path), "values") {
+			continue
+		}
+		n++
+		if _, err := Convert(chartFile(t, path), Options{Name: "s"}); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	if n < 20 {
+		t.Errorf("only %d values files among the tutorials", n)
+	}
+}
+
+// TestTableCoversTheChart: every key of the chart's own values.yaml (0.1.12)
+// has a table entry (itself or an ancestor).
+func TestTableCoversTheChart(t *testing.T) {
+	out := chartFile(t, "helm/values.yaml")
 	raw, err := parseValues(out)
 	if err != nil {
 		t.Fatal(err)
