@@ -170,7 +170,8 @@ func probeString(kind string, p *corev1.Probe, ports map[string]int32) string {
 // Each list entry is a string when both renderings have it, or a map
 // {stack: ...} or {chart: ...} for an entry only one has, with row: the
 // first cell of the README row ("Coming from the Helm chart") that says why
-// they differ, or a pending change another branch brings (see pending).
+// they differ. The changes other branches bring to the function are in
+// the stack's side already (see pending).
 
 type expectFile = rendering[expectEntry]
 

@@ -97,7 +97,8 @@ func writeExpect(t *testing.T, name string, stack, chart view) {
 	header := "# " + name + ": the engine and router containers of the scenario's values, as the function renders\n" +
 		"# the converted stack and as the chart (vllm-stack 0.1.12) renders the values. A plain entry is in\n" +
 		"# both; {stack: ...} or {chart: ...} is in one only, and row names the README row (\"Coming from the\n" +
-		"# Helm chart\") that says why. Written by hack/helm-compare.sh UPDATE_EXPECT=1; review the diff.\n"
+		"# Helm chart\") that says why. Written by hack/helm-compare.sh UPDATE_EXPECT=1 (the stack's side\n" +
+		"# alone: go test ./cmd/helm2stack -run TestScenariosRender -update-expect); review the diff.\n"
 	if err := os.WriteFile(expectPath(name), append([]byte(header), b...), 0o644); err != nil {
 		t.Fatal(err)
 	}
