@@ -20,6 +20,13 @@
 #                    (default 1,10,50) seed stacks at once; report in BENCH_OUT (root)
 #   make xpkg        static linux/amd64 binary -> runtime image tarball -> _output/function-vllm-stack.xpkg
 #   make generate    go generate (controller-gen is built first)
+#   make helm2stack VALUES=values.yaml [NAME=vllm] [NAMESPACE=]
+#                    convert a values file of the production-stack Helm chart
+#                    (0.1.12) into a ProductionStack on stdout (cmd/helm2stack)
+#   make helm        the pinned Helm CLI into .tools/bin/helm
+#   make helm-compare  helm template of the chart (CHART_SRC: a production-stack
+#                    checkout or its git mirror) for every helm2stack scenario,
+#                    compared with the scenarios' expect files; not part of test
 #   make tools-v2 / render-v2   optional: newer CLI (crossplane/cli/v2) + core binary renderer
 #
 # Every tool is a Go module under tools/ or hack/ pinned by go.mod/go.sum and
@@ -58,6 +65,10 @@ CROSSPLANE_V2_VERSION   := $(call mod_version,github.com/crossplane/cli/v2,$(ROO
 CROSSPLANE_CORE         := $(TOOLS_BIN)/crossplane-core
 CROSSPLANE_CORE_VERSION := $(call mod_version,github.com/crossplane/crossplane/v2,$(ROOT)/tools/crossplane-core/go.mod)
 
+# Helm CLI, pinned in tools/helm/go.mod (only make helm-compare uses it).
+HELM         := $(TOOLS_BIN)/helm
+HELM_VERSION := $(call mod_version,helm.sh/helm/v4,$(ROOT)/tools/helm/go.mod)
+
 # controller-gen, pinned in tools/controller-gen/go.mod (used by go generate).
 CONTROLLER_GEN := $(TOOLS_BIN)/controller-gen
 
@@ -84,7 +95,7 @@ XPKG_FILE      := $(OUTPUT_DIR)/function-vllm-stack.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 build render render-v2 validate test test-unit test-fuzz test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg generate clean clean-tools
+.PHONY: all tools tools-v2 helm helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg generate clean clean-tools
 
 all: build
 
@@ -117,6 +128,16 @@ $(CROSSPLANE_CORE): $(ROOT)/tools/crossplane-core/go.mod $(ROOT)/tools/crossplan
 	cd $(ROOT)/tools/crossplane-core && $(TOOL_GO) \
 		-ldflags "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$(CROSSPLANE_CORE_VERSION)" \
 		-o $@.tmp github.com/crossplane/crossplane/v2/cmd/crossplane
+	mv -f $@.tmp $@
+
+helm: $(HELM)
+
+$(HELM): $(ROOT)/tools/helm/go.mod $(ROOT)/tools/helm/go.sum
+	@mkdir -p $(TOOLS_BIN)
+	@echo "building helm $(HELM_VERSION)"
+	cd $(ROOT)/tools/helm && $(TOOL_GO) \
+		-ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION)" \
+		-o $@.tmp helm.sh/helm/v4/cmd/helm
 	mv -f $@.tmp $@
 
 $(CONTROLLER_GEN): $(ROOT)/tools/controller-gen/go.mod $(ROOT)/tools/controller-gen/go.sum
@@ -213,6 +234,25 @@ bench-crossplane: $(CROSSPLANE_CORE) xpkg
 		E2E_BENCH=$(BENCH_STACKS) E2E_BENCH_OUT=$(BENCH_OUT) bash $(ROOT)/hack/e2e-crossplane.sh
 
 # ---------------------------------------------------------------------------
+# Helm chart migration
+
+# Convert a values file of the production-stack chart: the stack on stdout,
+# dropped keys, notes and the Secrets to create on stderr; exit status 3
+# when a key was dropped (see cmd/helm2stack).
+VALUES    ?=
+NAME      ?= vllm
+NAMESPACE ?=
+helm2stack:
+	@test -n "$(VALUES)" || { echo "usage: make helm2stack VALUES=values.yaml [NAME=vllm] [NAMESPACE=ns]" >&2; exit 2; }
+	@$(GO) run ./cmd/helm2stack --name "$(NAME)" $(if $(NAMESPACE),--namespace "$(NAMESPACE)") "$(VALUES)"
+
+# helm template of the chart for every scenario of cmd/helm2stack, compared
+# with the expect files (hack/helm-compare.sh). CHART_SRC: a production-stack
+# checkout or git mirror; UPDATE_EXPECT=1 rewrites the expect files.
+helm-compare: $(HELM)
+	HELM=$(HELM) bash $(ROOT)/hack/helm-compare.sh
+
+# ---------------------------------------------------------------------------
 # Render / validate (the function runs locally on a free 127.0.0.1 port)
 
 render: build $(CROSSPLANE)
@@ -244,5 +284,5 @@ clean:
 	rm -rf $(OUTPUT_DIR)
 
 clean-tools:
-	rm -f $(CROSSPLANE) $(CROSSPLANE_V2) $(CROSSPLANE_CORE) $(CONTROLLER_GEN) $(IMAGEBUILD)
+	rm -f $(CROSSPLANE) $(CROSSPLANE_V2) $(CROSSPLANE_CORE) $(CONTROLLER_GEN) $(IMAGEBUILD) $(HELM)
 	rm -rf $(ROOT)/.tools/validate-cache

@@ -10,7 +10,7 @@
 #   FUZZ_TARGETS="FuzzObserved" hack/fuzz.sh
 #
 # Environment:
-#   FUZZTIME       go test -fuzztime of each target of fn (default 4s)
+#   FUZZTIME       go test -fuzztime of each target of fn and helm2stack (default 4s)
 #   FUZZTIME_E2E   go test -fuzztime of each target of test/fuzz, which runs
 #                  RunFunction several times per input and starts from a
 #                  larger corpus (default 12s). The defaults make about a
@@ -49,6 +49,7 @@ ALL=(
 	"./fn FuzzNames"
 	"./fn FuzzObservedDecode"
 	"./fn FuzzComposedDecoder"
+	"./helm2stack FuzzConvert"
 	"./test/fuzz FuzzRunFunction"
 	"./test/fuzz FuzzObserved"
 )
@@ -71,7 +72,7 @@ selected() {
 
 # Build each package's instrumented test binary first, so the times below
 # are fuzzing, not compiling.
-for pkg in ./fn ./test/fuzz; do
+for pkg in ./fn ./helm2stack ./test/fuzz; do
 	"${GO}" test -run '^$' -fuzz '^$' -count=1 "${pkg}" >/dev/null
 done
 

@@ -1,0 +1,437 @@
+package helm2stack
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
+)
+
+// convertCase converts values and compares the stack's spec with want (YAML)
+// and the keys of the dropped and noted findings.
+type convertCase struct {
+	values, want   string
+	dropped, notes []string
+}
+
+func (tc convertCase) run(t *testing.T) {
+	t.Helper()
+	res, err := Convert([]byte(tc.values), Options{Name: "s", Namespace: "llm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := yaml.Marshal(res.Stack.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want v1alpha1.ProductionStackSpec
+	if err := yaml.UnmarshalStrict([]byte(tc.want), &want); err != nil {
+		t.Fatalf("bad want: %v", err)
+	}
+	wantYAML, _ := yaml.Marshal(want)
+	if diff := cmp.Diff(string(wantYAML), string(got)); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+	keys := func(fs []Finding) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Key)
+		}
+		return out
+	}
+	if diff := cmp.Diff(tc.dropped, keys(res.Dropped)); diff != "" {
+		t.Errorf("dropped keys (-want +got):\n%s\n%v", diff, res.Dropped)
+	}
+	if diff := cmp.Diff(tc.notes, keys(res.Notes)); diff != "" {
+		t.Errorf("noted keys (-want +got):\n%s\n%v", diff, res.Notes)
+	}
+}
+
+const modelHead = `
+servingEngineSpec:
+  runtimeClassName: ""
+  modelSpec:
+    - name: m
+      repository: vllm/vllm-openai
+      tag: v0.10.2
+      modelURL: facebook/opt-125m
+      pvcStorage: 10Gi
+`
+
+const modelSpecHead = `
+model: {name: m, modelURL: facebook/opt-125m}
+storage: {size: 10Gi}
+`
+
+func TestConvert(t *testing.T) {
+	cases := map[string]convertCase{
+		"tolerations are appended to the shared ones by default": {
+			values: `
+servingEngineSpec:
+  tolerations: [{key: gpu, operator: Exists}]
+  modelSpec:
+    - {name: a, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: x, pvcStorage: 1Gi, tolerations: [{key: a, operator: Exists}]}
+    - {name: b, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: why, pvcStorage: 1Gi, tolerations: [{key: b, operator: Exists}], tolerationsPolicy: override}
+    - {name: c, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: zed, pvcStorage: 1Gi}
+`,
+			want: `
+scheduling: {tolerations: [{key: gpu, operator: Exists}]}
+models:
+  - {name: a, modelURL: x, storage: {size: 1Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}, scheduling: {tolerations: [{key: gpu, operator: Exists}, {key: a, operator: Exists}]}}
+  - {name: b, modelURL: why, storage: {size: 1Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}, scheduling: {tolerations: [{key: b, operator: Exists}]}}
+  - {name: c, modelURL: zed, storage: {size: 1Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
+`,
+			notes: []string{"servingEngineSpec.runtimeClassName"}},
+		"one model folds into the top level, env by name": {
+			values: `
+servingEngineSpec:
+  env: [{name: A, value: shared}, {name: B, value: shared}]
+  runtimeClassName: nvidia
+  modelSpec:
+    - name: m
+      repository: lmcache/vllm-openai
+      tag: latest
+      modelURL: x
+      runtimeClassName: ""
+      priorityClassName: high
+      env: [{name: B, value: model}]
+      vllmConfig: {v0: 1, runner: pooling, convert: embed, prometheusMultiprocDir: /prom}
+      modelRevision: abc123
+`,
+			want: `
+model: {name: m, modelURL: x}
+env: [{name: A, value: shared}, {name: B, value: model}, {name: PROMETHEUS_MULTIPROC_DIR, value: /prom}]
+scheduling: {priorityClassName: high}
+storage: {enabled: false}
+vllmConfig: {image: "lmcache/vllm-openai:latest", v1: false, extraArgs: [--runner, pooling, --convert, embed, --revision, abc123]}
+`,
+			notes: []string{"servingEngineSpec.modelSpec[0]", "servingEngineSpec.modelSpec[0].tag"}},
+		"runtimeClassName per model, KEDA's default trigger": {
+			values: `
+servingEngineSpec:
+  runtimeClassName: nvidia
+  modelSpec:
+    - {name: a, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: x, pvcStorage: 1Gi}
+    - {name: b, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: why, pvcStorage: 1Gi, runtimeClassName: ""}
+    - {name: c, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: zed, pvcStorage: 1Gi, runtimeClassName: kata, keda: {enabled: true, maxReplicaCount: 3}}
+`,
+			want: `
+models:
+  - {name: a, modelURL: x, storage: {size: 1Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}, scheduling: {runtimeClassName: nvidia}}
+  - {name: b, modelURL: why, storage: {size: 1Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
+  - name: c
+    modelURL: zed
+    storage: {size: 1Gi}
+    vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+    scheduling: {runtimeClassName: kata}
+    autoscaling: {type: keda, maxReplicas: 3, prometheusAddress: "http://prometheus-operated.monitoring.svc:9090"}
+`,
+			notes: []string{"servingEngineSpec.modelSpec[2].keda"}},
+		"probes, strategy, API key Secret, router flags": {
+			values: modelHead + `
+  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: "25%"}}
+  startupProbe: {initialDelaySeconds: 300, httpGet: {path: /health, port: 8000}}
+  livenessProbe: {periodSeconds: 20, httpGet: {path: /v1/models}}
+  vllmApiKey: {secretName: api, secretKey: key}
+routerSpec:
+  repository: lmcache/lmstack-router
+  tag: v0.1.9
+  engineScrapeInterval: 30
+  requestStatsWindow: 60
+  rootPath: /vllm
+  otel: {endpoint: "otel:4317", secure: true}
+  serviceType: LoadBalancer
+  servicePort: 8080
+  nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [cpu]}]}]
+  imagePullSecrets: [{name: one}, {name: two}]
+`,
+			want: modelSpecHead + `
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+rollingUpdate: {maxSurge: 1, maxUnavailable: "25%"}
+probes: {startup: {initialDelaySeconds: 300}, liveness: {periodSeconds: 20}}
+routerConfig:
+  image: "lmcache/lmstack-router:v0.1.9"
+  apiKeySecret: {name: api, key: key}
+  extraArgs: [--engine-stats-interval, "30", --otel-endpoint, "otel:4317", --otel-service-name, vllm-router, --otel-secure, --root-path, /vllm]
+  service: {type: LoadBalancer, port: 8080}
+  imagePullSecretName: one
+  scheduling: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [cpu]}]}]}}}}
+`,
+			dropped: []string{"routerSpec.imagePullSecrets[1]", "servingEngineSpec.livenessProbe.httpGet"}},
+		"disabled blocks and unsupported keys": {
+			values: modelHead + `
+      keda: {enabled: false, maxReplicaCount: 3}
+      pdb: {enabled: false, maxUnavailable: 1}
+      raySpec: {enabled: false}
+      nodeName: node-1
+      requestGPUMem: "3000"
+      resources: {}
+      pvcLabels: {}
+  containerPort: 8000
+  extraPorts: [{name: x, containerPort: 1}]
+routerSpec:
+  routingLogic: disaggregated_prefill
+  prefixMinMatchLength: 8
+  ingress: {enabled: false, hosts: [{host: a}]}
+extraObjects: [{apiVersion: v1, kind: ConfigMap}]
+grafanaDashboards: {enabled: false}
+kube-prometheus-stack: {enabled: true}
+`,
+			want: modelSpecHead + `
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+`,
+			dropped: []string{"extraObjects", "kube-prometheus-stack", "routerSpec.prefixMinMatchLength", "routerSpec.routingLogic",
+				"servingEngineSpec.extraPorts", "servingEngineSpec.modelSpec[0].nodeName", "servingEngineSpec.modelSpec[0].requestGPUMem"}},
+		"kvaware with the engines' controller settings": {
+			values: modelHead + `
+      lmcacheConfig: {enabled: true, enableController: true, controllerPort: 9100, controllerReplyPort: 9201, workerPorts: "8001,8002", instanceId: x}
+routerSpec:
+  routingLogic: kvaware
+  lmcacheControllerPort: 9000
+`,
+			want: modelSpecHead + `
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+lmcacheConfig: {enabled: true, workerPort: 8001}
+routerConfig: {routerType: kvaware, lmcacheControllerPort: 9000, lmcacheControllerReplyPort: 9201}
+`,
+			dropped: []string{"servingEngineSpec.modelSpec[0].lmcacheConfig.instanceId"},
+			notes:   []string{"servingEngineSpec.modelSpec[0].lmcacheConfig.controllerPort", "servingEngineSpec.modelSpec[0].lmcacheConfig.workerPorts"}},
+		"controller settings without kvaware": {
+			values: modelHead + `
+      lmcacheConfig: {enabled: true, enableController: true, controllerReplyPort: 9001}
+`,
+			want: modelSpecHead + `
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+lmcacheConfig: {enabled: true}
+`,
+			dropped: []string{"servingEngineSpec.modelSpec[0].lmcacheConfig.controllerReplyPort", "servingEngineSpec.modelSpec[0].lmcacheConfig.enableController"}},
+		"init container, envFromSecret, configs, emptyDir cache": {
+			values: `
+servingEngineSpec:
+  runtimeClassName: ""
+  configs: {MODE: fast}
+  modelSpec:
+    - name: m
+      repository: vllm/vllm-openai
+      tag: v0.10.2
+      modelURL: x
+      pvcStorage: {emptyDir: {sizeLimit: 40Gi}}
+      envFromSecret: {name: s3}
+      initContainer: {name: fetch, image: "busybox:1.37", command: [sh, -c], args: [ls /data], mountPvcStorage: true}
+cacheserverSpec: {enabled: true, serde: cachegen}
+`,
+			want: `
+model: {name: m, modelURL: x}
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+storage: {emptyDir: {sizeLimit: 40Gi}}
+envFrom: [{configMapRef: {name: s-configs}}, {secretRef: {name: s3}}]
+lmcacheConfig: {server: {serde: cachegen}}
+pod:
+  initContainers:
+    - name: fetch
+      image: "busybox:1.37"
+      command: [sh, -c]
+      args: [ls /data]
+      env: [{name: RELEASE_NAME, value: s}, {name: LMCACHE_SERVER_SERVICE_PORT, value: "80"}]
+      envFrom: [{secretRef: {name: s3}}]
+      resources: {}
+      volumeMounts: [{name: model-cache, mountPath: /data}]
+`,
+			notes: []string{"servingEngineSpec.configs"}},
+		"loraAdapters on their base model": {
+			values: modelHead + `
+      enableLoRA: true
+loraAdapters:
+  - {name: a, baseModel: m, adapterSource: {type: huggingface, adapterName: sql, repository: org/sql-lora}}
+  - {name: b, baseModel: other, adapterSource: {type: local, adapterName: b, adapterPath: /data/b}}
+  - {name: c, baseModel: m, adapterSource: {type: s3, adapterName: c}}
+  - {name: d, enabled: false, baseModel: m, adapterSource: {type: local}}
+`,
+			want: `
+model: {name: m, modelURL: facebook/opt-125m, enableLoRA: true, loraAdapters: [{name: sql, path: org/sql-lora}]}
+storage: {size: 10Gi}
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+`,
+			dropped: []string{"loraAdapters[1]", "loraAdapters[2]"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, tc.run)
+	}
+}
+
+// TestSecretsNeverCopied: literal tokens and keys reach neither the stack
+// nor any message; the commands name the values keys instead.
+func TestSecretsNeverCopied(t *testing.T) {
+	const token, key, routerToken = "hf_literalTokenValue", "sk-literal-api-key", "hf_routerLiteral"
+	values := `
+servingEngineSpec:
+  vllmApiKey: ` + key + `
+  modelSpec:
+    - {name: a, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: x, hf_token: ` + token + `}
+    - {name: b, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: why, hf_token: {secretName: hf, secretKey: token}}
+routerSpec:
+  hf_token: ` + routerToken + `
+`
+	res, err := Convert([]byte(values), Options{Name: "s", Namespace: "llm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := Manifest(res.Stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := string(manifest)
+	for _, f := range slices.Concat(res.Dropped, res.Notes) {
+		all += f.String()
+	}
+	cmds := res.SecretCommands()
+	all += strings.Join(cmds, "\n")
+	for _, secret := range []string{token, key, routerToken} {
+		if strings.Contains(all, secret) {
+			t.Errorf("the literal %q was copied:\n%s", secret, all)
+		}
+	}
+	want := []string{"kubectl create secret generic s-secrets --namespace llm" +
+		" --from-literal=router_hf_token='<the value of routerSpec.hf_token>'" +
+		" --from-literal=hf_token_a='<the value of servingEngineSpec.modelSpec[0].hf_token>'" +
+		" --from-literal=vllmApiKey='<the value of servingEngineSpec.vllmApiKey>'"}
+	if diff := cmp.Diff(want, cmds); diff != "" {
+		t.Errorf("commands (-want +got):\n%s", diff)
+	}
+	spec := res.Stack.Spec
+	refs := []*v1alpha1.SecretKeySelector{spec.Models[0].VLLMConfig.HFTokenSecret, spec.Models[1].VLLMConfig.HFTokenSecret, spec.RouterConfig.APIKeySecret}
+	wantRefs := []*v1alpha1.SecretKeySelector{{Name: "s-secrets", Key: "hf_token_a"}, {Name: "hf", Key: "token"}, {Name: "s-secrets", Key: "vllmApiKey"}}
+	if diff := cmp.Diff(wantRefs, refs); diff != "" {
+		t.Errorf("Secret references (-want +got):\n%s", diff)
+	}
+	if r := spec.RouterConfig.Env[0].ValueFrom.SecretKeyRef; r.Name != "s-secrets" || r.Key != "router_hf_token" {
+		t.Errorf("router HF_TOKEN from %s/%s, want s-secrets/router_hf_token", r.Name, r.Key)
+	}
+}
+
+// chartMirror is a git repository of vllm-project/production-stack
+// (CHART_SRC, as for hack/helm-compare.sh, or the development VM's mirror);
+// the tests that read the chart's own files skip without it.
+var chartMirror = or(os.Getenv("CHART_SRC"), "/work/.mirror/vllm-project+production-stack/repo")
+
+// chartFile reads a file of the chart's release from the mirror.
+func chartFile(t *testing.T, path string) []byte {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir="+chartMirror, "show", "vllm-stack-"+ChartVersion+":"+path).Output()
+	if err != nil {
+		t.Skipf("%s of the chart is not available from %s: %v", path, chartMirror, err)
+	}
+	return out
+}
+
+// TestTutorials converts every values file of the chart's release (its
+// example and the tutorials' assets): a stack, never an error.
+func TestTutorials(t *testing.T) {
+	chartFile(t, "helm/values.yaml")
+	out, err := exec.Command("git", "--git-dir="+chartMirror, "ls-tree", "-r", "--name-only", "vllm-stack-"+ChartVersion, "tutorials/assets", "helm/values-example.yaml").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, path := range strings.Fields(string(out)) {
+		if !strings.HasSuffix(path, ".yaml") || !strings.Contains(filepath.Base(path), "values") {
+			continue
+		}
+		n++
+		if _, err := Convert(chartFile(t, path), Options{Name: "s"}); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	if n < 20 {
+		t.Errorf("only %d values files among the tutorials", n)
+	}
+}
+
+// TestTableCoversTheChart: every key of the chart's own values.yaml (0.1.12)
+// has a table entry (itself or an ancestor).
+func TestTableCoversTheChart(t *testing.T) {
+	out := chartFile(t, "helm/values.yaml")
+	raw, err := parseValues(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	var visit func(pattern string, v any)
+	visit = func(pattern string, v any) {
+		if pattern != "" && covered(pattern) {
+			return
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				visit(joinKey(pattern, k), e)
+			}
+		case []any:
+			for _, e := range v {
+				visit(pattern+"[]", e)
+			}
+		default:
+			missing = append(missing, pattern)
+		}
+	}
+	visit("", raw)
+	slices.Sort(missing)
+	if len(missing) > 0 {
+		t.Errorf("keys of the chart's values.yaml with no table entry:\n%s", strings.Join(slices.Compact(missing), "\n"))
+	}
+}
+
+// covered reports whether the table has key or one of its ancestors.
+func covered(key string) bool {
+	for k := key; ; {
+		if _, ok := rules[k]; ok {
+			return true
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			return false
+		}
+		k = k[:i]
+	}
+}
+
+// FuzzConvert: any input converts to a stack that decodes strictly, or is
+// refused with an error; never a panic. Seeded with the scenarios.
+func FuzzConvert(f *testing.F) {
+	seeds, _ := filepath.Glob("../cmd/helm2stack/testdata/scenarios/*.values.yaml")
+	for _, s := range seeds {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(modelHead))
+	f.Fuzz(func(t *testing.T, values []byte) {
+		res, err := Convert(values, Options{Name: "s", Namespace: "llm"})
+		if err != nil {
+			if res != nil {
+				t.Fatalf("a result next to the error %v", err)
+			}
+			return
+		}
+		manifest, err := Manifest(res.Stack)
+		if err != nil {
+			t.Fatalf("no manifest: %v", err)
+		}
+		var back v1alpha1.ProductionStack
+		if err := yaml.UnmarshalStrict(manifest, &back); err != nil {
+			t.Fatalf("the manifest does not decode strictly: %v\n%s", err, manifest)
+		}
+		if back.Spec.Model == nil && len(back.Spec.Models) == 0 {
+			t.Fatalf("a stack without a model:\n%s", manifest)
+		}
+	})
+}

@@ -1,0 +1,87 @@
+package helm2stack
+
+import (
+	"strings"
+	"testing"
+)
+
+// minimalModel is a model entry the chart accepts, for cases that break
+// another key.
+const minimalModel = `
+    - name: m
+      repository: vllm/vllm-openai
+      tag: v0.10.2
+      modelURL: facebook/opt-125m
+`
+
+// TestErrors: bad values are refused with a message naming the key by its
+// full path, and no stack.
+func TestErrors(t *testing.T) {
+	cases := map[string]struct{ values, want string }{
+		"not YAML": {"servingEngineSpec: [a", "the values file is not YAML: yaml: line 1: did not find expected ',' or ']'"},
+		"a list":   {"- a\n- b\n", "the values file must be a map of keys (servingEngineSpec, routerSpec, ...), got a list"},
+		"empty":    {"", "servingEngineSpec.modelSpec has no enabled model: a stack serves at least one model"},
+		"unknown top-level key": {"servingEngine: {}\n",
+			"unknown key servingEngine: the chart (vllm-stack 0.1.12) has no such key; check its spelling against the chart's values.yaml"},
+		"unknown model key": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      replicas: 2\n",
+			"unknown key servingEngineSpec.modelSpec[0].replicas: the chart (vllm-stack 0.1.12) has no such key; check its spelling against the chart's values.yaml"},
+		"replicaCount not a number": {"servingEngineSpec:\n  modelSpec:" + minimalModel + strings.Replace(minimalModel, "name: m", "name: m2", 1) + "      replicaCount: two\n",
+			`servingEngineSpec.modelSpec[1].replicaCount must be an integer, got "two"`},
+		"replicaCount a boolean": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      replicaCount: true\n",
+			"servingEngineSpec.modelSpec[0].replicaCount must be an integer, got a boolean"},
+		"replicaCount a fraction": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      replicaCount: 1.5\n",
+			`servingEngineSpec.modelSpec[0].replicaCount must be an integer, got "1.5"`},
+		"modelSpec a map": {"servingEngineSpec:\n  modelSpec: {name: m}\n", "servingEngineSpec.modelSpec must be a list, got a map"},
+		"model without a name": {"servingEngineSpec:\n  modelSpec:\n    - modelURL: x\n",
+			"servingEngineSpec.modelSpec[0].name is required: objects are named after the model"},
+		"two models of one name": {"servingEngineSpec:\n  modelSpec:" + minimalModel + minimalModel,
+			`servingEngineSpec.modelSpec[1].name "m" is also the name of servingEngineSpec.modelSpec[0]: model names must be unique`},
+		"model without an image": {"servingEngineSpec:\n  modelSpec:\n    - name: m\n      modelURL: x\n",
+			"servingEngineSpec.modelSpec[0].repository and servingEngineSpec.modelSpec[0].tag are required (the chart refuses a model without them)"},
+		"enabled not a boolean": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      enabled: \"no\"\n",
+			"servingEngineSpec.modelSpec[0].enabled must be true or false, got a string"},
+		"hf_token a number": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      hf_token: 5\n",
+			"servingEngineSpec.modelSpec[0].hf_token must be a string or {secretName, secretKey}, got a number"},
+		"hf_token without its key": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      hf_token: {secretName: hf}\n",
+			"servingEngineSpec.modelSpec[0].hf_token.secretKey is required with secretName"},
+		"hf_token with an unknown key": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      hf_token: {name: hf}\n",
+			`unknown key "name" in servingEngineSpec.modelSpec[0].hf_token: the chart (vllm-stack 0.1.12) has no such key; check its spelling against the chart's values.yaml`},
+		"a toleration of the wrong shape": {"servingEngineSpec:\n  tolerations: [{key: a, tolerationSeconds: soon}]\n  modelSpec:" + minimalModel,
+			"servingEngineSpec.tolerations.tolerationSeconds must be a number, got a string"},
+		"env not a list": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      env: {A: b}\n",
+			"servingEngineSpec.modelSpec[0].env must be a list, got a map"},
+		"an unknown key of a block": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "routerSpec:\n  ingress: {enabled: true, hostname: a}\n",
+			`unknown key "hostname" in routerSpec.ingress: the chart (vllm-stack 0.1.12) has no such key; check its spelling against the chart's values.yaml`},
+		"a volume of the wrong shape": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      extraVolumes: [{name: v, emptyDir: {sizeLimit: [1]}}]\n",
+			"servingEngineSpec.modelSpec[0].extraVolumes is not valid: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+		"tolerationsPolicy": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      tolerationsPolicy: merge\n",
+			`servingEngineSpec.modelSpec[0].tolerationsPolicy must be append or override, got "merge"`},
+		"a router API key literal": {"routerSpec:\n  vllmApiKey: abc\nservingEngineSpec:\n  modelSpec:" + minimalModel,
+			"routerSpec.vllmApiKey must be {secretName, secretKey} (the chart takes a literal key in servingEngineSpec.vllmApiKey only), got a string"},
+		"a strategy type": {"servingEngineSpec:\n  strategy: {type: BlueGreen}\n  modelSpec:" + minimalModel,
+			`servingEngineSpec.strategy.type must be RollingUpdate or Recreate, got "BlueGreen"`},
+		"only disabled models": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      enabled: false\n",
+			"servingEngineSpec.modelSpec has no enabled model: a stack serves at least one model"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res, err := Convert([]byte(tc.values), Options{Name: "s"})
+			if err == nil {
+				t.Fatalf("no error, want %q; got a stack %+v", tc.want, res.Stack.Spec)
+			}
+			if res != nil {
+				t.Errorf("a result next to the error: %+v", res)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("error:\n got %s\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConvertNeedsAName(t *testing.T) {
+	_, err := Convert([]byte("{}"), Options{})
+	if err == nil || err.Error() != "the stack needs a name (the chart's release name)" {
+		t.Errorf("got %v", err)
+	}
+}
