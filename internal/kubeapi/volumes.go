@@ -1,0 +1,574 @@
+package kubeapi
+
+import (
+	"maps"
+	"net"
+	"path"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// VolumeSource checks a volume's source as validateVolumeSource does: exactly
+// one source, and the fields of each. volName is the volume's name (an iSCSI
+// volume's name and portal share a length limit).
+func VolumeSource(volName string, v corev1.VolumeSource) []Problem {
+	var ps problems
+	if n := SetPointers(v); n != 1 {
+		ps.add("", "sets %d volume sources: set exactly one, such as persistentVolumeClaim, configMap, secret or emptyDir", n)
+	}
+	if e := v.EmptyDir; e != nil && e.SizeLimit != nil && e.SizeLimit.Sign() < 0 {
+		ps.add(".emptyDir.sizeLimit", "%s is invalid: must be 0 or more", e.SizeLimit.String())
+	}
+	if h := v.HostPath; h != nil { // validateHostPathVolumeSource
+		if ps.required(".hostPath.path", h.Path, "an absolute path on the node") {
+			ps.noBacksteps(".hostPath.path", h.Path)
+			if h.Type != nil {
+				ps.oneOf(".hostPath.type", string(*h.Type), true, "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice")
+			}
+		}
+	}
+	if g := v.GitRepo; g != nil { // validateGitRepoVolumeSource
+		ps.required(".gitRepo.repository", g.Repository, "the repository's URL")
+		ps.localDescendingPath(".gitRepo.directory", g.Directory)
+	}
+	if d := v.GCEPersistentDisk; d != nil { // validateGCEPersistentDiskVolumeSource
+		ps.required(".gcePersistentDisk.pdName", d.PDName, "the disk's name")
+		ps.between(".gcePersistentDisk.partition", int64(d.Partition), 0, 255)
+	}
+	if d := v.AWSElasticBlockStore; d != nil { // validateAWSElasticBlockStoreVolumeSource
+		ps.required(".awsElasticBlockStore.volumeID", d.VolumeID, "the volume's ID")
+		ps.between(".awsElasticBlockStore.partition", int64(d.Partition), 0, 255)
+	}
+	if s := v.Secret; s != nil { // validateSecretVolumeSource
+		ps.required(".secret.secretName", s.SecretName, "the Secret's name")
+		ps.fileMode(".secret.defaultMode", s.DefaultMode)
+		ps.keyPaths(".secret.items", s.Items, nil)
+	}
+	if n := v.NFS; n != nil { // validateNFSVolumeSource
+		ps.required(".nfs.server", n.Server, "the NFS server's host name or IP address")
+		if n.Path == "" {
+			ps.add(".nfs.path", "is required: set the exported path, an absolute path")
+		} else if !path.IsAbs(n.Path) {
+			ps.add(".nfs.path", "%s is invalid: must be an absolute path", Quote(n.Path))
+		}
+	}
+	if i := v.ISCSI; i != nil {
+		ps.iscsi(volName, i)
+	}
+	if g := v.Glusterfs; g != nil { // validateGlusterfsVolumeSource
+		ps.required(".glusterfs.endpoints", g.EndpointsName, "the Endpoints of the Glusterfs cluster")
+		ps.required(".glusterfs.path", g.Path, "the Glusterfs volume's path")
+	}
+	if fl := v.Flocker; fl != nil { // validateFlockerVolumeSource
+		if (fl.DatasetName == "") == (fl.DatasetUUID == "") {
+			ps.add(".flocker", "must set exactly one of datasetName and datasetUUID")
+		}
+		if strings.Contains(fl.DatasetName, "/") {
+			ps.add(".flocker.datasetName", "%s is invalid: must not contain '/'", Quote(fl.DatasetName))
+		}
+	}
+	if c := v.PersistentVolumeClaim; c != nil { // validatePersistentClaimVolumeSource
+		ps.required(".persistentVolumeClaim.claimName", c.ClaimName, "the PersistentVolumeClaim's name")
+	}
+	if r := v.RBD; r != nil { // validateRBDVolumeSource
+		if len(r.CephMonitors) == 0 {
+			ps.add(".rbd.monitors", "is required: list the Ceph monitors")
+		}
+		ps.required(".rbd.image", r.RBDImage, "the RADOS image's name")
+	}
+	if c := v.Cinder; c != nil { // validateCinderVolumeSource
+		ps.required(".cinder.volumeID", c.VolumeID, "the volume's ID")
+		if c.SecretRef != nil {
+			ps.required(".cinder.secretRef.name", c.SecretRef.Name, "the Secret's name")
+		}
+	}
+	if c := v.CephFS; c != nil && len(c.Monitors) == 0 { // validateCephFSVolumeSource
+		ps.add(".cephfs.monitors", "is required: list the Ceph monitors")
+	}
+	if q := v.Quobyte; q != nil {
+		ps.quobyte(q)
+	}
+	if d := v.DownwardAPI; d != nil { // validateDownwardAPIVolumeSource
+		ps.fileMode(".downwardAPI.defaultMode", d.DefaultMode)
+		for i, file := range d.Items {
+			ps.downwardAPIFile(index(".downwardAPI.items", i), file)
+		}
+	}
+	if fc := v.FC; fc != nil { // validateFCVolumeSource
+		switch {
+		case len(fc.TargetWWNs) == 0 && len(fc.WWIDs) == 0:
+			ps.add(".fc", "sets neither targetWWNs nor wwids: set one of them")
+		case len(fc.TargetWWNs) > 0 && len(fc.WWIDs) > 0:
+			ps.add(".fc", "sets both targetWWNs and wwids: set one of them")
+		}
+		if len(fc.TargetWWNs) > 0 {
+			if fc.Lun == nil {
+				ps.add(".fc.lun", "is required with targetWWNs: set a LUN from 0 to 255")
+			} else {
+				ps.between(".fc.lun", int64(*fc.Lun), 0, 255)
+			}
+		}
+	}
+	if fv := v.FlexVolume; fv != nil { // validateFlexVolumeSource
+		ps.required(".flexVolume.driver", fv.Driver, "the driver's name")
+		for _, k := range slices.Sorted(maps.Keys(fv.Options)) {
+			ns, _, found := strings.Cut(k, "/")
+			if !found {
+				ns = k
+			}
+			if n := "." + strings.ToLower(ns); strings.HasSuffix(n, ".kubernetes.io") || strings.HasSuffix(n, ".k8s.io") {
+				ps.add(".flexVolume.options["+k+"]", "is in a namespace Kubernetes reserves (kubernetes.io, k8s.io): use another key")
+			}
+		}
+	}
+	if c := v.ConfigMap; c != nil { // validateConfigMapVolumeSource
+		ps.required(".configMap.name", c.Name, "the ConfigMap's name")
+		ps.fileMode(".configMap.defaultMode", c.DefaultMode)
+		ps.keyPaths(".configMap.items", c.Items, nil)
+	}
+	if a := v.AzureFile; a != nil { // validateAzureFile
+		ps.required(".azureFile.secretName", a.SecretName, "the Secret that holds the storage account")
+		ps.required(".azureFile.shareName", a.ShareName, "the share's name")
+	}
+	if d := v.VsphereVolume; d != nil { // validateVsphereVolumeSource
+		ps.required(".vsphereVolume.volumePath", d.VolumePath, "the volume's path")
+	}
+	if d := v.PhotonPersistentDisk; d != nil { // validatePhotonPersistentDiskVolumeSource
+		ps.required(".photonPersistentDisk.pdID", d.PdID, "the disk's ID")
+	}
+	if d := v.PortworxVolume; d != nil { // validatePortworxVolumeSource
+		ps.required(".portworxVolume.volumeID", d.VolumeID, "the volume's ID")
+	}
+	if a := v.AzureDisk; a != nil {
+		ps.azureDisk(a)
+	}
+	if s := v.StorageOS; s != nil { // validateStorageOSVolumeSource
+		if ps.required(".storageos.volumeName", s.VolumeName, "the volume's name") {
+			ps.dnsLabel(".storageos.volumeName", s.VolumeName, "a volume name")
+		}
+		if s.VolumeNamespace != "" {
+			ps.dnsLabel(".storageos.volumeNamespace", s.VolumeNamespace, "a namespace name")
+		}
+		if s.SecretRef != nil {
+			ps.required(".storageos.secretRef.name", s.SecretRef.Name, "the Secret's name")
+		}
+	}
+	if p := v.Projected; p != nil {
+		ps.projected(p)
+	}
+	if s := v.ScaleIO; s != nil { // validateScaleIOVolumeSource
+		ps.required(".scaleIO.gateway", s.Gateway, "the ScaleIO gateway's address")
+		ps.required(".scaleIO.system", s.System, "the ScaleIO system's name")
+		ps.required(".scaleIO.volumeName", s.VolumeName, "the volume's name")
+	}
+	if c := v.CSI; c != nil { // validateCSIVolumeSource
+		if ps.required(".csi.driver", c.Driver, "the CSI driver's name, e.g. csi.example.com") {
+			if len(c.Driver) > 63 {
+				ps.add(".csi.driver", "is %d characters: must be at most 63", len(c.Driver))
+			}
+			ps.dnsSubdomain(".csi.driver", strings.ToLower(c.Driver), "a CSI driver name")
+		}
+		if r := c.NodePublishSecretRef; r != nil && ps.required(".csi.nodePublishSecretRef.name", r.Name, "the Secret's name") {
+			ps.dnsSubdomain(".csi.nodePublishSecretRef.name", r.Name, "a Secret name")
+		}
+	}
+	if e := v.Ephemeral; e != nil {
+		ps.ephemeral(e)
+	}
+	if im := v.Image; im != nil { // validateImageVolumeSource
+		ps.required(".image.reference", im.Reference, "an image reference")
+		ps.oneOf(".image.pullPolicy", string(im.PullPolicy), true, "Always", "IfNotPresent", "Never") // "" is defaulted
+	}
+	return ps.list
+}
+
+// SetPointers counts the pointer fields of a struct that are set: a volume
+// source, a probe handler, an environment variable's source each take
+// exactly one.
+func SetPointers(v any) int {
+	rv := reflect.ValueOf(v)
+	n := 0
+	for i := range rv.NumField() {
+		if f := rv.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
+			n++
+		}
+	}
+	return n
+}
+
+func (ps *problems) between(fld string, v, lo, hi int64) {
+	if v < lo || v > hi {
+		ps.add(fld, "%d is invalid: must be from %d to %d", v, lo, hi)
+	}
+}
+
+// fileMode: a file's mode bits, 0 to 0777 (fileModeErrorMsg).
+func (ps *problems) fileMode(fld string, m *int32) {
+	if m != nil && (*m < 0 || *m > 0o777) {
+		ps.add(fld, "%d is invalid: must be a file mode from 0 to 0777 (octal; 511 in decimal), e.g. 0644 (420 in decimal)", *m)
+	}
+}
+
+func (ps *problems) dnsLabel(fld, v, what string) {
+	if msgs := validation.IsDNS1123Label(v); len(msgs) > 0 {
+		ps.add(fld, "%s is not %s: %s", Quote(v), what, msgs[0])
+	}
+}
+
+// keyPaths: validateKeyToPath for each item; paths, when not nil, collects
+// the paths of a projected volume (which must not repeat).
+func (ps *problems) keyPaths(fld string, items []corev1.KeyToPath, paths map[string]bool) {
+	for i, kp := range items {
+		at := index(fld, i)
+		ps.required(at+".key", kp.Key, "the key to project")
+		if ps.required(at+".path", kp.Path, "the file's path, relative to the mount") {
+			ps.localNonReservedPath(at+".path", kp.Path)
+		}
+		ps.fileMode(at+".mode", kp.Mode)
+		ps.uniquePath(at+".path", kp.Path, paths)
+	}
+}
+
+// uniquePath: a projected volume's "conflicting duplicate paths".
+func (ps *problems) uniquePath(fld, p string, paths map[string]bool) {
+	if paths == nil || p == "" {
+		return
+	}
+	if paths[p] {
+		ps.add(fld, "%s is also the path of another file of the projected volume: use another path", Quote(p))
+	}
+	paths[p] = true
+}
+
+// Downward API fields a volume file may hold (validateDownwardAPIVolumeFile).
+var (
+	downwardFieldPaths    = []string{"metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid"}
+	downwardResourcePaths = []string{"limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu", "requests.ephemeral-storage", "requests.memory"}
+)
+
+// downwardAPIFile: validateDownwardAPIVolumeFile.
+func (ps *problems) downwardAPIFile(at string, file corev1.DownwardAPIVolumeFile) {
+	if ps.required(at+".path", file.Path, "the file's path, relative to the mount") {
+		ps.localNonReservedPath(at+".path", file.Path)
+	}
+	switch {
+	case file.FieldRef != nil && file.ResourceFieldRef != nil:
+		ps.add(at, "sets fieldRef and resourceFieldRef: set one of them")
+	case file.FieldRef != nil:
+		ps.objectFieldSelector(at+".fieldRef", file.FieldRef)
+	case file.ResourceFieldRef != nil:
+		ps.resourceFieldSelector(at+".resourceFieldRef", file.ResourceFieldRef)
+	default:
+		ps.add(at, "sets neither fieldRef nor resourceFieldRef: set one of them")
+	}
+	ps.fileMode(at+".mode", file.Mode)
+}
+
+// objectFieldSelector: validateObjectFieldSelector for a volume file
+// (apiVersion "" is defaulted to v1).
+func (ps *problems) objectFieldSelector(at string, fs *corev1.ObjectFieldSelector) {
+	if fs.APIVersion != "" && fs.APIVersion != "v1" {
+		ps.add(at+".apiVersion", "%s is not supported: use v1", Quote(fs.APIVersion))
+		return
+	}
+	if fs.FieldPath == "" {
+		ps.add(at+".fieldPath", "is required: use one of %s, or metadata.labels['key'] or metadata.annotations['key']", orList(downwardFieldPaths))
+		return
+	}
+	if p, sub, ok := subscripted(fs.FieldPath); ok {
+		key := sub
+		switch p {
+		case "metadata.annotations":
+			key = strings.ToLower(sub)
+		case "metadata.labels":
+		default:
+			ps.add(at+".fieldPath", "%s is invalid: only metadata.labels and metadata.annotations take a subscript", Quote(fs.FieldPath))
+			return
+		}
+		if msgs := validation.IsQualifiedName(key); len(msgs) > 0 {
+			ps.add(at+".fieldPath", "%s is invalid: %s", Quote(fs.FieldPath), msgs[0])
+		}
+		return
+	}
+	ps.oneOf(at+".fieldPath", fs.FieldPath, false, downwardFieldPaths...)
+}
+
+// subscripted: fieldpath.SplitMaybeSubscriptedPath, path['key'].
+func subscripted(fp string) (string, string, bool) {
+	if !strings.HasSuffix(fp, "']") {
+		return fp, "", false
+	}
+	s := strings.TrimSuffix(fp, "']")
+	parts := strings.SplitN(s, "['", 2)
+	if len(parts) < 2 || len(parts[0]) == 0 {
+		return fp, "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// resourceFieldSelector: validateContainerResourceFieldSelector for a
+// volume file, and validateContainerResourceDivisor.
+func (ps *problems) resourceFieldSelector(at string, fs *corev1.ResourceFieldSelector) {
+	switch {
+	case fs.ContainerName == "":
+		ps.add(at+".containerName", "is required in a volume: name the container whose resources the file holds")
+	case fs.Resource == "":
+		ps.add(at+".resource", "is required: use one of %s", orList(downwardResourcePaths))
+	case !strings.HasPrefix(fs.Resource, "requests.hugepages-") && !strings.HasPrefix(fs.Resource, "limits.hugepages-"):
+		ps.oneOf(at+".resource", fs.Resource, false, downwardResourcePaths...)
+	}
+	ps.divisor(at+".divisor", fs.Resource, fs.Divisor)
+}
+
+// divisor: validateContainerResourceDivisor.
+func (ps *problems) divisor(fld, res string, d resource.Quantity) {
+	if d.IsZero() {
+		return // unset: defaulted to 1
+	}
+	var allowed []string
+	switch {
+	case res == "limits.cpu" || res == "requests.cpu":
+		allowed = []string{"1m", "1"}
+	case res == "limits.memory" || res == "requests.memory" || res == "limits.ephemeral-storage" || res == "requests.ephemeral-storage" ||
+		strings.HasPrefix(res, "requests.hugepages-") || strings.HasPrefix(res, "limits.hugepages-"):
+		allowed = []string{"1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"}
+	default:
+		return
+	}
+	if slices.Contains(allowed, d.String()) { // the API server compares the canonical form: 1024 is not 1Ki
+		return
+	}
+	ps.add(fld, "%s is not supported for %s: use %s", d.String(), res, orList(allowed))
+}
+
+// iSCSI names (iscsiInitiator*Regex).
+var (
+	iqnName = regexp.MustCompile(`iqn\.\d{4}-\d{2}\.([[:alnum:]-.]+)(:[^,;*&$|\s]+)$`)
+	euiName = regexp.MustCompile(`^eui.[[:alnum:]]{16}$`)
+	naaName = regexp.MustCompile(`^naa.[[:alnum:]]{32}$`)
+)
+
+// iscsiName: an IQN, EUI or NAA name, "" when it is one.
+func iscsiName(v string) string {
+	switch {
+	case strings.HasPrefix(v, "iqn"):
+		if !iqnName.MatchString(v) {
+			return "must be an IQN such as iqn.2001-04.com.example:storage"
+		}
+	case strings.HasPrefix(v, "eui"):
+		if !euiName.MatchString(v) {
+			return "must be an EUI name, eui. and 16 letters or digits"
+		}
+	case strings.HasPrefix(v, "naa"):
+		if !naaName.MatchString(v) {
+			return "must be an NAA name, naa. and 32 letters or digits"
+		}
+	default:
+		return "must start with iqn, eui or naa"
+	}
+	return ""
+}
+
+// iscsi: validateISCSIVolumeSource, and the volume name's limit.
+func (ps *problems) iscsi(volName string, i *corev1.ISCSIVolumeSource) {
+	ps.required(".iscsi.targetPortal", i.TargetPortal, "the target's portal, ip:port")
+	if ps.required(".iscsi.iqn", i.IQN, "the target's IQN") {
+		if msg := iscsiName(i.IQN); msg != "" {
+			ps.add(".iscsi.iqn", "%s is invalid: %s", Quote(i.IQN), msg)
+		}
+	}
+	ps.between(".iscsi.lun", int64(i.Lun), 0, 255)
+	if (i.DiscoveryCHAPAuth || i.SessionCHAPAuth) && i.SecretRef == nil {
+		ps.add(".iscsi.secretRef", "is required with CHAP authentication: name the Secret that holds the credentials")
+	}
+	if i.InitiatorName != nil {
+		if msg := iscsiName(*i.InitiatorName); msg != "" {
+			ps.add(".iscsi.initiatorName", "%s is invalid: %s", Quote(*i.InitiatorName), msg)
+		}
+		if n := len(volName + ":" + i.TargetPortal); n > 64 {
+			ps.add(".iscsi.targetPortal", "makes <volume name>:<targetPortal> %d characters, more than 64 with initiatorName set: shorten the volume's name", n)
+		}
+	}
+}
+
+// quobyte: validateQuobyteVolumeSource.
+func (ps *problems) quobyte(q *corev1.QuobyteVolumeSource) {
+	switch {
+	case q.Registry == "":
+		ps.add(".quobyte.registry", "is required: set host:port pairs separated by commas")
+	case len(q.Tenant) >= 65:
+		ps.add(".quobyte.tenant", "is %d characters: must be a UUID of at most 64", len(q.Tenant))
+	default:
+		for _, hp := range strings.Split(q.Registry, ",") {
+			if _, _, err := net.SplitHostPort(hp); err != nil {
+				ps.add(".quobyte.registry", "%s is invalid: must be host:port pairs separated by commas", Quote(q.Registry))
+				break
+			}
+		}
+	}
+	ps.required(".quobyte.volume", q.Volume, "the volume's name")
+}
+
+// azureDisk: validateAzureDisk, after defaulting (kind Shared, which takes a
+// blob URI).
+func (ps *problems) azureDisk(a *corev1.AzureDiskVolumeSource) {
+	ps.required(".azureDisk.diskName", a.DiskName, "the disk's name")
+	ps.required(".azureDisk.diskURI", a.DataDiskURI, "the disk's URI")
+	if a.CachingMode != nil {
+		ps.oneOf(".azureDisk.cachingMode", string(*a.CachingMode), false, "None", "ReadOnly", "ReadWrite")
+	}
+	kind := corev1.AzureSharedBlobDisk
+	if a.Kind != nil {
+		kind = *a.Kind
+		ps.oneOf(".azureDisk.kind", string(kind), false, "Dedicated", "Managed", "Shared")
+	}
+	if kind == corev1.AzureManagedDisk && !strings.HasPrefix(a.DataDiskURI, "/subscriptions/") {
+		ps.add(".azureDisk.diskURI", "%s is invalid for a Managed disk: use /subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}", Quote(a.DataDiskURI))
+	}
+	if kind != corev1.AzureManagedDisk && !strings.HasPrefix(a.DataDiskURI, "https://") {
+		ps.add(".azureDisk.diskURI", "%s is invalid for a %s disk: use https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd", Quote(a.DataDiskURI), kind)
+	}
+}
+
+// projected: validateProjectedVolumeSource and validateProjectionSources.
+func (ps *problems) projected(p *corev1.ProjectedVolumeSource) {
+	ps.fileMode(".projected.defaultMode", p.DefaultMode)
+	paths := map[string]bool{}
+	for i, src := range p.Sources {
+		at := index(".projected.sources", i)
+		if n := SetPointers(src); n > 1 {
+			ps.add(at, "sets %d sources: set one per item of sources", n)
+		}
+		if s := src.Secret; s != nil {
+			ps.required(at+".secret.name", s.Name, "the Secret's name")
+			ps.keyPaths(at+".secret.items", s.Items, paths)
+		}
+		if c := src.ConfigMap; c != nil {
+			ps.required(at+".configMap.name", c.Name, "the ConfigMap's name")
+			ps.keyPaths(at+".configMap.items", c.Items, paths)
+		}
+		if d := src.DownwardAPI; d != nil {
+			for j, file := range d.Items {
+				ps.downwardAPIFile(index(at+".downwardAPI.items", j), file)
+				ps.uniquePath(index(at+".downwardAPI.items", j)+".path", file.Path, paths)
+			}
+		}
+		if t := src.ServiceAccountToken; t != nil {
+			if e := t.ExpirationSeconds; e != nil && (*e < 600 || *e > 1<<32) { // nil is defaulted to an hour
+				ps.add(at+".serviceAccountToken.expirationSeconds", "%d is invalid: must be from 600 (10 minutes) to 4294967296 (2^32)", *e)
+			}
+			if ps.required(at+".serviceAccountToken.path", t.Path, "the token file's path, relative to the mount") {
+				ps.localNonReservedPath(at+".serviceAccountToken.path", t.Path)
+			}
+		}
+		if b := src.ClusterTrustBundle; b != nil {
+			ps.clusterTrustBundle(at+".clusterTrustBundle", b, paths)
+		}
+		if c := src.PodCertificate; c != nil {
+			ps.podCertificate(at+".podCertificate", c, paths)
+		}
+	}
+}
+
+// clusterTrustBundle: the clusterTrustBundle projection's fields, but the
+// name's and signer name's formats.
+func (ps *problems) clusterTrustBundle(at string, b *corev1.ClusterTrustBundleProjection, paths map[string]bool) {
+	switch {
+	case b.Name != nil && b.SignerName != nil:
+		ps.add(at, "sets name and signerName: set one of them")
+	case b.Name != nil:
+		if *b.Name == "" {
+			ps.add(at+".name", "is required: name a ClusterTrustBundle")
+		}
+		if b.LabelSelector != nil {
+			ps.add(at+".labelSelector", "must not be set with name: remove it, or use signerName")
+		}
+	case b.SignerName != nil:
+		if *b.SignerName == "" {
+			ps.add(at+".signerName", "is required: name a signer, e.g. example.com/signer")
+		}
+		ps.fieldErrors(at+".labelSelector", metavalidation.ValidateLabelSelector(b.LabelSelector, metavalidation.LabelSelectorValidationOptions{}, field.NewPath("x")))
+	default:
+		ps.add(at, "sets neither name nor signerName: set one of them")
+	}
+	if ps.required(at+".path", b.Path, "the file's path, relative to the mount") {
+		ps.localNonReservedPath(at+".path", b.Path)
+	}
+	ps.uniquePath(at+".path", b.Path, paths)
+}
+
+// podCertificate: the podCertificate projection's fields, but the signer
+// name's format and the expiration's upper bound.
+func (ps *problems) podCertificate(at string, c *corev1.PodCertificateProjection, paths map[string]bool) {
+	ps.required(at+".signerName", c.SignerName, "a signer, e.g. example.com/signer")
+	ps.oneOf(at+".keyType", c.KeyType, false, "RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519")
+	if e := c.MaxExpirationSeconds; e != nil && *e < 3600 {
+		ps.add(at+".maxExpirationSeconds", "%d is invalid: must be 3600 or more", *e)
+	}
+	n := 0
+	for _, f := range []struct{ name, v string }{{"credentialBundlePath", c.CredentialBundlePath}, {"keyPath", c.KeyPath}, {"certificateChainPath", c.CertificateChainPath}} {
+		if f.v != "" {
+			n++
+			ps.localNonReservedPath(at+"."+f.name, f.v)
+			ps.uniquePath(at+"."+f.name, f.v, paths)
+		}
+	}
+	if n == 0 {
+		ps.add(at, "sets no path: set at least one of credentialBundlePath, keyPath and certificateChainPath")
+	}
+}
+
+// ephemeral: validateEphemeralVolumeSource, ValidateTemplateObjectMeta and
+// ValidatePersistentVolumeClaimSpec (but its data sources).
+func (ps *problems) ephemeral(e *corev1.EphemeralVolumeSource) {
+	t := e.VolumeClaimTemplate
+	if t == nil {
+		ps.add(".ephemeral.volumeClaimTemplate", "is required: describe the claim each pod gets")
+		return
+	}
+	at := ".ephemeral.volumeClaimTemplate"
+	ps.fieldErrors(at+".metadata.annotations", apivalidation.ValidateAnnotations(t.Annotations, field.NewPath("x")))
+	ps.fieldErrors(at+".metadata.labels", metavalidation.ValidateLabels(t.Labels, field.NewPath("x")))
+	m := t.ObjectMeta
+	m.Labels, m.Annotations = nil, nil
+	if !reflect.ValueOf(m).IsZero() {
+		ps.add(at+".metadata", "may only set labels and annotations: remove the other fields")
+	}
+	s := t.Spec
+	if len(s.AccessModes) == 0 {
+		ps.add(at+".spec.accessModes", "is required: give at least one access mode, e.g. ReadWriteOnce")
+	}
+	once, other := false, false
+	for i, m := range s.AccessModes {
+		ps.oneOf(index(at+".spec.accessModes", i), string(m), false, "ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
+		once = once || m == corev1.ReadWriteOncePod
+		other = other || m == corev1.ReadWriteOnce || m == corev1.ReadOnlyMany || m == corev1.ReadWriteMany
+	}
+	if once && other {
+		ps.add(at+".spec.accessModes", "may not use ReadWriteOncePod with other access modes: use it alone")
+	}
+	ps.fieldErrors(at+".spec.selector", metavalidation.ValidateLabelSelector(s.Selector, metavalidation.LabelSelectorValidationOptions{}, field.NewPath("x")))
+	if q, ok := s.Resources.Requests[corev1.ResourceStorage]; !ok {
+		ps.add(at+".spec.resources.requests.storage", "is required: request a size, e.g. 10Gi")
+	} else if q.Sign() <= 0 {
+		ps.add(at+".spec.resources.requests.storage", "%s is invalid: must be more than 0", q.String())
+	}
+	if c := s.StorageClassName; c != nil && *c != "" {
+		ps.dnsSubdomain(at+".spec.storageClassName", *c, "a StorageClass name")
+	}
+	if vm := s.VolumeMode; vm != nil {
+		ps.oneOf(at+".spec.volumeMode", string(*vm), false, "Block", "Filesystem")
+	}
+	if c := s.VolumeAttributesClassName; c != nil && *c != "" {
+		ps.dnsSubdomain(at+".spec.volumeAttributesClassName", *c, "a VolumeAttributesClass name")
+	}
+}
