@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/vllm-project/function-vllm-stack/internal/kubeapi"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
@@ -296,6 +297,8 @@ func validatePod(f *findings, path string, c v1alpha1.EngineConfig) {
 		}
 		annotationKeys(f, p+".annotations", pc.Annotations)
 		objectName(f, p+".serviceAccountName", pc.ServiceAccountName)
+		apiProblems(f, p+".securityContext", kubeapi.PodSecurityContext(pc.SecurityContext))
+		apiProblems(f, p+".containerSecurityContext", kubeapi.SecurityContext(pc.ContainerSecurityContext))
 		for i, ic := range pc.InitContainers {
 			if msgs := validation.IsDNS1123Label(ic.Name); len(msgs) > 0 || ic.Name == engineContainer {
 				f.errorf("%s.initContainers[%d].name %q is invalid: use a DNS label other than %q", p, i, ic.Name, engineContainer)
@@ -340,6 +343,8 @@ func validateScheduling(f *findings, p string, sc *v1alpha1.Scheduling) {
 		return
 	}
 	labelMap(f, p+".nodeSelector", sc.NodeSelector)
+	apiProblems(f, p+".tolerations", kubeapi.Tolerations(sc.Tolerations))
+	apiProblems(f, p+".affinity", kubeapi.Affinity(sc.Affinity))
 	objectName(f, p+".runtimeClassName", sc.RuntimeClassName)
 	objectName(f, p+".priorityClassName", sc.PriorityClassName)
 	objectName(f, p+".schedulerName", sc.SchedulerName)
