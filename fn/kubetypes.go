@@ -29,6 +29,12 @@ func validateVolume(f *findings, p string, v corev1.Volume) {
 	if msgs := validation.IsDNS1123Label(v.Name); len(msgs) > 0 {
 		f.errorf("%s.name %s is not a volume name: %s", p, clipQuote(v.Name), strings.Join(msgs, "; "))
 	}
+	// The API server makes a volume without a source an emptyDir; the
+	// function refuses it: the XRD prunes a misspelled source, and the
+	// volume the user meant would silently be an empty directory.
+	if kubeapi.SetPointers(v.VolumeSource) == 0 {
+		f.errorf("%s sets 0 volume sources: set exactly one, such as persistentVolumeClaim, configMap, secret or emptyDir", p)
+	}
 	apiProblems(f, p, kubeapi.VolumeSource(v.Name, v.VolumeSource))
 	if e := v.EmptyDir; e != nil && e.SizeLimit != nil && e.SizeLimit.Sign() >= 0 && !quantityInRange(*e.SizeLimit) {
 		f.errorf("%s.emptyDir.sizeLimit is too large: a Kubernetes quantity holds less than 8Ei", p)

@@ -133,7 +133,7 @@ func TestRules(t *testing.T) {
 
 		// validateVolumeSource
 		{"VolumesAccepted", volume, `{"name": "v", "configMap": {"name": "cfg", "defaultMode": 420, "items": [{"key": "a", "path": "dir/a..b", "mode": 511}]}}`, nil},
-		{"VolumeNone", volume, `{"name": "v"}`, []string{`x sets 0 volume sources: set exactly one, such as persistentVolumeClaim, configMap, secret or emptyDir`}},
+		{"VolumeNone", volume, `{"name": "v"}`, nil}, // SetDefaults_Volume makes it an emptyDir
 		{"ConfigMapItems", volume, `{"name": "v", "configMap": {"name": "", "defaultMode": 512, "items": [{"key": "", "path": "/etc/a", "mode": -1}, {"key": "b", "path": "../b"}, {"key": "c", "path": "..c"}, {"key": "d", "path": ""}]}}`, []string{
 			`x.configMap.name is required: set the ConfigMap's name`,
 			`x.configMap.defaultMode 512 is invalid: must be a file mode from 0 to 0777 (octal; 511 in decimal), e.g. 0644 (420 in decimal)`,

@@ -17,12 +17,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// VolumeSource checks a volume's source as validateVolumeSource does: exactly
-// one source, and the fields of each. volName is the volume's name (an iSCSI
-// volume's name and portal share a length limit).
+// VolumeSource checks a volume's source as validateVolumeSource does: at
+// most one source (none is defaulted to an emptyDir by SetDefaults_Volume),
+// and the fields of each. volName is the volume's name (an iSCSI volume's
+// name and portal share a length limit).
 func VolumeSource(volName string, v corev1.VolumeSource) []Problem {
 	var ps problems
-	if n := SetPointers(v); n != 1 {
+	if n := SetPointers(v); n > 1 {
 		ps.add("", "sets %d volume sources: set exactly one, such as persistentVolumeClaim, configMap, secret or emptyDir", n)
 	}
 	if e := v.EmptyDir; e != nil && e.SizeLimit != nil && e.SizeLimit.Sign() < 0 {

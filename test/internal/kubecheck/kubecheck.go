@@ -505,6 +505,9 @@ func (st *renderedStack) checkPodSpec(o *object, p *corev1.PodSpec) {
 			st.errorf(o, "%s: duplicate volume %q", vf, v.Name)
 		}
 		volumes[v.Name] = true
+		if kubeapi.SetPointers(v.VolumeSource) == 0 { // the function composes none: the API server would make it an emptyDir
+			st.errorf(o, "%s (%s): no volume source", vf, v.Name)
+		}
 		st.apiProblems(o, vf, kubeapi.VolumeSource(v.Name, v.VolumeSource))
 		if c := v.PersistentVolumeClaim; c != nil {
 			st.refExists(o, vf+".persistentVolumeClaim.claimName", "PersistentVolumeClaim", c.ClaimName)

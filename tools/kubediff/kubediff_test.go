@@ -1,0 +1,179 @@
+// Package kubediff holds internal/kubeapi to the API server it copies: each
+// input (a toleration list, an affinity, a security context or a volume, as
+// JSON) goes into an otherwise valid pod template, which k8s.io/kubernetes
+// v1.37.2 (the version tools/kube builds for the e2e tests) defaults,
+// converts and validates as it validates a Deployment's; kubeapi must refuse
+// exactly what it refuses.
+//
+// It is its own module so that neither the function nor its tests depend on
+// k8s.io/kubernetes: `cd tools/kubediff && go test ./...`, and fuzz with
+// `go test -fuzz FuzzAgainstAPIServer`.
+package kubediff
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	podutil "k8s.io/kubernetes/pkg/api/pod"
+	"k8s.io/kubernetes/pkg/apis/core"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	"k8s.io/kubernetes/pkg/apis/core/validation"
+	"k8s.io/kubernetes/pkg/capabilities"
+
+	"github.com/vllm-project/function-vllm-stack/internal/kubeapi"
+)
+
+func init() {
+	// kube-apiserver --allow-privileged=true, as kubeadm and managed
+	// clusters run it: kubeapi leaves privileged to the cluster's policy.
+	capabilities.Initialize(capabilities.Capabilities{AllowPrivileged: true})
+}
+
+// kinds are the pieces a stack carries, by the fuzz input's kind byte.
+var kinds = []struct {
+	name string
+	// into puts the JSON into the template; false when it does not decode.
+	into func(tmpl *corev1.PodTemplateSpec, j []byte) bool
+	// rules are kubeapi's problems with the piece.
+	rules func(tmpl *corev1.PodTemplateSpec) []kubeapi.Problem
+}{
+	{"tolerations",
+		func(t *corev1.PodTemplateSpec, j []byte) bool { return json.Unmarshal(j, &t.Spec.Tolerations) == nil },
+		func(t *corev1.PodTemplateSpec) []kubeapi.Problem { return kubeapi.Tolerations(t.Spec.Tolerations) }},
+	{"affinity",
+		func(t *corev1.PodTemplateSpec, j []byte) bool { return json.Unmarshal(j, &t.Spec.Affinity) == nil },
+		func(t *corev1.PodTemplateSpec) []kubeapi.Problem { return kubeapi.Affinity(t.Spec.Affinity) }},
+	{"podSecurityContext",
+		func(t *corev1.PodTemplateSpec, j []byte) bool { return json.Unmarshal(j, &t.Spec.SecurityContext) == nil },
+		func(t *corev1.PodTemplateSpec) []kubeapi.Problem { return kubeapi.PodSecurityContext(t.Spec.SecurityContext) }},
+	{"securityContext",
+		func(t *corev1.PodTemplateSpec, j []byte) bool {
+			return json.Unmarshal(j, &t.Spec.Containers[0].SecurityContext) == nil
+		},
+		func(t *corev1.PodTemplateSpec) []kubeapi.Problem {
+			return kubeapi.SecurityContext(t.Spec.Containers[0].SecurityContext)
+		}},
+	{"volume",
+		func(t *corev1.PodTemplateSpec, j []byte) bool {
+			var v corev1.Volume
+			if json.Unmarshal(j, &v) != nil {
+				return false
+			}
+			v.Name = "v" // the name is the function's concern, not kubeapi's
+			t.Spec.Volumes = []corev1.Volume{v}
+			return true
+		},
+		func(t *corev1.PodTemplateSpec) []kubeapi.Problem {
+			return kubeapi.VolumeSource(t.Spec.Volumes[0].Name, t.Spec.Volumes[0].VolumeSource)
+		}},
+}
+
+// template is a valid pod template, as the stack composes one.
+func template() *corev1.PodTemplateSpec {
+	return &corev1.PodTemplateSpec{
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "vllm", Image: "vllm/vllm-openai:v0.9.2"}}},
+	}
+}
+
+// apiServer validates a template as the API server validates a
+// Deployment's: defaulted, converted, ValidatePodTemplateSpec.
+func apiServer(t testing.TB, tmpl *corev1.PodTemplateSpec) field.ErrorList {
+	pt := &corev1.PodTemplate{Template: *tmpl.DeepCopy()}
+	legacyscheme.Scheme.Default(pt)
+	var internal core.PodTemplate
+	if err := legacyscheme.Scheme.Convert(pt, &internal, nil); err != nil {
+		t.Fatalf("convert: %v", err)
+	}
+	opts := podutil.GetValidationOptionsFromPodTemplate(&internal.Template, nil)
+	return validation.ValidatePodTemplateSpec(&internal.Template, field.NewPath("template"), opts)
+}
+
+// diverges says how kubeapi and the API server disagree on a piece, or "".
+func diverges(t testing.TB, kind int, j []byte) string {
+	k := kinds[kind%len(kinds)]
+	tmpl := template()
+	if !k.into(tmpl, j) {
+		return ""
+	}
+	errs := apiServer(t, tmpl)
+	var problems []string
+	for _, p := range k.rules(tmpl) {
+		// Documented difference: a key in matchLabelKeys and in the
+		// selector passes the template but fails each pod it makes.
+		if !strings.Contains(p.Msg, "is also a key of labelSelector") {
+			problems = append(problems, p.At(k.name))
+		}
+	}
+	if (len(errs) > 0) != (len(problems) > 0) {
+		return fmt.Sprintf("%s %s: the API server says %v; kubeapi says %q", k.name, j, errs, problems)
+	}
+	return ""
+}
+
+func TestTemplateIsValid(t *testing.T) {
+	if errs := apiServer(t, template()); len(errs) > 0 {
+		t.Fatalf("the base template is refused: %v", errs)
+	}
+}
+
+// seeds are pieces each kind takes and refuses.
+var seeds = []struct {
+	kind int
+	json string
+}{
+	{0, `[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"}]`},
+	{0, `[{"key": "k", "operator": "Foo"}]`},
+	{0, `[{"key": "k", "operator": "Lt", "value": "5"}]`},
+	{0, `[{"key": "k", "value": "v", "effect": "NoSchedule", "tolerationSeconds": 5}]`},
+	{0, `[{"value": "v"}, {"key": "k", "operator": "Exists", "value": "x", "effect": "Sometimes"}]`},
+	{1, `{"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["a100"]}], "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n"]}]}]}, "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"matchExpressions": [{"key": "z", "operator": "In", "values": ["bad value"]}]}}]}}`},
+	{1, `{"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu", "operator": "In"}]}]}}}`},
+	{1, `{"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}`},
+	{1, `{"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 101, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}]}}`},
+	{1, `{"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "", "labelSelector": {"matchLabels": {"a": "b"}}, "matchLabelKeys": ["c"], "mismatchLabelKeys": ["c"], "namespaces": ["ns"]}]}}`},
+	{2, `{"runAsUser": 1000, "fsGroup": 1, "sysctls": [{"name": "net.core.somaxconn", "value": "1"}], "seccompProfile": {"type": "Localhost", "localhostProfile": "a.json"}, "seLinuxChangePolicy": "MountOption", "supplementalGroupsPolicy": "Strict"}`},
+	{2, `{"runAsUser": -1, "sysctls": [{"name": "Net", "value": "1"}], "seccompProfile": {"type": "Localhost"}, "appArmorProfile": {"type": "Localhost", "localhostProfile": " a"}}`},
+	{2, `{"windowsOptions": {"hostProcess": true, "runAsUserName": "a\\b", "gmsaCredentialSpecName": "x"}}`},
+	{3, `{"allowPrivilegeEscalation": false, "capabilities": {"add": ["SYS_ADMIN"]}, "privileged": false, "procMount": "Default"}`},
+	{3, `{"allowPrivilegeEscalation": false, "privileged": true, "procMount": "Unmasked", "capabilities": {"add": ["CAP_SYS_ADMIN"]}}`},
+	{4, `{"configMap": {"name": "c", "defaultMode": 420, "items": [{"key": "a", "path": "a/b..c", "mode": 511}]}}`},
+	{4, `{"configMap": {"name": "", "items": [{"key": "", "path": "../a"}]}}`},
+	{4, `{"secret": {"secretName": "s", "defaultMode": 512}}`},
+	{4, `{"hostPath": {"path": "/a/../b", "type": "Dir"}}`},
+	{4, `{"nfs": {"server": "s", "path": "rel"}}`},
+	{4, `{"csi": {"driver": "CSI.example.com", "nodePublishSecretRef": {"name": "s"}}}`},
+	{4, `{"projected": {"sources": [{"serviceAccountToken": {"path": "t"}}, {"downwardAPI": {"items": [{"path": "l", "fieldRef": {"fieldPath": "metadata.labels['a']"}}, {"path": "c", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.memory", "divisor": "1Mi"}}]}}]}}`},
+	{4, `{"projected": {"sources": [{"serviceAccountToken": {"path": "t", "expirationSeconds": 599}}, {"configMap": {"name": "c", "items": [{"key": "a", "path": "x"}]}, "secret": {"name": "s", "items": [{"key": "a", "path": "x"}]}}]}}`},
+	{4, `{"downwardAPI": {"items": [{"path": "c", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.cpu", "divisor": "1000m"}}, {"path": "m", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.memory", "divisor": "1024"}}]}}`},
+	{4, `{"ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}`},
+	{4, `{"ephemeral": {"volumeClaimTemplate": {"metadata": {"name": "x"}, "spec": {"accessModes": [], "resources": {}}}}}`},
+	{4, `{"image": {"reference": "r"}}`},
+	{4, `{"azureDisk": {"diskName": "d", "diskURI": "https://a.blob.core.windows.net/c/d.vhd"}}`},
+	{4, `{"iscsi": {"targetPortal": "1.2.3.4:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0}}`},
+	{4, `{"emptyDir": {"sizeLimit": "-1"}}`},
+	{4, `{}`},
+}
+
+func TestAgainstAPIServer(t *testing.T) {
+	for _, s := range seeds {
+		if d := diverges(t, s.kind, []byte(s.json)); d != "" {
+			t.Error(d)
+		}
+	}
+}
+
+func FuzzAgainstAPIServer(f *testing.F) {
+	for _, s := range seeds {
+		f.Add(uint8(s.kind), []byte(s.json))
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, j []byte) {
+		if d := diverges(t, int(kind), j); d != "" {
+			t.Error(d)
+		}
+	})
+}
