@@ -13,6 +13,10 @@ package kubediff
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,8 +53,12 @@ var kinds = []struct {
 		func(t *corev1.PodTemplateSpec, j []byte) bool { return json.Unmarshal(j, &t.Spec.Affinity) == nil },
 		func(t *corev1.PodTemplateSpec) []kubeapi.Problem { return kubeapi.Affinity(t.Spec.Affinity) }},
 	{"podSecurityContext",
-		func(t *corev1.PodTemplateSpec, j []byte) bool { return json.Unmarshal(j, &t.Spec.SecurityContext) == nil },
-		func(t *corev1.PodTemplateSpec) []kubeapi.Problem { return kubeapi.PodSecurityContext(t.Spec.SecurityContext) }},
+		func(t *corev1.PodTemplateSpec, j []byte) bool {
+			return json.Unmarshal(j, &t.Spec.SecurityContext) == nil
+		},
+		func(t *corev1.PodTemplateSpec) []kubeapi.Problem {
+			return kubeapi.PodSecurityContext(t.Spec.SecurityContext)
+		}},
 	{"securityContext",
 		func(t *corev1.PodTemplateSpec, j []byte) bool {
 			return json.Unmarshal(j, &t.Spec.Containers[0].SecurityContext) == nil
@@ -167,13 +175,134 @@ func TestAgainstAPIServer(t *testing.T) {
 	}
 }
 
+// FuzzAgainstAPIServer starts from a seed of a kind and sets up to two of
+// its fields (any field some seed of the kind has, picked by hash when the
+// fuzzed path is none) to fuzzed values (JSON, or else a string), so the
+// pieces stay shaped like what users write.
 func FuzzAgainstAPIServer(f *testing.F) {
-	for _, s := range seeds {
-		f.Add(uint8(s.kind), []byte(s.json))
+	for i := range seeds {
+		f.Add(uint8(i), "", "", "", "")
 	}
-	f.Fuzz(func(t *testing.T, kind uint8, j []byte) {
-		if d := diverges(t, int(kind), j); d != "" {
+	for _, v := range []struct{ path, value string }{
+		{"[0].operator", `"Exists"`}, {"[0].effect", `"NoExecute"`}, {"[0].tolerationSeconds", "0"}, {"runAsUser", "-1"},
+		{"seccompProfile.localhostProfile", `"../x"`}, {"configMap.items[0].path", `"..a"`}, {"hostPath.path", `""`}, {"sysctls[0].name", `"a/b.c"`},
+	} {
+		for i := range seeds {
+			f.Add(uint8(i), v.path, v.value, "", "")
+		}
+	}
+	f.Fuzz(func(t *testing.T, seed uint8, path, value, path2, value2 string) {
+		s := seeds[int(seed)%len(seeds)]
+		var v any
+		if err := json.Unmarshal([]byte(s.json), &v); err != nil {
+			t.Fatal(err)
+		}
+		for _, pv := range [][2]string{{path, value}, {path2, value2}} {
+			if pv[0] == "" {
+				continue
+			}
+			v = set(v, fieldOf(s.kind, pv[0]), parse(pv[1]))
+		}
+		j, _ := json.Marshal(v)
+		if d := diverges(t, s.kind, j); d != "" {
 			t.Error(d)
 		}
 	})
+}
+
+// fieldPaths are the paths of every field the seeds of each kind set.
+var fieldPaths = func() map[int][]string {
+	m := map[int][]string{}
+	for _, s := range seeds {
+		var v any
+		if err := json.Unmarshal([]byte(s.json), &v); err != nil {
+			panic(err)
+		}
+		walk(v, "", func(p string) {
+			if !slices.Contains(m[s.kind], p) {
+				m[s.kind] = append(m[s.kind], p)
+			}
+		})
+	}
+	for k := range m {
+		slices.Sort(m[k])
+	}
+	return m
+}()
+
+func walk(v any, at string, visit func(string)) {
+	if at != "" {
+		visit(at)
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			walk(x, strings.TrimPrefix(at+"."+k, "."), visit)
+		}
+	case []any:
+		for i, x := range v {
+			walk(x, fmt.Sprintf("%s[%d]", at, i), visit)
+		}
+	}
+}
+
+// fieldOf is the fuzzed path when a seed of the kind has it, else one of
+// theirs by the path's hash.
+func fieldOf(kind int, p string) string {
+	ps := fieldPaths[kind]
+	if slices.Contains(ps, p) {
+		return p
+	}
+	h := fnv.New32a()
+	h.Write([]byte(p))
+	return ps[int(h.Sum32()%uint32(len(ps)))]
+}
+
+func parse(s string) any {
+	var v any
+	if json.Unmarshal([]byte(s), &v) == nil {
+		return v
+	}
+	return s
+}
+
+var step = regexp.MustCompile(`^([^.\[]*)(?:\[(\d+)\])?\.?`)
+
+// set sets x at a path such as a.b[0].c below v, creating maps (not list
+// items) on the way; it gives up on paths through values of another type.
+func set(v any, path string, x any) any {
+	if path == "" {
+		return x
+	}
+	m := step.FindStringSubmatch(path)
+	rest := path[len(m[0]):]
+	if m[1] != "" {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			if v != nil {
+				return v
+			}
+			obj = map[string]any{}
+		}
+		if m[2] == "" {
+			obj[m[1]] = set(obj[m[1]], rest, x)
+			return obj
+		}
+		obj[m[1]] = set(obj[m[1]], "["+m[2]+"]"+prefixDot(rest), x)
+		return obj
+	}
+	list, ok := v.([]any)
+	i, _ := strconv.Atoi(m[2])
+	if !ok || i >= len(list) {
+		return v
+	}
+	list[i] = set(list[i], rest, x)
+	return list
+}
+
+func prefixDot(rest string) string {
+	if rest == "" || strings.HasPrefix(rest, "[") {
+		return rest
+	}
+	return "." + rest
 }
