@@ -10,9 +10,11 @@ import (
 
 // TestKubernetesTypeErrors: the Kubernetes types a spec holds as they are
 // (extra volumes and mounts, init containers, env sources, resource
-// requirements, probes, images, annotations) are refused when the API server
-// would refuse the Deployment or Service they go into. Each was found by
-// test/fuzz composing an object test/internal/kubecheck refuses.
+// requirements, probes, images, annotations, tolerations, affinity, security
+// contexts, volume sources) are refused when the API server would refuse the
+// Deployment or Service they go into. The first were found by test/fuzz
+// composing an object test/internal/kubecheck refuses; the last follow the
+// API server's rules (internal/kubeapi).
 func TestKubernetesTypeErrors(t *testing.T) {
 	cases := map[string]struct {
 		xr   map[string]any
@@ -86,36 +88,9 @@ func TestKubernetesTypeErrors(t *testing.T) {
 			xr:   with("routerConfig.podAnnotations", map[string]any{"a": strings.Repeat("x", 300000)}),
 			want: `invalid ProductionStack: spec.routerConfig.podAnnotations are too large: annotations size 300001 is larger than limit 262144; shorten them`,
 		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := fatal(t, run(t, req(t, tc.xr, nil, nil)))
-			if got != tc.want {
-				t.Errorf("Fatal message:\n got: %s\nwant: %s", got, tc.want)
-			}
-		})
-	}
-}
-
-// jsonOf reads a value written as JSON, as a spec holds it.
-func jsonOf(s string) any {
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		panic(err)
-	}
-	return v
-}
-
-// TestAPIServerRules: the Kubernetes types a spec carries as they are
-// (tolerations, affinity, security contexts, volume sources) are refused,
-// at the field the user wrote, when the API server would refuse the
-// Deployment they go into (internal/kubeapi holds the rules and their
-// tests); the engines', the router's and the cache server's alike.
-func TestAPIServerRules(t *testing.T) {
-	cases := map[string]struct {
-		xr   map[string]any
-		want string
-	}{
+		// The rules of internal/kubeapi (which holds their tests), at the
+		// field the user wrote, for the engines, the router and the cache
+		// server alike.
 		"Tolerations": {
 			xr: with("scheduling.tolerations", jsonOf(`[{"key": "gpu", "operator": "Foo"}, {"key": "gpu", "operator": "Exists", "value": "x", "effect": "Sometimes"}, {"key": "gpu", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}]`)),
 			want: `invalid ProductionStack: spec.scheduling.tolerations[0].operator "Foo" is not supported: use Equal or Exists; ` +
@@ -160,6 +135,15 @@ func TestAPIServerRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jsonOf reads a value written as JSON, as a spec holds it.
+func jsonOf(s string) any {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // TestAPIServerRulesAccept: values the API server takes compose, and go

@@ -50,9 +50,7 @@ func VolumeSource(volName string, v corev1.VolumeSource) []Problem {
 		ps.between(".awsElasticBlockStore.partition", int64(d.Partition), 0, 255)
 	}
 	if s := v.Secret; s != nil { // validateSecretVolumeSource
-		ps.required(".secret.secretName", s.SecretName, "the Secret's name")
-		ps.fileMode(".secret.defaultMode", s.DefaultMode)
-		ps.keyPaths(".secret.items", s.Items, nil)
+		ps.keyFiles(".secret", "secretName", s.SecretName, "the Secret's name", s.DefaultMode, s.Items)
 	}
 	if n := v.NFS; n != nil { // validateNFSVolumeSource
 		ps.required(".nfs.server", n.Server, "the NFS server's host name or IP address")
@@ -132,9 +130,7 @@ func VolumeSource(volName string, v corev1.VolumeSource) []Problem {
 		}
 	}
 	if c := v.ConfigMap; c != nil { // validateConfigMapVolumeSource
-		ps.required(".configMap.name", c.Name, "the ConfigMap's name")
-		ps.fileMode(".configMap.defaultMode", c.DefaultMode)
-		ps.keyPaths(".configMap.items", c.Items, nil)
+		ps.keyFiles(".configMap", "name", c.Name, "the ConfigMap's name", c.DefaultMode, c.Items)
 	}
 	if a := v.AzureFile; a != nil { // validateAzureFile
 		ps.required(".azureFile.secretName", a.SecretName, "the Secret that holds the storage account")
@@ -223,6 +219,14 @@ func (ps *problems) dnsLabel(fld, v, what string) {
 	if msgs := validation.IsDNS1123Label(v); len(msgs) > 0 {
 		ps.add(fld, "%s is not %s: %s", Quote(v), what, msgs[0])
 	}
+}
+
+// keyFiles: a Secret's or a ConfigMap's volume, its object's name required
+// (at nameField), its mode and items.
+func (ps *problems) keyFiles(at, nameField, name, what string, mode *int32, items []corev1.KeyToPath) {
+	ps.required(at+"."+nameField, name, what)
+	ps.fileMode(at+".defaultMode", mode)
+	ps.keyPaths(at+".items", items, nil)
 }
 
 // keyPaths: validateKeyToPath for each item; paths, when not nil, collects
