@@ -50,6 +50,18 @@ func validateVolume(f *findings, p string, v corev1.Volume) {
 	}
 }
 
+// validatePodAnnotations checks the pod annotations of the engines and the
+// router that the API server reads as pod settings (seccomp and AppArmor
+// profiles, tolerations, deletion cost) against the pods they go on.
+func validatePodAnnotations(f *findings, s *stack) {
+	for _, e := range s.engines {
+		pod := enginePod(s, e)
+		apiProblems(f, e.block+": pod.annotations", kubeapi.PodAnnotations(e.cfg.Pod.Annotations, &pod))
+	}
+	router := routerDeployment(s).Spec.Template
+	apiProblems(f, "spec.routerConfig.podAnnotations", kubeapi.PodAnnotations(router.Annotations, &router.Spec))
+}
+
 // apiProblems reports what the API server would refuse in a Kubernetes type
 // the spec carries, at the field (at) where the user wrote it.
 func apiProblems(f *findings, at string, ps []kubeapi.Problem) {

@@ -126,6 +126,17 @@ func TestKubernetesTypeErrors(t *testing.T) {
 				`spec.storage.extraVolumes[1].nfs.path "share" is invalid: must be an absolute path; ` +
 				`spec.storage.extraVolumes[2].hostPath.type "Dir" is not supported: use DirectoryOrCreate, Directory, FileOrCreate, File, Socket, CharDevice or BlockDevice`,
 		},
+		"PodAnnotations": {
+			xr: with("pod", jsonOf(`{"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "annotations": {"seccomp.security.alpha.kubernetes.io/pod": "unconfined", "container.apparmor.security.beta.kubernetes.io/vllm-engine": "runtime/default", "controller.kubernetes.io/pod-deletion-cost": "007"}}`)),
+			want: `invalid ProductionStack: spec: pod.annotations[container.apparmor.security.beta.kubernetes.io/vllm-engine] names container "vllm-engine", which the pod does not have (its containers: vllm): name one of them; ` +
+				`spec: pod.annotations[controller.kubernetes.io/pod-deletion-cost] "007" is invalid: must be a 32-bit integer without '+' or leading zeros, e.g. 100 or -5; ` +
+				`spec: pod.annotations[seccomp.security.alpha.kubernetes.io/pod] "unconfined" says another profile than securityContext.seccompProfile: remove the annotation`,
+		},
+		"RouterPodAnnotations": {
+			// The router runs with the RuntimeDefault seccomp profile.
+			xr:   with("routerConfig.podAnnotations", map[string]any{"seccomp.security.alpha.kubernetes.io/pod": "unconfined"}),
+			want: `invalid ProductionStack: spec.routerConfig.podAnnotations[seccomp.security.alpha.kubernetes.io/pod] "unconfined" says another profile than securityContext.seccompProfile: remove the annotation`,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -152,7 +163,8 @@ func TestAPIServerRulesAccept(t *testing.T) {
 	xr := with(
 		"scheduling", jsonOf(`{"tolerations": [{"operator": "Exists"}, {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}],
 			"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "vllm"}}, "matchLabelKeys": ["pod-template-hash"]}}]}}}`),
-		"pod", jsonOf(`{"securityContext": {"runAsUser": 1000, "fsGroup": 1000, "seccompProfile": {"type": "RuntimeDefault"}, "sysctls": [{"name": "net.core.somaxconn", "value": "1024"}]}, "containerSecurityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}}`),
+		"pod", jsonOf(`{"securityContext": {"runAsUser": 1000, "fsGroup": 1000, "seccompProfile": {"type": "RuntimeDefault"}, "sysctls": [{"name": "net.core.somaxconn", "value": "1024"}]}, "containerSecurityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}},
+			"annotations": {"container.apparmor.security.beta.kubernetes.io/vllm": "runtime/default", "seccomp.security.alpha.kubernetes.io/pod": "runtime/default"}}`),
 		"storage.extraVolumes", jsonOf(`[{"name": "cfg", "projected": {"sources": [{"configMap": {"name": "cfg", "items": [{"key": "a", "path": "conf/a.yaml"}]}}, {"downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}}]}}]`),
 	)
 	rsp := run(t, req(t, xr, nil, nil))

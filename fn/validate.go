@@ -81,6 +81,11 @@ func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, s *stack) fi
 	validateMonitoring(&f, spec.Monitoring)
 	validateNetworkPolicy(&f, spec.NetworkPolicy)
 	validateCacheServer(&f, spec)
+	if len(f.errs) == 0 {
+		// Annotations that are pod settings are checked against the pods
+		// they go on, which only a valid stack builds.
+		validatePodAnnotations(&f, s)
+	}
 	return f
 }
 

@@ -21,6 +21,8 @@ package kubeapi
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -118,3 +120,5 @@ func orList(s []string) string {
 }
 
 func index(fld string, i int) string { return fmt.Sprintf("%s[%d]", fld, i) }
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -26,6 +26,7 @@ var (
 	podSC       = check(PodSecurityContext)
 	containerSC = check(SecurityContext)
 	volume      = check(func(v corev1.Volume) []Problem { return VolumeSource(v.Name, v.VolumeSource) })
+	annotations = check(func(t corev1.PodTemplateSpec) []Problem { return PodAnnotations(t.Annotations, &t.Spec) })
 )
 
 // TestRules: each case is a value the API server of Kubernetes 1.37 accepts
@@ -191,6 +192,30 @@ func TestRules(t *testing.T) {
 		{"LegacySources", volume, `{"name": "v", "gcePersistentDisk": {"pdName": "", "partition": 300}}`, []string{
 			`x.gcePersistentDisk.pdName is required: set the disk's name`,
 			`x.gcePersistentDisk.partition 300 is invalid: must be from 0 to 255`}},
+		// ValidatePodSpecificAnnotations, validateSeccompAnnotationsAndFields,
+		// validateAppArmorAnnotationsAndFieldsMatchOnCreate
+		{"AnnotationsAccepted", annotations, `{"metadata": {"annotations": {"seccomp.security.alpha.kubernetes.io/pod": "runtime/default", "container.seccomp.security.alpha.kubernetes.io/vllm": "localhost/p.json",
+			"container.apparmor.security.beta.kubernetes.io/init": "localhost/p", "controller.kubernetes.io/pod-deletion-cost": "-5", "scheduler.alpha.kubernetes.io/tolerations": "[{\"key\": \"a\", \"operator\": \"Exists\"}]"}},
+			"spec": {"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}, "appArmorProfile": {"type": "Localhost", "localhostProfile": "p"}}, "initContainers": [{"name": "init"}],
+			"containers": [{"name": "vllm", "securityContext": {"seccompProfile": {"type": "Localhost", "localhostProfile": "p.json"}}}]}}`, nil},
+		{"AnnotationsRefused", annotations, `{"metadata": {"annotations": {"kubernetes.io/config.mirror": "x", "controller.kubernetes.io/pod-deletion-cost": "+1", "scheduler.alpha.kubernetes.io/tolerations": "[{\"key\": \"a\", \"operator\": \"Foo\"}]",
+			"seccomp.security.alpha.kubernetes.io/pod": "unconfined", "container.seccomp.security.alpha.kubernetes.io/vllm": "localhost/../p", "container.apparmor.security.beta.kubernetes.io/router": "strict"}},
+			"spec": {"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "containers": [{"name": "vllm"}]}}`, []string{
+			`x[container.apparmor.security.beta.kubernetes.io/router] names container "router", which the pod does not have (its containers: vllm): name one of them`,
+			`x[container.apparmor.security.beta.kubernetes.io/router] "strict" is not an AppArmor profile: use runtime/default, unconfined or localhost/<profile>`,
+			`x[container.seccomp.security.alpha.kubernetes.io/vllm] "../p" is invalid: must not contain '..'`,
+			`x[controller.kubernetes.io/pod-deletion-cost] "+1" is invalid: must be a 32-bit integer without '+' or leading zeros, e.g. 100 or -5`,
+			`x[kubernetes.io/config.mirror] marks a static pod a kubelet mirrors, which needs spec.nodeName: remove it`,
+			`x[scheduler.alpha.kubernetes.io/tolerations] holds a toleration the API server refuses: [0].operator "Foo" is not supported: use Equal or Exists; use scheduling.tolerations instead`,
+			`x[seccomp.security.alpha.kubernetes.io/pod] "unconfined" says another profile than securityContext.seccompProfile: remove the annotation`}},
+		{"AnnotationsMismatch", annotations, `{"metadata": {"annotations": {"container.seccomp.security.alpha.kubernetes.io/vllm": "runtime/default", "container.apparmor.security.beta.kubernetes.io/vllm": "localhost/q", "controller.kubernetes.io/pod-deletion-cost": "2147483648", "scheduler.alpha.kubernetes.io/tolerations": "{"}},
+			"spec": {"securityContext": {"appArmorProfile": {"type": "Localhost", "localhostProfile": "p"}}, "containers": [{"name": "vllm", "securityContext": {"seccompProfile": {"type": "Unconfined"}}}]}}`, []string{
+			`x[controller.kubernetes.io/pod-deletion-cost] "2147483648" is invalid: must be a 32-bit integer without '+' or leading zeros, e.g. 100 or -5`,
+			`x[scheduler.alpha.kubernetes.io/tolerations] is not a JSON list of tolerations: unexpected end of JSON input; use scheduling.tolerations instead`,
+			`x[container.seccomp.security.alpha.kubernetes.io/vllm] "runtime/default" says another profile than the container's securityContext.seccompProfile: remove the annotation`,
+			`x[container.apparmor.security.beta.kubernetes.io/vllm] "localhost/q" says another profile than the container's appArmorProfile: remove the annotation`}},
+		{"SeccompAnnotationValue", annotations, `{"metadata": {"annotations": {"seccomp.security.alpha.kubernetes.io/pod": "default", "container.apparmor.security.beta.kubernetes.io/vllm": ""}}, "spec": {"containers": [{"name": "vllm"}]}}`, []string{
+			`x[seccomp.security.alpha.kubernetes.io/pod] "default" is not a seccomp profile: use runtime/default, unconfined or localhost/<path>, or securityContext.seccompProfile`}},
 		{"FlexVolume", volume, `{"name": "v", "flexVolume": {"driver": "example/flex", "options": {"kubernetes.io/secret": "x", "Foo.K8S.io/a": "y", "ok": "z"}}}`, []string{
 			`x.flexVolume.options[Foo.K8S.io/a] is in a namespace Kubernetes reserves (kubernetes.io, k8s.io): use another key`,
 			`x.flexVolume.options[kubernetes.io/secret] is in a namespace Kubernetes reserves (kubernetes.io, k8s.io): use another key`}},

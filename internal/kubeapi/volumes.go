@@ -1,7 +1,6 @@
 package kubeapi
 
 import (
-	"maps"
 	"net"
 	"path"
 	"reflect"
@@ -119,7 +118,7 @@ func VolumeSource(volName string, v corev1.VolumeSource) []Problem {
 	}
 	if fv := v.FlexVolume; fv != nil { // validateFlexVolumeSource
 		ps.required(".flexVolume.driver", fv.Driver, "the driver's name")
-		for _, k := range slices.Sorted(maps.Keys(fv.Options)) {
+		for _, k := range sortedKeys(fv.Options) {
 			ns, _, found := strings.Cut(k, "/")
 			if !found {
 				ns = k

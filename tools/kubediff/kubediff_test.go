@@ -66,6 +66,19 @@ var kinds = []struct {
 		func(t *corev1.PodTemplateSpec) []kubeapi.Problem {
 			return kubeapi.SecurityContext(t.Spec.Containers[0].SecurityContext)
 		}},
+	{"annotations", // with the pod's and the container's security contexts they must match
+		func(t *corev1.PodTemplateSpec, j []byte) bool {
+			if json.Unmarshal(j, t) != nil {
+				return false
+			}
+			c := t.Spec.Containers
+			return len(c) == 1 && c[0].Name == "vllm" && c[0].Image != "" && len(t.Spec.InitContainers) == 0 && t.Spec.Tolerations == nil && t.Spec.Affinity == nil && t.Spec.Volumes == nil
+		},
+		func(t *corev1.PodTemplateSpec) []kubeapi.Problem {
+			ps := kubeapi.PodAnnotations(t.Annotations, &t.Spec)
+			ps = append(ps, kubeapi.PodSecurityContext(t.Spec.SecurityContext)...)
+			return append(ps, kubeapi.SecurityContext(t.Spec.Containers[0].SecurityContext)...)
+		}},
 	{"volume",
 		func(t *corev1.PodTemplateSpec, j []byte) bool {
 			var v corev1.Volume
@@ -149,22 +162,25 @@ var seeds = []struct {
 	{2, `{"windowsOptions": {"hostProcess": true, "runAsUserName": "a\\b", "gmsaCredentialSpecName": "x"}}`},
 	{3, `{"allowPrivilegeEscalation": false, "capabilities": {"add": ["SYS_ADMIN"]}, "privileged": false, "procMount": "Default"}`},
 	{3, `{"allowPrivilegeEscalation": false, "privileged": true, "procMount": "Unmasked", "capabilities": {"add": ["CAP_SYS_ADMIN"]}}`},
-	{4, `{"configMap": {"name": "c", "defaultMode": 420, "items": [{"key": "a", "path": "a/b..c", "mode": 511}]}}`},
-	{4, `{"configMap": {"name": "", "items": [{"key": "", "path": "../a"}]}}`},
-	{4, `{"secret": {"secretName": "s", "defaultMode": 512}}`},
-	{4, `{"hostPath": {"path": "/a/../b", "type": "Dir"}}`},
-	{4, `{"nfs": {"server": "s", "path": "rel"}}`},
-	{4, `{"csi": {"driver": "CSI.example.com", "nodePublishSecretRef": {"name": "s"}}}`},
-	{4, `{"projected": {"sources": [{"serviceAccountToken": {"path": "t"}}, {"downwardAPI": {"items": [{"path": "l", "fieldRef": {"fieldPath": "metadata.labels['a']"}}, {"path": "c", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.memory", "divisor": "1Mi"}}]}}]}}`},
-	{4, `{"projected": {"sources": [{"serviceAccountToken": {"path": "t", "expirationSeconds": 599}}, {"configMap": {"name": "c", "items": [{"key": "a", "path": "x"}]}, "secret": {"name": "s", "items": [{"key": "a", "path": "x"}]}}]}}`},
-	{4, `{"downwardAPI": {"items": [{"path": "c", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.cpu", "divisor": "1000m"}}, {"path": "m", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.memory", "divisor": "1024"}}]}}`},
-	{4, `{"ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}`},
-	{4, `{"ephemeral": {"volumeClaimTemplate": {"metadata": {"name": "x"}, "spec": {"accessModes": [], "resources": {}}}}}`},
-	{4, `{"image": {"reference": "r"}}`},
-	{4, `{"azureDisk": {"diskName": "d", "diskURI": "https://a.blob.core.windows.net/c/d.vhd"}}`},
-	{4, `{"iscsi": {"targetPortal": "1.2.3.4:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0}}`},
-	{4, `{"emptyDir": {"sizeLimit": "-1"}}`},
-	{4, `{}`},
+	{4, `{"metadata": {"annotations": {"seccomp.security.alpha.kubernetes.io/pod": "runtime/default", "container.apparmor.security.beta.kubernetes.io/vllm": "localhost/p", "controller.kubernetes.io/pod-deletion-cost": "-5"}}, "spec": {"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}, "appArmorProfile": {"type": "Localhost", "localhostProfile": "p"}}}}`},
+	{4, `{"metadata": {"annotations": {"seccomp.security.alpha.kubernetes.io/pod": "unconfined", "container.seccomp.security.alpha.kubernetes.io/vllm": "localhost/a", "scheduler.alpha.kubernetes.io/tolerations": "[{\"operator\": \"Exists\"}]"}}, "spec": {"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "containers": [{"name": "vllm", "image": "i", "securityContext": {"seccompProfile": {"type": "Localhost", "localhostProfile": "b"}}}]}}`},
+	{4, `{"metadata": {"annotations": {"container.apparmor.security.beta.kubernetes.io/router": "x", "kubernetes.io/config.mirror": "m", "controller.kubernetes.io/pod-deletion-cost": "08"}}}`},
+	{5, `{"configMap": {"name": "c", "defaultMode": 420, "items": [{"key": "a", "path": "a/b..c", "mode": 511}]}}`},
+	{5, `{"configMap": {"name": "", "items": [{"key": "", "path": "../a"}]}}`},
+	{5, `{"secret": {"secretName": "s", "defaultMode": 512}}`},
+	{5, `{"hostPath": {"path": "/a/../b", "type": "Dir"}}`},
+	{5, `{"nfs": {"server": "s", "path": "rel"}}`},
+	{5, `{"csi": {"driver": "CSI.example.com", "nodePublishSecretRef": {"name": "s"}}}`},
+	{5, `{"projected": {"sources": [{"serviceAccountToken": {"path": "t"}}, {"downwardAPI": {"items": [{"path": "l", "fieldRef": {"fieldPath": "metadata.labels['a']"}}, {"path": "c", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.memory", "divisor": "1Mi"}}]}}]}}`},
+	{5, `{"projected": {"sources": [{"serviceAccountToken": {"path": "t", "expirationSeconds": 599}}, {"configMap": {"name": "c", "items": [{"key": "a", "path": "x"}]}, "secret": {"name": "s", "items": [{"key": "a", "path": "x"}]}}]}}`},
+	{5, `{"downwardAPI": {"items": [{"path": "c", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.cpu", "divisor": "1000m"}}, {"path": "m", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.memory", "divisor": "1024"}}]}}`},
+	{5, `{"ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}`},
+	{5, `{"ephemeral": {"volumeClaimTemplate": {"metadata": {"name": "x"}, "spec": {"accessModes": [], "resources": {}}}}}`},
+	{5, `{"image": {"reference": "r"}}`},
+	{5, `{"azureDisk": {"diskName": "d", "diskURI": "https://a.blob.core.windows.net/c/d.vhd"}}`},
+	{5, `{"iscsi": {"targetPortal": "1.2.3.4:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0}}`},
+	{5, `{"emptyDir": {"sizeLimit": "-1"}}`},
+	{5, `{}`},
 }
 
 func TestAgainstAPIServer(t *testing.T) {

@@ -473,6 +473,7 @@ func (st *renderedStack) checkDeployment(o *object, d *appsv1.Deployment) {
 	}
 	st.fieldErrors(o, metavalidation.ValidateLabels(d.Spec.Template.Labels, field.NewPath("spec.template.metadata.labels")))
 	st.fieldErrors(o, apivalidation.ValidateAnnotations(d.Spec.Template.Annotations, field.NewPath("spec.template.metadata.annotations")))
+	st.apiProblems(o, "spec.template.metadata.annotations", kubeapi.PodAnnotations(d.Spec.Template.Annotations, &d.Spec.Template.Spec))
 	switch d.Spec.Strategy.Type {
 	case appsv1.RecreateDeploymentStrategyType:
 		if d.Spec.Strategy.RollingUpdate != nil {
