@@ -247,6 +247,23 @@ var edgeCases = []edgeCase{
 		fn:     `invalid ProductionStack: spec.storage.extraVolumes[0].nfs.path "models" is invalid: must be an absolute path`,
 	},
 	{
+		name: "extra volume mount with a subPath through ..",
+		mutate: both(setSpecJSON("storage.extraVolumes", `[{"name": "scratch", "emptyDir": {}}]`),
+			setSpecJSON("storage.extraVolumeMounts", `[{"name": "scratch", "mountPath": "/scratch", "subPath": "../etc"}]`)),
+		fn: `invalid ProductionStack: spec: storage.extraVolumeMounts[0].subPath "../etc" is invalid: must not contain '..'`,
+	},
+	{
+		// The router runs with the RuntimeDefault seccomp profile; the API
+		// server refuses an annotation that says another.
+		name:   "router pod annotation of another seccomp profile",
+		mutate: setSpecJSON("routerConfig.podAnnotations", `{"seccomp.security.alpha.kubernetes.io/pod": "unconfined"}`),
+		fn:     `invalid ProductionStack: spec.routerConfig.podAnnotations[seccomp.security.alpha.kubernetes.io/pod] "unconfined" says another profile than securityContext.seccompProfile: remove the annotation`,
+	},
+	{
+		name:   "pod annotations that match the pod's settings",
+		mutate: setSpecJSON("pod", `{"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "annotations": {"seccomp.security.alpha.kubernetes.io/pod": "runtime/default", "controller.kubernetes.io/pod-deletion-cost": "-5"}}`),
+	},
+	{
 		// The API server would make it an emptyDir; the function refuses
 		// it (a misspelled source is pruned by the XRD).
 		name:   "extra volume without a source",

@@ -172,6 +172,7 @@ func validateContainer(f *findings, p string, c corev1.Container) {
 	for i, m := range c.VolumeMounts {
 		mp := fmt.Sprintf("%s.volumeMounts[%d]", p, i)
 		mountPath(f, mp, m.MountPath, mounts)
+		apiProblems(f, mp, kubeapi.VolumeMount(m, kubeapi.Privileged(c.SecurityContext)))
 	}
 	sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 	for _, pr := range []struct {
@@ -315,6 +316,7 @@ func validateExtraMounts(f *findings, e engine) {
 			f.errorf("%s mounts volume %q, which no volume of the pod has: add it to storage.extraVolumes", p, m.Name)
 		}
 		mountPath(f, p, m.MountPath, seen)
+		apiProblems(f, p, kubeapi.VolumeMount(m, kubeapi.Privileged(e.cfg.Pod.ContainerSecurityContext)))
 	}
 }
 

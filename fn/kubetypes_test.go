@@ -126,6 +126,12 @@ func TestKubernetesTypeErrors(t *testing.T) {
 				`spec.storage.extraVolumes[1].nfs.path "share" is invalid: must be an absolute path; ` +
 				`spec.storage.extraVolumes[2].hostPath.type "Dir" is not supported: use DirectoryOrCreate, Directory, FileOrCreate, File, Socket, CharDevice or BlockDevice`,
 		},
+		"VolumeMounts": {
+			xr: with("storage.extraVolumes", jsonOf(`[{"name": "a", "emptyDir": {}}]`), "storage.extraVolumeMounts", jsonOf(`[{"name": "a", "mountPath": "/a", "subPath": "../x"}]`),
+				"pod.initContainers", jsonOf(`[{"name": "init", "image": "busybox", "volumeMounts": [{"name": "a", "mountPath": "/a", "mountPropagation": "Bidirectional"}]}]`)),
+			want: `invalid ProductionStack: spec.pod.initContainers[0].volumeMounts[0].mountPropagation Bidirectional is only for a privileged container: use HostToContainer or None, or make the container privileged; ` +
+				`spec: storage.extraVolumeMounts[0].subPath "../x" is invalid: must not contain '..'`,
+		},
 		"PodAnnotations": {
 			xr: with("pod", jsonOf(`{"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "annotations": {"seccomp.security.alpha.kubernetes.io/pod": "unconfined", "container.apparmor.security.beta.kubernetes.io/vllm-engine": "runtime/default", "controller.kubernetes.io/pod-deletion-cost": "007"}}`)),
 			want: `invalid ProductionStack: spec: pod.annotations[container.apparmor.security.beta.kubernetes.io/vllm-engine] names container "vllm-engine", which the pod does not have (its containers: vllm): name one of them; ` +

@@ -26,6 +26,7 @@ var (
 	podSC       = check(PodSecurityContext)
 	containerSC = check(SecurityContext)
 	volume      = check(func(v corev1.Volume) []Problem { return VolumeSource(v.Name, v.VolumeSource) })
+	mount       = check(func(m corev1.VolumeMount) []Problem { return VolumeMount(m, m.Name == "privileged") })
 	annotations = check(func(t corev1.PodTemplateSpec) []Problem { return PodAnnotations(t.Annotations, &t.Spec) })
 )
 
@@ -216,6 +217,19 @@ func TestRules(t *testing.T) {
 			`x[container.apparmor.security.beta.kubernetes.io/vllm] "localhost/q" says another profile than the container's appArmorProfile: remove the annotation`}},
 		{"SeccompAnnotationValue", annotations, `{"metadata": {"annotations": {"seccomp.security.alpha.kubernetes.io/pod": "default", "container.apparmor.security.beta.kubernetes.io/vllm": ""}}, "spec": {"containers": [{"name": "vllm"}]}}`, []string{
 			`x[seccomp.security.alpha.kubernetes.io/pod] "default" is not a seccomp profile: use runtime/default, unconfined or localhost/<path>, or securityContext.seccompProfile`}},
+		// ValidateVolumeMounts, validateMountPropagation, validateMountRecursiveReadOnly
+		{"MountAccepted", mount, `{"name": "privileged", "mountPath": "/m", "subPath": "a/b", "mountPropagation": "Bidirectional", "readOnly": true, "recursiveReadOnly": "Disabled"}`, nil},
+		{"MountReadOnly", mount, `{"name": "v", "mountPath": "/m", "subPathExpr": "$(POD_NAME)", "readOnly": true, "recursiveReadOnly": "Enabled", "mountPropagation": "None"}`, nil},
+		{"MountRefused", mount, `{"name": "v", "mountPath": "/m", "subPath": "../a", "subPathExpr": "/b", "mountPropagation": "Bidirectional", "recursiveReadOnly": "IfPossible"}`, []string{
+			`x.subPath "../a" is invalid: must not contain '..'`,
+			`x.subPathExpr cannot be set with subPath: set one of them`,
+			`x.subPathExpr "/b" is invalid: must be a relative path`,
+			`x.mountPropagation Bidirectional is only for a privileged container: use HostToContainer or None, or make the container privileged`,
+			`x.recursiveReadOnly IfPossible needs readOnly: true: set readOnly, or remove recursiveReadOnly`,
+			`x.recursiveReadOnly IfPossible needs mountPropagation None or unset: remove one of them`}},
+		{"MountEnums", mount, `{"name": "v", "mountPath": "/m", "mountPropagation": "Shared", "recursiveReadOnly": "Yes"}`, []string{
+			`x.mountPropagation "Shared" is not supported: use Bidirectional, HostToContainer or None`,
+			`x.recursiveReadOnly "Yes" is not supported: use Disabled, IfPossible or Enabled`}},
 		{"FlexVolume", volume, `{"name": "v", "flexVolume": {"driver": "example/flex", "options": {"kubernetes.io/secret": "x", "Foo.K8S.io/a": "y", "ok": "z"}}}`, []string{
 			`x.flexVolume.options[Foo.K8S.io/a] is in a namespace Kubernetes reserves (kubernetes.io, k8s.io): use another key`,
 			`x.flexVolume.options[kubernetes.io/secret] is in a namespace Kubernetes reserves (kubernetes.io, k8s.io): use another key`}},

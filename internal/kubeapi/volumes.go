@@ -382,3 +382,48 @@ func (ps *problems) ephemeral(e *corev1.EphemeralVolumeSource) {
 		ps.dnsSubdomain(at+".spec.volumeAttributesClassName", *c, "a VolumeAttributesClass name")
 	}
 }
+
+// VolumeMount checks what ValidateVolumeMounts checks of a mount beyond its
+// volume's name and its path (which the callers check against the pod):
+// subPath and subPathExpr, mountPropagation (validateMountPropagation; only
+// a privileged container may use Bidirectional) and recursiveReadOnly
+// (validateMountRecursiveReadOnly).
+func VolumeMount(m corev1.VolumeMount, privileged bool) []Problem {
+	var ps problems
+	if m.SubPath != "" {
+		ps.localDescendingPath(".subPath", m.SubPath)
+	}
+	if m.SubPathExpr != "" {
+		if m.SubPath != "" {
+			ps.add(".subPathExpr", "cannot be set with subPath: set one of them")
+		}
+		ps.localDescendingPath(".subPathExpr", m.SubPathExpr)
+	}
+	if mp := m.MountPropagation; mp != nil {
+		ps.oneOf(".mountPropagation", string(*mp), false, string(corev1.MountPropagationBidirectional), string(corev1.MountPropagationHostToContainer), string(corev1.MountPropagationNone))
+		if *mp == corev1.MountPropagationBidirectional && !privileged {
+			ps.add(".mountPropagation", "Bidirectional is only for a privileged container: use HostToContainer or None, or make the container privileged")
+		}
+	}
+	if r := m.RecursiveReadOnly; r != nil {
+		switch *r {
+		case corev1.RecursiveReadOnlyDisabled:
+		case corev1.RecursiveReadOnlyEnabled, corev1.RecursiveReadOnlyIfPossible:
+			if !m.ReadOnly {
+				ps.add(".recursiveReadOnly", "%s needs readOnly: true: set readOnly, or remove recursiveReadOnly", *r)
+			}
+			if m.MountPropagation != nil && *m.MountPropagation != corev1.MountPropagationNone {
+				ps.add(".recursiveReadOnly", "%s needs mountPropagation None or unset: remove one of them", *r)
+			}
+		default:
+			ps.add(".recursiveReadOnly", "%s is not supported: use Disabled, IfPossible or Enabled", Quote(string(*r)))
+		}
+	}
+	return ps.list
+}
+
+// Privileged says whether a container's security context makes it
+// privileged.
+func Privileged(sc *corev1.SecurityContext) bool {
+	return sc != nil && sc.Privileged != nil && *sc.Privileged
+}

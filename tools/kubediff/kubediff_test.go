@@ -79,6 +79,21 @@ var kinds = []struct {
 			ps = append(ps, kubeapi.PodSecurityContext(t.Spec.SecurityContext)...)
 			return append(ps, kubeapi.SecurityContext(t.Spec.Containers[0].SecurityContext)...)
 		}},
+	{"mount", // of an emptyDir, in the container
+		func(t *corev1.PodTemplateSpec, j []byte) bool {
+			var m corev1.VolumeMount
+			if json.Unmarshal(j, &m) != nil {
+				return false
+			}
+			m.Name, m.MountPath = "v", "/m" // the function checks them against the pod
+			t.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			t.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{m}
+			return true
+		},
+		func(t *corev1.PodTemplateSpec) []kubeapi.Problem {
+			c := t.Spec.Containers[0]
+			return kubeapi.VolumeMount(c.VolumeMounts[0], kubeapi.Privileged(c.SecurityContext))
+		}},
 	{"volume",
 		func(t *corev1.PodTemplateSpec, j []byte) bool {
 			var v corev1.Volume
@@ -165,22 +180,25 @@ var seeds = []struct {
 	{4, `{"metadata": {"annotations": {"seccomp.security.alpha.kubernetes.io/pod": "runtime/default", "container.apparmor.security.beta.kubernetes.io/vllm": "localhost/p", "controller.kubernetes.io/pod-deletion-cost": "-5"}}, "spec": {"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}, "appArmorProfile": {"type": "Localhost", "localhostProfile": "p"}}}}`},
 	{4, `{"metadata": {"annotations": {"seccomp.security.alpha.kubernetes.io/pod": "unconfined", "container.seccomp.security.alpha.kubernetes.io/vllm": "localhost/a", "scheduler.alpha.kubernetes.io/tolerations": "[{\"operator\": \"Exists\"}]"}}, "spec": {"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "containers": [{"name": "vllm", "image": "i", "securityContext": {"seccompProfile": {"type": "Localhost", "localhostProfile": "b"}}}]}}`},
 	{4, `{"metadata": {"annotations": {"container.apparmor.security.beta.kubernetes.io/router": "x", "kubernetes.io/config.mirror": "m", "controller.kubernetes.io/pod-deletion-cost": "08"}}}`},
-	{5, `{"configMap": {"name": "c", "defaultMode": 420, "items": [{"key": "a", "path": "a/b..c", "mode": 511}]}}`},
-	{5, `{"configMap": {"name": "", "items": [{"key": "", "path": "../a"}]}}`},
-	{5, `{"secret": {"secretName": "s", "defaultMode": 512}}`},
-	{5, `{"hostPath": {"path": "/a/../b", "type": "Dir"}}`},
-	{5, `{"nfs": {"server": "s", "path": "rel"}}`},
-	{5, `{"csi": {"driver": "CSI.example.com", "nodePublishSecretRef": {"name": "s"}}}`},
-	{5, `{"projected": {"sources": [{"serviceAccountToken": {"path": "t"}}, {"downwardAPI": {"items": [{"path": "l", "fieldRef": {"fieldPath": "metadata.labels['a']"}}, {"path": "c", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.memory", "divisor": "1Mi"}}]}}]}}`},
-	{5, `{"projected": {"sources": [{"serviceAccountToken": {"path": "t", "expirationSeconds": 599}}, {"configMap": {"name": "c", "items": [{"key": "a", "path": "x"}]}, "secret": {"name": "s", "items": [{"key": "a", "path": "x"}]}}]}}`},
-	{5, `{"downwardAPI": {"items": [{"path": "c", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.cpu", "divisor": "1000m"}}, {"path": "m", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.memory", "divisor": "1024"}}]}}`},
-	{5, `{"ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}`},
-	{5, `{"ephemeral": {"volumeClaimTemplate": {"metadata": {"name": "x"}, "spec": {"accessModes": [], "resources": {}}}}}`},
-	{5, `{"image": {"reference": "r"}}`},
-	{5, `{"azureDisk": {"diskName": "d", "diskURI": "https://a.blob.core.windows.net/c/d.vhd"}}`},
-	{5, `{"iscsi": {"targetPortal": "1.2.3.4:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0}}`},
-	{5, `{"emptyDir": {"sizeLimit": "-1"}}`},
-	{5, `{}`},
+	{5, `{"subPath": "a/b", "readOnly": true, "recursiveReadOnly": "IfPossible", "mountPropagation": "HostToContainer"}`},
+	{5, `{"subPathExpr": "$(POD_NAME)/x", "mountPropagation": "Bidirectional", "recursiveReadOnly": "Enabled"}`},
+	{5, `{"subPath": "/a", "recursiveReadOnly": "Disabled"}`},
+	{6, `{"configMap": {"name": "c", "defaultMode": 420, "items": [{"key": "a", "path": "a/b..c", "mode": 511}]}}`},
+	{6, `{"configMap": {"name": "", "items": [{"key": "", "path": "../a"}]}}`},
+	{6, `{"secret": {"secretName": "s", "defaultMode": 512}}`},
+	{6, `{"hostPath": {"path": "/a/../b", "type": "Dir"}}`},
+	{6, `{"nfs": {"server": "s", "path": "rel"}}`},
+	{6, `{"csi": {"driver": "CSI.example.com", "nodePublishSecretRef": {"name": "s"}}}`},
+	{6, `{"projected": {"sources": [{"serviceAccountToken": {"path": "t"}}, {"downwardAPI": {"items": [{"path": "l", "fieldRef": {"fieldPath": "metadata.labels['a']"}}, {"path": "c", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.memory", "divisor": "1Mi"}}]}}]}}`},
+	{6, `{"projected": {"sources": [{"serviceAccountToken": {"path": "t", "expirationSeconds": 599}}, {"configMap": {"name": "c", "items": [{"key": "a", "path": "x"}]}, "secret": {"name": "s", "items": [{"key": "a", "path": "x"}]}}]}}`},
+	{6, `{"downwardAPI": {"items": [{"path": "c", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.cpu", "divisor": "1000m"}}, {"path": "m", "resourceFieldRef": {"containerName": "vllm", "resource": "limits.memory", "divisor": "1024"}}]}}`},
+	{6, `{"ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}`},
+	{6, `{"ephemeral": {"volumeClaimTemplate": {"metadata": {"name": "x"}, "spec": {"accessModes": [], "resources": {}}}}}`},
+	{6, `{"image": {"reference": "r"}}`},
+	{6, `{"azureDisk": {"diskName": "d", "diskURI": "https://a.blob.core.windows.net/c/d.vhd"}}`},
+	{6, `{"iscsi": {"targetPortal": "1.2.3.4:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0}}`},
+	{6, `{"emptyDir": {"sizeLimit": "-1"}}`},
+	{6, `{}`},
 }
 
 func TestAgainstAPIServer(t *testing.T) {

@@ -606,6 +606,7 @@ func (st *renderedStack) checkPodSpec(o *object, p *corev1.PodSpec) {
 				st.errorf(o, "%s.volumeMounts: %s is mounted twice", cf, m.MountPath)
 			}
 			mounts[m.MountPath] = true
+			st.apiProblems(o, cf+".volumeMounts["+m.Name+"]", kubeapi.VolumeMount(m, kubeapi.Privileged(c.SecurityContext)))
 		}
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		if i < len(p.InitContainers) && !sidecar && (c.StartupProbe != nil || c.ReadinessProbe != nil || c.LivenessProbe != nil || c.Lifecycle != nil) {
