@@ -3,7 +3,10 @@
 // (unknown and duplicate fields are errors), then its names, labels, ports,
 // selectors, quantities, probes, environment variables and the references
 // between the objects are checked with Kubernetes' own validation functions
-// where apimachinery has them. test/render runs it on every golden render;
+// where apimachinery has them, and pod templates with the API server's rules
+// the function checks the spec with (internal/kubeapi: tolerations, affinity,
+// security contexts, volume sources and mounts, pod annotations).
+// test/render runs it on every golden render;
 // test/fuzz on every response of a fuzzed RunFunction.
 package kubecheck
 
