@@ -177,6 +177,21 @@ func TestRules(t *testing.T) {
 		// validateProjectionSources does not count a token's path among the
 		// paths that must not repeat.
 		{"ProjectedTokenPath", volume, `{"name": "v", "projected": {"sources": [{"serviceAccountToken": {"path": "a"}}, {"secret": {"name": "s", "items": [{"key": "a", "path": "a"}]}}]}}`, nil},
+		{"ClusterTrustBundles", volume, `{"name": "v", "projected": {"sources": [{"clusterTrustBundle": {"name": "example.com:signer:bundle-1", "path": "a.pem"}}, {"clusterTrustBundle": {"signerName": "example.com/signer", "labelSelector": {"matchLabels": {"a": "b"}}, "path": "b.pem"}},
+			{"podCertificate": {"signerName": "example.com/signer", "keyType": "ED25519", "credentialBundlePath": "c.pem", "maxExpirationSeconds": 86400, "userAnnotations": {"example.com/a": "b"}}}]}}`, nil},
+		{"ClusterTrustBundlesRefused", volume, `{"name": "v", "projected": {"sources": [{"clusterTrustBundle": {"name": "example.com/signer:Bundle", "path": "a.pem"}}, {"clusterTrustBundle": {"signerName": "signer/x", "path": "a.pem"}},
+			{"podCertificate": {"signerName": "kubernetes.io/kube-apiserver-client", "keyType": "DSA", "maxExpirationSeconds": 90000, "userAnnotations": {"noprefix": "b"}}}]}}`, []string{
+			`x.projected.sources[0].clusterTrustBundle.name "example.com/signer:Bundle" is not a ClusterTrustBundle name: the part before its last ':' (the signer, with ':' for '/') must not contain '/'`,
+			`x.projected.sources[1].clusterTrustBundle.signerName "signer/x" is not a signer name: use a signer name such as example.com/signer (a domain with at least one dot, at most 571 characters in all)`,
+			`x.projected.sources[1].clusterTrustBundle.path "a.pem" is also the path of another file of the projected volume: use another path`,
+			`x.projected.sources[2].podCertificate.userAnnotations[noprefix] Invalid value: "noprefix": must be a domain-prefixed key (such as "acme.io/foo")`,
+			`x.projected.sources[2].podCertificate.keyType "DSA" is not supported: use RSA3072, RSA4096, ECDSAP256, ECDSAP384, ECDSAP521 or ED25519`,
+			`x.projected.sources[2].podCertificate.maxExpirationSeconds 90000 is invalid: must be from 3600 to 86400 for this signer`,
+			`x.projected.sources[2].podCertificate sets no path: set at least one of credentialBundlePath, keyPath and certificateChainPath`}},
+		{"EphemeralDataSource", volume, `{"name": "v", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "dataSource": {"kind": "VolumeSnapshot", "name": "s"}, "dataSourceRef": {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "s"}}}}}`, []string{
+			`x.ephemeral.volumeClaimTemplate.spec.dataSource refers to kind "VolumeSnapshot" of the core API group, which must be PersistentVolumeClaim: set apiGroup, e.g. snapshot.storage.k8s.io`,
+			`x.ephemeral.volumeClaimTemplate.spec.dataSource must be the same as dataSourceRef: set one of them`}},
+		{"EphemeralDataSourceAccepted", volume, `{"name": "v", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "dataSource": {"kind": "PersistentVolumeClaim", "name": "c"}, "dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "c"}}}}}`, nil},
 		{"Ephemeral", volume, `{"name": "v", "ephemeral": {"volumeClaimTemplate": {"metadata": {"name": "x"}, "spec": {"accessModes": ["ReadWriteOncePod", "ReadWriteOnce"], "resources": {"requests": {"storage": "0"}}, "volumeMode": "Raw"}}}}`, []string{
 			`x.ephemeral.volumeClaimTemplate.metadata may only set labels and annotations: remove the other fields`,
 			`x.ephemeral.volumeClaimTemplate.spec.accessModes may not use ReadWriteOncePod with other access modes: use it alone`,

@@ -289,8 +289,8 @@ func (ps *problems) projected(p *corev1.ProjectedVolumeSource) {
 	}
 }
 
-// clusterTrustBundle: the clusterTrustBundle projection's fields, but the
-// name's and signer name's formats.
+// clusterTrustBundle: the clusterTrustBundle projection, as
+// validateProjectionSources checks it.
 func (ps *problems) clusterTrustBundle(at string, b *corev1.ClusterTrustBundleProjection, paths map[string]bool) {
 	switch {
 	case b.Name != nil && b.SignerName != nil:
@@ -298,14 +298,14 @@ func (ps *problems) clusterTrustBundle(at string, b *corev1.ClusterTrustBundlePr
 	case b.Name != nil:
 		if *b.Name == "" {
 			ps.add(at+".name", "is required: name a ClusterTrustBundle")
+		} else if msg := clusterTrustBundleName(*b.Name); msg != "" { // ValidateClusterTrustBundleName
+			ps.add(at+".name", "%s is not a ClusterTrustBundle name: %s", Quote(*b.Name), msg)
 		}
 		if b.LabelSelector != nil {
 			ps.add(at+".labelSelector", "must not be set with name: remove it, or use signerName")
 		}
 	case b.SignerName != nil:
-		if *b.SignerName == "" {
-			ps.add(at+".signerName", "is required: name a signer, e.g. example.com/signer")
-		}
+		ps.signerName(at+".signerName", *b.SignerName)
 		ps.fieldErrors(at+".labelSelector", metavalidation.ValidateLabelSelector(b.LabelSelector, metavalidation.LabelSelectorValidationOptions{}, field.NewPath("x")))
 	default:
 		ps.add(at, "sets neither name nor signerName: set one of them")
@@ -316,13 +316,71 @@ func (ps *problems) clusterTrustBundle(at string, b *corev1.ClusterTrustBundlePr
 	ps.uniquePath(at+".path", b.Path, paths)
 }
 
-// podCertificate: the podCertificate projection's fields, but the signer
-// name's format and the expiration's upper bound.
+// clusterTrustBundleName: ValidateClusterTrustBundleName for the signer a
+// name holds before its last ':', "" when it passes.
+func clusterTrustBundleName(name string) string {
+	i := strings.LastIndex(name, ":")
+	if i < 0 {
+		return strings.Join(validation.IsDNS1123Subdomain(name), "; ")
+	}
+	// The signer is what precedes the last ':', with '/' for ':'; the name
+	// must start with the signer written with ':' for '/', which it does
+	// unless that part holds a '/'.
+	if strings.Contains(name[:i], "/") {
+		return "the part before its last ':' (the signer, with ':' for '/') must not contain '/'"
+	}
+	return strings.Join(validation.IsDNS1123Subdomain(name[i+1:]), "; ")
+}
+
+// signerName: ValidateSignerName, a domain with a dot, '/', and a path of
+// DNS subdomains joined by '.'.
+func (ps *problems) signerName(fld, v string) {
+	const how = "use a signer name such as example.com/signer"
+	domain, signerPath, ok := strings.Cut(v, "/")
+	switch {
+	case v == "":
+		ps.add(fld, "is required: %s", how)
+	case !ok || strings.Contains(signerPath, "/"):
+		ps.add(fld, "%s is not a signer name: %s", Quote(v), how)
+	case len(domain) > 253 || len(v) > 253+253+63+2 || !strings.Contains(domain, "."):
+		ps.add(fld, "%s is not a signer name: %s (a domain with at least one dot, at most 571 characters in all)", Quote(v), how)
+	default:
+		for _, l := range strings.Split(domain, ".") {
+			if len(validation.IsDNS1123Label(l)) > 0 {
+				ps.add(fld, "%s is not a signer name: its domain's label %s is not a DNS label; %s", Quote(v), Quote(l), how)
+				return
+			}
+		}
+		for _, l := range strings.Split(signerPath, ".") {
+			if len(validation.IsDNS1123Subdomain(l)) > 0 {
+				ps.add(fld, "%s is not a signer name: its path's part %s is not a DNS subdomain; %s", Quote(v), Quote(l), how)
+				return
+			}
+		}
+	}
+}
+
+// podCertificate: the podCertificate projection, as
+// validateProjectionSources checks it.
 func (ps *problems) podCertificate(at string, c *corev1.PodCertificateProjection, paths map[string]bool) {
-	ps.required(at+".signerName", c.SignerName, "a signer, e.g. example.com/signer")
+	ps.signerName(at+".signerName", c.SignerName)
+	for _, k := range sortedKeys(c.UserAnnotations) { // ValidateUserAnnotations
+		for _, e := range validation.IsDomainPrefixedKey(field.NewPath("x"), strings.ToLower(k)) {
+			ps.add(at+".userAnnotations["+k+"]", "%s", e.ErrorBody())
+		}
+	}
+	if err := apivalidation.ValidateAnnotationsSize(c.UserAnnotations); err != nil {
+		ps.add(at+".userAnnotations", "are too large: %v", err)
+	}
 	ps.oneOf(at+".keyType", c.KeyType, false, "RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519")
-	if e := c.MaxExpirationSeconds; e != nil && *e < 3600 {
-		ps.add(at+".maxExpirationSeconds", "%d is invalid: must be 3600 or more", *e)
+	if e := c.MaxExpirationSeconds; e != nil {
+		limit := int32(91 * 24 * 3600) // certificates.MaxMaxExpirationSeconds
+		if host, _, _ := strings.Cut(c.SignerName, "/"); host == "kubernetes.io" || strings.HasSuffix(host, ".kubernetes.io") {
+			limit = 24 * 3600 // certificates.KubernetesMaxMaxExpirationSeconds
+		}
+		if *e < 3600 || *e > limit {
+			ps.add(at+".maxExpirationSeconds", "%d is invalid: must be from 3600 to %d for this signer", *e, limit)
+		}
 	}
 	n := 0
 	for _, f := range []struct{ name, v string }{{"credentialBundlePath", c.CredentialBundlePath}, {"keyPath", c.KeyPath}, {"certificateChainPath", c.CertificateChainPath}} {
@@ -338,7 +396,7 @@ func (ps *problems) podCertificate(at string, c *corev1.PodCertificateProjection
 }
 
 // ephemeral: validateEphemeralVolumeSource, ValidateTemplateObjectMeta and
-// ValidatePersistentVolumeClaimSpec (but its data sources).
+// ValidatePersistentVolumeClaimSpec.
 func (ps *problems) ephemeral(e *corev1.EphemeralVolumeSource) {
 	t := e.VolumeClaimTemplate
 	if t == nil {
@@ -381,6 +439,41 @@ func (ps *problems) ephemeral(e *corev1.EphemeralVolumeSource) {
 	if c := s.VolumeAttributesClassName; c != nil && *c != "" {
 		ps.dnsSubdomain(at+".spec.volumeAttributesClassName", *c, "a VolumeAttributesClass name")
 	}
+	if d := s.DataSource; d != nil { // validateDataSource
+		ps.dataSource(at+".spec.dataSource", d.APIGroup, d.Kind, d.Name)
+	}
+	if d := s.DataSourceRef; d != nil { // validateDataSourceRef
+		ps.dataSource(at+".spec.dataSourceRef", d.APIGroup, d.Kind, d.Name)
+		if d.Namespace != nil && *d.Namespace != "" {
+			ps.dnsLabel(at+".spec.dataSourceRef.namespace", *d.Namespace, "a namespace name")
+		}
+	}
+	if r := s.DataSourceRef; r != nil && r.Namespace != nil && *r.Namespace != "" {
+		if s.DataSource != nil {
+			ps.add(at+".spec.dataSource", "cannot be set with dataSourceRef.namespace: remove dataSource")
+		}
+	} else if d := s.DataSource; d != nil && r != nil && (ptrString(d.APIGroup) != ptrString(r.APIGroup) || (d.APIGroup == nil) != (r.APIGroup == nil) || d.Kind != r.Kind || d.Name != r.Name) {
+		ps.add(at+".spec.dataSource", "must be the same as dataSourceRef: set one of them")
+	}
+}
+
+// dataSource: a claim's data source, an object of an API group, or a
+// PersistentVolumeClaim of the core group.
+func (ps *problems) dataSource(at string, group *string, kind, name string) {
+	ps.required(at+".name", name, "the source object's name")
+	ps.required(at+".kind", kind, "the source object's kind, e.g. VolumeSnapshot")
+	if g := ptrString(group); g == "" && kind != "PersistentVolumeClaim" {
+		ps.add(at, "refers to kind %s of the core API group, which must be PersistentVolumeClaim: set apiGroup, e.g. snapshot.storage.k8s.io", Quote(kind))
+	} else if g != "" {
+		ps.dnsSubdomain(at+".apiGroup", g, "an API group")
+	}
+}
+
+func ptrString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // VolumeMount checks what ValidateVolumeMounts checks of a mount beyond its
