@@ -95,7 +95,7 @@ XPKG_FILE      := $(OUTPUT_DIR)/function-vllm-stack.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 helm helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg generate clean clean-tools
+.PHONY: all tools tools-v2 helm helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg generate clean clean-tools
 
 all: build
 
@@ -168,7 +168,7 @@ generate: $(CONTROLLER_GEN)
 GO_TEST_FLAGS ?=
 UPDATE        ?=
 
-test: test-unit test-fuzz test-render test-xpkg e2e e2e-crossplane
+test: test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane
 
 test-unit:
 	$(GO) vet ./...
@@ -194,6 +194,16 @@ test-fuzz:
 fuzz:
 	FUZZTIME=$(FUZZ_LONG) FUZZTIME_E2E=$(FUZZ_LONG_E2E) FUZZ_MINIMIZE=10s FUZZ_CACHE=$(OUTPUT_DIR)/fuzz/cache \
 		bash $(ROOT)/hack/fuzz.sh
+
+# internal/kubeapi against the validation of k8s.io/kubernetes (the version
+# e2e runs): its own module, tools/kubediff, so the function does not depend
+# on k8s.io/kubernetes. It compiles what tools/kube/build.sh compiles for e2e.
+# KUBEDIFF_FUZZTIME > 0 fuzzes the two against each other that long.
+KUBEDIFF_FUZZTIME ?= 0
+
+test-kubediff:
+	cd $(ROOT)/tools/kubediff && GOWORK=off $(GO) test -count=1 $(GO_TEST_FLAGS) ./...
+	$(if $(filter-out 0,$(KUBEDIFF_FUZZTIME)),cd $(ROOT)/tools/kubediff && GOWORK=off $(GO) test -run XXX -fuzz FuzzAgainstAPIServer -fuzztime $(KUBEDIFF_FUZZTIME) .)
 
 test-render: build $(CROSSPLANE)
 	CI=true FUNCTION_BIN=$(FUNCTION_BIN) CROSSPLANE=$(CROSSPLANE) \

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -123,6 +125,160 @@ var edgeCases = []edgeCase{
 		name:   "cache server with 0 replicas",
 		mutate: setSpec("lmcacheConfig", map[string]any{"server": map[string]any{"replicas": int64(0)}}),
 	},
+	// The Kubernetes types a spec carries as they are: the XRD takes what
+	// their schema allows, the function what the API server takes
+	// (internal/kubeapi), the edges of both sides.
+	{
+		name:   "tolerations of every taint and of NoExecute for a while",
+		mutate: setSpecJSON("scheduling", `{"tolerations": [{"operator": "Exists"}, {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]}`),
+	},
+	{
+		name:   "toleration operator Foo",
+		mutate: setSpecJSON("scheduling", `{"tolerations": [{"key": "nvidia.com/gpu", "operator": "Foo"}]}`),
+		fn:     `invalid ProductionStack: spec.scheduling.tolerations[0].operator "Foo" is not supported: use Equal or Exists`,
+	},
+	{
+		name:   "toleration Exists with a value",
+		mutate: setSpecJSON("scheduling", `{"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "value": "present"}]}`),
+		fn:     `invalid ProductionStack: spec.scheduling.tolerations[0].value must be empty when operator is Exists: remove value, or use operator: Equal`,
+	},
+	{
+		name:   "toleration effect Sometimes",
+		mutate: setSpecJSON("scheduling", `{"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "Sometimes"}]}`),
+		fn:     `invalid ProductionStack: spec.scheduling.tolerations[0].effect "Sometimes" is not supported: use NoSchedule, PreferNoSchedule or NoExecute`,
+	},
+	{
+		name:   "tolerationSeconds without NoExecute",
+		mutate: setSpecJSON("scheduling", `{"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 60}]}`),
+		fn:     `invalid ProductionStack: spec.scheduling.tolerations[0].effect "NoSchedule" must be NoExecute when tolerationSeconds is set (only NoExecute taints evict): set effect: NoExecute or remove tolerationSeconds`,
+	},
+	{
+		// Gt with one value; a preferred term may hold any label value;
+		// matchLabelKeys with a selector.
+		name: "affinity at the edges the API server takes",
+		mutate: setSpecJSON("scheduling", `{"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu.memory", "operator": "Gt", "values": ["40000"]}]}]},
+			"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["not a label value"]}]}}]},
+			"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app.kubernetes.io/component": "serving-engine"}}, "matchLabelKeys": ["pod-template-hash"]}}]}}}`),
+	},
+	{
+		name:   "node selector requirement In without values",
+		mutate: setSpecJSON("scheduling", `{"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu", "operator": "In", "values": []}]}]}}}}`),
+		fn:     `invalid ProductionStack: spec.scheduling.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values is required when operator is In: give at least one value, or use Exists`,
+	},
+	{
+		name:   "node selector requirement Exists with values",
+		mutate: setSpecJSON("scheduling", `{"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu", "operator": "Exists", "values": ["a100"]}]}]}}}}`),
+		fn:     `invalid ProductionStack: spec.scheduling.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values must be empty when operator is Exists: remove values, or use In`,
+	},
+	{
+		name:   "preferred node affinity weight 101",
+		mutate: setSpecJSON("scheduling", `{"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 101, "preference": {"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}}]}}}`),
+		fn:     `invalid ProductionStack: spec.scheduling.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight 101 is invalid: must be from 1 to 100`,
+	},
+	{
+		name:   "pod anti-affinity with an empty topologyKey",
+		mutate: setSpecJSON("scheduling", `{"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "", "labelSelector": {"matchLabels": {"app": "vllm"}}}]}}}`),
+		fn:     `invalid ProductionStack: spec.scheduling.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey is required: name the node label that groups nodes, e.g. kubernetes.io/hostname or topology.kubernetes.io/zone`,
+	},
+	{
+		name:   "router toleration with an invalid key",
+		mutate: setSpecJSON("routerConfig.scheduling", `{"tolerations": [{"key": "Bad Key", "operator": "Exists"}]}`),
+		fn:     `invalid ProductionStack: spec.routerConfig.scheduling.tolerations[0].key "Bad Key" is not a valid label key: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+	},
+	{
+		name:   "cache server pod affinity weight 0",
+		mutate: setSpecJSON("lmcacheConfig.server.scheduling", `{"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 0, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}]}}}`),
+		fn:     `invalid ProductionStack: spec.lmcacheConfig.server.scheduling.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight 0 is invalid: must be from 1 to 100`,
+	},
+	{
+		// A sysctl with '/', seLinuxChangePolicy MountOption (SELinuxMount
+		// is GA in 1.37), SYS_ADMIN (only CAP_SYS_ADMIN is refused with
+		// allowPrivilegeEscalation: false).
+		name:   "security contexts at the edges the API server takes",
+		mutate: setSpecJSON("pod", `{"securityContext": {"runAsUser": 0, "fsGroup": 2147483647, "sysctls": [{"name": "kernel/shm_rmid_forced", "value": "1"}], "seccompProfile": {"type": "RuntimeDefault"}, "seLinuxChangePolicy": "MountOption"}, "containerSecurityContext": {"allowPrivilegeEscalation": false, "capabilities": {"add": ["SYS_ADMIN"], "drop": ["ALL"]}}}`),
+	},
+	{
+		name:   "seccompProfile Localhost without localhostProfile",
+		mutate: setSpecJSON("pod", `{"securityContext": {"seccompProfile": {"type": "Localhost"}}}`),
+		fn:     `invalid ProductionStack: spec.pod.securityContext.seccompProfile.localhostProfile is required when type is Localhost: give the profile's path below the kubelet's seccomp directory, e.g. profiles/vllm.json`,
+	},
+	{
+		name:   "negative runAsUser",
+		mutate: setSpecJSON("pod", `{"securityContext": {"runAsUser": -1}}`),
+		fn:     `invalid ProductionStack: spec.pod.securityContext.runAsUser -1 is invalid: must be a user ID from 0 to 2147483647`,
+	},
+	{
+		name:   "sysctl name with a '!'",
+		mutate: setSpecJSON("pod", `{"securityContext": {"sysctls": [{"name": "net.core.somaxconn!", "value": "1"}]}}`),
+		fn:     `invalid ProductionStack: spec.pod.securityContext.sysctls[0].name "net.core.somaxconn!" is not a sysctl name: use at most 253 characters, segments of lowercase letters, digits, '-' and '_' joined by '.' or '/', e.g. net.core.somaxconn`,
+	},
+	{
+		name:   "privileged container without privilege escalation",
+		mutate: setSpecJSON("pod", `{"containerSecurityContext": {"allowPrivilegeEscalation": false, "privileged": true}}`),
+		fn:     `invalid ProductionStack: spec.pod.containerSecurityContext.allowPrivilegeEscalation cannot be false with privileged: true (a privileged container escalates): remove one of them`,
+	},
+	{
+		name:   "procMount Unmasked in the host's user namespace",
+		mutate: setSpecJSON("pod", `{"containerSecurityContext": {"procMount": "Unmasked"}}`),
+		fn:     `invalid ProductionStack: spec.pod.containerSecurityContext.procMount Unmasked needs a pod with hostUsers: false, which the stack does not set: use Default or remove procMount`,
+	},
+	{
+		name:   "extra volumes at the edges the API server takes",
+		mutate: setSpecJSON("storage.extraVolumes", `[{"name": "cfg", "configMap": {"name": "cfg", "items": [{"key": "a", "path": "conf/a..yaml"}]}}, {"name": "host", "hostPath": {"path": "/mnt/models", "type": ""}}]`),
+	},
+	{
+		name:   "configMap item path with ..",
+		mutate: setSpecJSON("storage.extraVolumes", `[{"name": "cfg", "configMap": {"name": "cfg", "items": [{"key": "a", "path": "../a"}]}}]`),
+		fn:     `invalid ProductionStack: spec.storage.extraVolumes[0].configMap.items[0].path "../a" is invalid: must not contain '..'`,
+	},
+	{
+		name:   "configMap defaultMode above 0777",
+		mutate: setSpecJSON("storage.extraVolumes", `[{"name": "cfg", "configMap": {"name": "cfg", "defaultMode": 1000}}]`),
+		fn:     `invalid ProductionStack: spec.storage.extraVolumes[0].configMap.defaultMode 1000 is invalid: must be a file mode from 0 to 0777 (octal; 511 in decimal), e.g. 0644 (420 in decimal)`,
+	},
+	{
+		name:   "hostPath type Dir",
+		mutate: setSpecJSON("storage.extraVolumes", `[{"name": "host", "hostPath": {"path": "/mnt/models", "type": "Dir"}}]`),
+		fn:     `invalid ProductionStack: spec.storage.extraVolumes[0].hostPath.type "Dir" is not supported: use DirectoryOrCreate, Directory, FileOrCreate, File, Socket, CharDevice or BlockDevice`,
+	},
+	{
+		name:   "nfs with a relative path",
+		mutate: setSpecJSON("storage.extraVolumes", `[{"name": "nfs", "nfs": {"server": "nfs.example.com", "path": "models"}}]`),
+		fn:     `invalid ProductionStack: spec.storage.extraVolumes[0].nfs.path "models" is invalid: must be an absolute path`,
+	},
+	{
+		name: "extra volume mount with a subPath through ..",
+		mutate: both(setSpecJSON("storage.extraVolumes", `[{"name": "scratch", "emptyDir": {}}]`),
+			setSpecJSON("storage.extraVolumeMounts", `[{"name": "scratch", "mountPath": "/scratch", "subPath": "../etc"}]`)),
+		fn: `invalid ProductionStack: spec: storage.extraVolumeMounts[0].subPath "../etc" is invalid: must not contain '..'`,
+	},
+	{
+		// The router runs with the RuntimeDefault seccomp profile; the API
+		// server refuses an annotation that says another.
+		name:   "router pod annotation of another seccomp profile",
+		mutate: setSpecJSON("routerConfig.podAnnotations", `{"seccomp.security.alpha.kubernetes.io/pod": "unconfined"}`),
+		fn:     `invalid ProductionStack: spec.routerConfig.podAnnotations[seccomp.security.alpha.kubernetes.io/pod] "unconfined" says another profile than securityContext.seccompProfile: remove the annotation`,
+	},
+	{
+		name:   "pod annotations that match the pod's settings",
+		mutate: setSpecJSON("pod", `{"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "annotations": {"seccomp.security.alpha.kubernetes.io/pod": "runtime/default", "controller.kubernetes.io/pod-deletion-cost": "-5"}}`),
+	},
+	{
+		// The API server would make it an emptyDir; the function refuses
+		// it (a misspelled source is pruned by the XRD).
+		name:   "extra volume without a source",
+		mutate: setSpecJSON("storage.extraVolumes", `[{"name": "x"}]`),
+		fn:     `invalid ProductionStack: spec.storage.extraVolumes[0] sets 0 volume sources: set exactly one, such as persistentVolumeClaim, configMap, secret or emptyDir`,
+	},
+}
+
+// setSpecJSON sets a field of the spec to a value written as JSON.
+func setSpecJSON(path, js string) func(map[string]any) {
+	var v any
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		panic(fmt.Sprintf("%s: %v", path, err))
+	}
+	return setSpec(path, v)
 }
 
 // TestEdgeValues: for each edge value, the first layer that refuses the

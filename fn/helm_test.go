@@ -841,6 +841,10 @@ func helmRows() map[string]func(t *testing.T) {
 				helmInvalid+`spec.routerConfig.extraVolumeMounts[0].mountPath "/home/router" is already mounted in the container: use another path`)
 			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": volumeRouterHome, "emptyDir": map[string]any{}}}),
 				helmInvalid+`spec.routerConfig.extraVolumes[0].name "`+volumeRouterHome+`" is used by the stack itself: choose another name`)
+			// The API server's mount rules (internal/kubeapi) hold for the router's mounts too.
+			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": "tmp", "emptyDir": map[string]any{}}},
+				"routerConfig.extraVolumeMounts", []any{map[string]any{"name": "tmp", "mountPath": "/tmp", "subPath": "../x"}}),
+				helmInvalid+`spec.routerConfig.extraVolumeMounts[0].subPath "../x" is invalid: must not contain '..'`)
 		},
 
 		"`routerSpec.labels`": func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"path"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -13,6 +12,8 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/vllm-project/function-vllm-stack/internal/kubeapi"
 )
 
 // Checks of the Kubernetes types a spec holds as they are (volumes, init
@@ -21,24 +22,25 @@ import (
 // stack's other objects. test/internal/kubecheck checks the same in every
 // composed object; test/fuzz holds the function to it.
 
-// validateVolume checks one of storage.extraVolumes at p.
+// validateVolume checks one of storage.extraVolumes at p: its name, its
+// source as the API server checks it (internal/kubeapi), and what the
+// function asks more of references and quantities.
 func validateVolume(f *findings, p string, v corev1.Volume) {
 	if msgs := validation.IsDNS1123Label(v.Name); len(msgs) > 0 {
 		f.errorf("%s.name %s is not a volume name: %s", p, clipQuote(v.Name), strings.Join(msgs, "; "))
 	}
-	if n := pointerFields(v.VolumeSource); n != 1 {
-		f.errorf("%s sets %d volume sources: set exactly one, such as persistentVolumeClaim, configMap, secret or emptyDir", p, n)
+	// The API server makes a volume without a source an emptyDir; the
+	// function refuses it: the XRD prunes a misspelled source, and the
+	// volume the user meant would silently be an empty directory.
+	if kubeapi.SetPointers(v.VolumeSource) == 0 {
+		f.errorf("%s sets 0 volume sources: set exactly one, such as persistentVolumeClaim, configMap, secret or emptyDir", p)
 	}
-	if e := v.EmptyDir; e != nil && e.SizeLimit != nil && e.SizeLimit.Sign() < 0 {
-		f.errorf("%s.emptyDir.sizeLimit %s is invalid: must be 0 or more", p, e.SizeLimit.String())
-	} else if e != nil && e.SizeLimit != nil && !quantityInRange(*e.SizeLimit) {
+	apiProblems(f, p, kubeapi.VolumeSource(v.Name, v.VolumeSource))
+	if e := v.EmptyDir; e != nil && e.SizeLimit != nil && e.SizeLimit.Sign() >= 0 && !quantityInRange(*e.SizeLimit) {
 		f.errorf("%s.emptyDir.sizeLimit is too large: a Kubernetes quantity holds less than 8Ei", p)
 	}
 	if c := v.PersistentVolumeClaim; c != nil {
 		objectName(f, p+".persistentVolumeClaim.claimName", c.ClaimName)
-		if c.ClaimName == "" {
-			f.errorf("%s.persistentVolumeClaim.claimName is required", p)
-		}
 	}
 	if c := v.ConfigMap; c != nil {
 		objectName(f, p+".configMap.name", c.Name)
@@ -82,21 +84,28 @@ func validateRouterVolumes(f *findings, p string, extra []corev1.Volume, mounts 
 			f.errorf("%s mounts volume %q, which no volume of the pod has: add it to routerConfig.extraVolumes", mp, m.Name)
 		}
 		mountPath(f, mp, m.MountPath, seen)
+		apiProblems(f, mp, kubeapi.VolumeMount(m, false)) // the router is never privileged
 	}
 }
 
-// pointerFields counts the pointer fields of a struct that are set: a
-// volume, a probe handler, an environment variable's source each take
-// exactly one.
-func pointerFields(v any) int {
-	rv := reflect.ValueOf(v)
-	n := 0
-	for i := range rv.NumField() {
-		if f := rv.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
-			n++
-		}
+// validatePodAnnotations checks the pod annotations of the engines and the
+// router that the API server reads as pod settings (seccomp and AppArmor
+// profiles, tolerations, deletion cost) against the pods they go on.
+func validatePodAnnotations(f *findings, s *stack) {
+	for _, e := range s.engines {
+		pod := enginePod(s, e)
+		apiProblems(f, e.block+": pod.annotations", kubeapi.PodAnnotations(e.cfg.Pod.Annotations, &pod))
 	}
-	return n
+	router := routerDeployment(s).Spec.Template
+	apiProblems(f, "spec.routerConfig.podAnnotations", kubeapi.PodAnnotations(router.Annotations, &router.Spec))
+}
+
+// apiProblems reports what the API server would refuse in a Kubernetes type
+// the spec carries, at the field (at) where the user wrote it.
+func apiProblems(f *findings, at string, ps []kubeapi.Problem) {
+	for _, p := range ps {
+		f.errorf("%s", p.At(at))
+	}
 }
 
 // validateEnvSource checks an environment variable's valueFrom (callers
@@ -105,7 +114,7 @@ func validateEnvSource(f *findings, p string, e corev1.EnvVar) {
 	if e.ValueFrom == nil {
 		return
 	}
-	if n := pointerFields(*e.ValueFrom); n != 1 {
+	if n := kubeapi.SetPointers(*e.ValueFrom); n != 1 {
 		f.errorf("%s.valueFrom sets %d sources: set exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef or fileKeyRef", p, n)
 	}
 }
@@ -201,6 +210,7 @@ func validateContainer(f *findings, p string, c corev1.Container) {
 	for i, m := range c.VolumeMounts {
 		mp := fmt.Sprintf("%s.volumeMounts[%d]", p, i)
 		mountPath(f, mp, m.MountPath, mounts)
+		apiProblems(f, mp, kubeapi.VolumeMount(m, kubeapi.Privileged(c.SecurityContext)))
 	}
 	sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 	for _, pr := range []struct {
@@ -220,11 +230,12 @@ func validateContainer(f *findings, p string, c corev1.Container) {
 		f.errorf("%s.lifecycle is refused: only an init container with restartPolicy Always (a sidecar) may have one", p)
 	}
 	validateResourceRequirements(f, p+".resources", c.Resources)
+	apiProblems(f, p+".securityContext", kubeapi.SecurityContext(c.SecurityContext))
 }
 
 // validateProbe checks a probe of a container the user writes whole.
 func validateProbe(f *findings, p string, oneSuccess bool, c corev1.Container, probe *corev1.Probe) {
-	if n := pointerFields(probe.ProbeHandler); n != 1 {
+	if n := kubeapi.SetPointers(probe.ProbeHandler); n != 1 {
 		f.errorf("%s sets %d handlers: set exactly one of exec, httpGet, tcpSocket or grpc", p, n)
 	}
 	if h := probe.HTTPGet; h != nil {
@@ -343,6 +354,7 @@ func validateExtraMounts(f *findings, e engine) {
 			f.errorf("%s mounts volume %q, which no volume of the pod has: %s", p, m.Name, missingVolumeFix(e, m.Name))
 		}
 		mountPath(f, p, m.MountPath, seen)
+		apiProblems(f, p, kubeapi.VolumeMount(m, kubeapi.Privileged(e.cfg.Pod.ContainerSecurityContext)))
 	}
 }
 

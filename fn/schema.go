@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/vllm-project/function-vllm-stack/internal/kubeapi"
 	"github.com/vllm-project/function-vllm-stack/xrd"
 )
 
@@ -223,17 +224,9 @@ func patternRule(pattern string) string {
 	return "must match the pattern " + pattern
 }
 
-// maxQuoted bounds the characters of a value quoted in a message.
-const maxQuoted = 64
-
-// clipQuote quotes a value for a message, at most maxQuoted characters of it.
-func clipQuote(v string) string {
-	if utf8.RuneCountInString(v) <= maxQuoted {
-		return strconv.Quote(v)
-	}
-	r := []rune(v)
-	return strconv.Quote(string(r[:maxQuoted])) + fmt.Sprintf(" (%d characters in all)", len(r))
-}
+// clipQuote quotes a value for a message, cut to 64 characters (as the
+// rules of internal/kubeapi quote them).
+func clipQuote(v string) string { return kubeapi.Quote(v) }
 
 // number formats a JSON number for a message.
 func number(v float64) string {

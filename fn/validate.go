@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/vllm-project/function-vllm-stack/internal/kubeapi"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
@@ -80,6 +81,11 @@ func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, s *stack) fi
 	validateMonitoring(&f, spec.Monitoring)
 	validateNetworkPolicy(&f, spec.NetworkPolicy)
 	validateCacheServer(&f, spec)
+	if len(f.errs) == 0 {
+		// Annotations that are pod settings are checked against the pods
+		// they go on, which only a valid stack builds.
+		validatePodAnnotations(&f, s)
+	}
 	return f
 }
 
@@ -298,6 +304,8 @@ func validatePod(f *findings, path string, c v1alpha1.EngineConfig) {
 		}
 		annotationKeys(f, p+".annotations", pc.Annotations)
 		objectName(f, p+".serviceAccountName", pc.ServiceAccountName)
+		apiProblems(f, p+".securityContext", kubeapi.PodSecurityContext(pc.SecurityContext))
+		apiProblems(f, p+".containerSecurityContext", kubeapi.SecurityContext(pc.ContainerSecurityContext))
 		for i, ic := range pc.InitContainers {
 			if msgs := validation.IsDNS1123Label(ic.Name); len(msgs) > 0 || ic.Name == engineContainer {
 				f.errorf("%s.initContainers[%d].name %q is invalid: use a DNS label other than %q", p, i, ic.Name, engineContainer)
@@ -342,6 +350,8 @@ func validateScheduling(f *findings, p string, sc *v1alpha1.Scheduling) {
 		return
 	}
 	labelMap(f, p+".nodeSelector", sc.NodeSelector)
+	apiProblems(f, p+".tolerations", kubeapi.Tolerations(sc.Tolerations))
+	apiProblems(f, p+".affinity", kubeapi.Affinity(sc.Affinity))
 	objectName(f, p+".runtimeClassName", sc.RuntimeClassName)
 	objectName(f, p+".priorityClassName", sc.PriorityClassName)
 	objectName(f, p+".schedulerName", sc.SchedulerName)

@@ -3,7 +3,10 @@
 // (unknown and duplicate fields are errors), then its names, labels, ports,
 // selectors, quantities, probes, environment variables and the references
 // between the objects are checked with Kubernetes' own validation functions
-// where apimachinery has them. test/render runs it on every golden render;
+// where apimachinery has them, and pod templates with the API server's rules
+// the function checks the spec with (internal/kubeapi: tolerations, affinity,
+// security contexts, volume sources and mounts, pod annotations).
+// test/render runs it on every golden render;
 // test/fuzz on every response of a fuzzed RunFunction.
 package kubecheck
 
@@ -35,6 +38,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/vllm-project/function-vllm-stack/internal/kubeapi"
 )
 
 // Doc is one object: its JSON and the JSON decoded into a map.
@@ -471,6 +476,7 @@ func (st *renderedStack) checkDeployment(o *object, d *appsv1.Deployment) {
 	}
 	st.fieldErrors(o, metavalidation.ValidateLabels(d.Spec.Template.Labels, field.NewPath("spec.template.metadata.labels")))
 	st.fieldErrors(o, apivalidation.ValidateAnnotations(d.Spec.Template.Annotations, field.NewPath("spec.template.metadata.annotations")))
+	st.apiProblems(o, "spec.template.metadata.annotations", kubeapi.PodAnnotations(d.Spec.Template.Annotations, &d.Spec.Template.Spec))
 	switch d.Spec.Strategy.Type {
 	case appsv1.RecreateDeploymentStrategyType:
 		if d.Spec.Strategy.RollingUpdate != nil {
@@ -503,12 +509,10 @@ func (st *renderedStack) checkPodSpec(o *object, p *corev1.PodSpec) {
 			st.errorf(o, "%s: duplicate volume %q", vf, v.Name)
 		}
 		volumes[v.Name] = true
-		if n := setFields(v.VolumeSource); n != 1 {
-			st.errorf(o, "%s (%s): %d volume sources, want exactly 1", vf, v.Name, n)
+		if kubeapi.SetPointers(v.VolumeSource) == 0 { // the function composes none: the API server would make it an emptyDir
+			st.errorf(o, "%s (%s): no volume source", vf, v.Name)
 		}
-		if e := v.EmptyDir; e != nil && e.SizeLimit != nil && e.SizeLimit.Sign() < 0 {
-			st.errorf(o, "%s.emptyDir.sizeLimit %s is negative", vf, e.SizeLimit.String())
-		}
+		st.apiProblems(o, vf, kubeapi.VolumeSource(v.Name, v.VolumeSource))
 		if c := v.PersistentVolumeClaim; c != nil {
 			st.refExists(o, vf+".persistentVolumeClaim.claimName", "PersistentVolumeClaim", c.ClaimName)
 		}
@@ -530,6 +534,14 @@ func (st *renderedStack) checkPodSpec(o *object, p *corev1.PodSpec) {
 		st.strs(o, fmt.Sprintf("%s.imagePullSecrets[%d].name", fld, i), validation.IsDNS1123Subdomain(s.Name))
 	}
 	st.fieldErrors(o, metavalidation.ValidateLabels(p.NodeSelector, field.NewPath(fld, "nodeSelector")))
+	// The API server's rules of internal/kubeapi, for a pod in the host's
+	// network, IPC and user namespaces with no spec.os: so the stack's pods.
+	if p.HostNetwork || p.HostIPC || p.HostPID || p.HostUsers != nil || p.OS != nil {
+		st.errorf(o, "%s sets hostNetwork, hostIPC, hostPID, hostUsers or os, which the checks of internal/kubeapi assume unset", fld)
+	}
+	st.apiProblems(o, fld+".tolerations", kubeapi.Tolerations(p.Tolerations))
+	st.apiProblems(o, fld+".affinity", kubeapi.Affinity(p.Affinity))
+	st.apiProblems(o, fld+".securityContext", kubeapi.PodSecurityContext(p.SecurityContext))
 
 	containerNames := map[string]bool{}
 	portNames := map[string]bool{}
@@ -577,7 +589,7 @@ func (st *renderedStack) checkPodSpec(o *object, p *corev1.PodSpec) {
 				if e.Value != "" {
 					st.errorf(o, "%s.env[%s]: value and valueFrom", cf, e.Name)
 				}
-				if n := setFields(*e.ValueFrom); n != 1 {
+				if n := kubeapi.SetPointers(*e.ValueFrom); n != 1 {
 					st.errorf(o, "%s.env[%s].valueFrom: %d sources, want 1", cf, e.Name, n)
 				}
 				if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
@@ -597,6 +609,7 @@ func (st *renderedStack) checkPodSpec(o *object, p *corev1.PodSpec) {
 				st.errorf(o, "%s.volumeMounts: %s is mounted twice", cf, m.MountPath)
 			}
 			mounts[m.MountPath] = true
+			st.apiProblems(o, cf+".volumeMounts["+m.Name+"]", kubeapi.VolumeMount(m, kubeapi.Privileged(c.SecurityContext)))
 		}
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		if i < len(p.InitContainers) && !sidecar && (c.StartupProbe != nil || c.ReadinessProbe != nil || c.LivenessProbe != nil || c.Lifecycle != nil) {
@@ -606,7 +619,7 @@ func (st *renderedStack) checkPodSpec(o *object, p *corev1.PodSpec) {
 			if probe == nil {
 				continue
 			}
-			if n := setFields(probe.ProbeHandler); n != 1 {
+			if n := kubeapi.SetPointers(probe.ProbeHandler); n != 1 {
 				st.errorf(o, "%s.%s: %d handlers, want 1", cf, name, n)
 			}
 			for fld, v := range map[string]int32{"initialDelaySeconds": probe.InitialDelaySeconds, "timeoutSeconds": probe.TimeoutSeconds,
@@ -628,6 +641,16 @@ func (st *renderedStack) checkPodSpec(o *object, p *corev1.PodSpec) {
 			}
 		}
 		st.checkResources(o, cf+".resources", c.Resources)
+		st.apiProblems(o, cf+".securityContext", kubeapi.SecurityContext(c.SecurityContext))
+	}
+}
+
+// apiProblems reports what the API server would refuse, found by the rules
+// the function checks the spec with (internal/kubeapi).
+func (st *renderedStack) apiProblems(o *object, at string, ps []kubeapi.Problem) {
+	st.t.Helper()
+	for _, p := range ps {
+		st.errorf(o, "%s", p.At(at))
 	}
 }
 
@@ -660,19 +683,6 @@ func containerHasPort(c corev1.Container, port intstr.IntOrString) bool {
 		}
 	}
 	return false
-}
-
-// setFields counts the non-nil pointer fields of a struct (volume sources,
-// env sources, probe handlers: exactly one may be set).
-func setFields(v any) int {
-	rv := reflect.ValueOf(v)
-	n := 0
-	for i := 0; i < rv.NumField(); i++ {
-		if f := rv.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
-			n++
-		}
-	}
-	return n
 }
 
 func (st *renderedStack) checkService(o *object, s *corev1.Service) {
