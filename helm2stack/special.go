@@ -84,7 +84,8 @@ func (c *converter) completeModel() error {
 		ic.EnvFrom = append(ic.EnvFrom, c.engine().EnvFrom...) // envFromSecret's, as the chart's
 		ensure(&c.engine().Pod).InitContainers = []corev1.Container{*ic}
 	}
-	if args := slices.Concat(m.runner, m.convert, m.extraArgs, m.revision); len(args) > 0 {
+	c.existingClaim()
+	if args := slices.Concat(m.runner, m.convert, m.extraArgs); len(args) > 0 {
 		ensure(&c.engine().VLLMConfig).ExtraArgs = args
 	}
 	return nil
@@ -194,6 +195,26 @@ func (c *converter) pvcStorage(n node) error {
 	return err
 }
 
+// existingClaim: the chart (HEAD) mounts pvcExistingClaimName in place of
+// the claim it would make for a pvcStorage size, and makes none; without a
+// size (no pvcStorage, or an emptyDir) it ignores the key.
+func (c *converter) existingClaim() {
+	m := c.cur
+	if m.existingClaim == "" {
+		return
+	}
+	st := c.engine().Storage
+	if st == nil || st.Size == "" {
+		c.res.note(m.path+".pvcExistingClaimName", "ignored, as by the chart: it mounts an existing claim only in place of the claim of a pvcStorage size")
+		return
+	}
+	if st.StorageClassName != nil || st.AccessModes != nil {
+		c.res.note(m.path+".pvcExistingClaimName", "storageClass and pvcAccessMode are left out, as the chart makes no claim for an existing one")
+	}
+	st.ExistingClaimName = m.existingClaim
+	st.Size, st.StorageClassName, st.AccessModes = "", nil, nil
+}
+
 // sharedStorage mounts the chart's shared claim into every model.
 func (c *converter) sharedStorage(n node) error {
 	var v struct {
@@ -259,7 +280,8 @@ func (c *converter) initContainer(n node) error {
 	}
 	ic.Env = append(ic.Env, v.Env...)
 	if _, ok := c.cur.fields["pvcStorage"]; ok && v.MountPvcStorage {
-		ic.VolumeMounts = append(ic.VolumeMounts, corev1.VolumeMount{Name: "model-cache", MountPath: "/data"})
+		// The model cache volume, named as the chart's (and the stack's).
+		ic.VolumeMounts = append(ic.VolumeMounts, corev1.VolumeMount{Name: c.opts.Name + "-storage", MountPath: "/data"})
 	}
 	ic.VolumeMounts = append(ic.VolumeMounts, v.ExtraVolumeMounts...)
 	c.cur.initContainer = ic
@@ -613,9 +635,6 @@ func intOrString(budget func(c *converter) **v1alpha1.PodDisruptionBudget, minAv
 			v = intstr.FromInt32(i)
 		}
 		p := ensure(budget(c))
-		if strings.HasSuffix(n.path, "maxUnavailablePodDisruptionBudget") {
-			p.Enabled = ptrTo(true)
-		}
 		if minAvailable {
 			p.MinAvailable = &v
 		} else {
