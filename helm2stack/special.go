@@ -990,10 +990,11 @@ type loraAdapter struct {
 func (c *converter) loraAdapters(n node) error {
 	return c.eachItem(n, func(item node) error {
 		var v struct {
-			Name          string `json:"name"`
-			Enabled       *bool  `json:"enabled"`
-			BaseModel     string `json:"baseModel"`
-			VLLMAPIKey    any    `json:"vllmApiKey"`
+			Name          string            `json:"name"`
+			Enabled       *bool             `json:"enabled"`
+			Labels        map[string]string `json:"labels"`
+			BaseModel     string            `json:"baseModel"`
+			VLLMAPIKey    any               `json:"vllmApiKey"`
 			AdapterSource struct {
 				Type        string `json:"type"`
 				AdapterName string `json:"adapterName"`
@@ -1003,7 +1004,11 @@ func (c *converter) loraAdapters(n node) error {
 				MaxAdapters *int32 `json:"maxAdapters"`
 				Credentials any    `json:"credentials"`
 			} `json:"adapterSource"`
-			DeploymentConfig map[string]any `json:"loraAdapterDeploymentConfig"`
+			DeploymentConfig *struct {
+				Algorithm string            `json:"algorithm"`
+				Replicas  *int32            `json:"replicas"`
+				Labels    map[string]string `json:"labels"`
+			} `json:"loraAdapterDeploymentConfig"`
 		}
 		if err := item.object(&v); err != nil {
 			return err
@@ -1025,8 +1030,8 @@ func (c *converter) loraAdapters(n node) error {
 		if a.adapter.Path == "" || a.adapter.Name == "" {
 			return fmt.Errorf("%s.adapterSource needs adapterName and, for type %s, %s", item.path, src.Type, map[string]string{"local": "adapterPath", "huggingface": "repository"}[src.Type])
 		}
-		if src.Credentials != nil || v.VLLMAPIKey != nil || len(v.DeploymentConfig) > 0 || src.Pattern != "" || src.MaxAdapters != nil {
-			c.res.note(item.path, "loaded at start-up by every replica (--lora-modules); the LoRA controller's placement, credentials, pattern and API key do not apply")
+		if src.Credentials != nil || v.VLLMAPIKey != nil || v.DeploymentConfig != nil || len(v.Labels) > 0 || src.Pattern != "" || src.MaxAdapters != nil {
+			c.res.note(item.path, "loaded at start-up by every replica (--lora-modules); the LoRA controller's placement, credentials, pattern, API key and LoraAdapter labels do not apply")
 		}
 		c.adapters = append(c.adapters, a)
 		return nil

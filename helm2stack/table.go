@@ -6,13 +6,17 @@ import (
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
-// table is every key of the chart's values (vllm-stack 0.1.12, and the keys
-// its templates and tutorials read), in the order of the README's "Coming
-// from the Helm chart" table: what it becomes, or (drop) why the stack does
-// not support it, in the row's words. A key not here is an error. In the
-// keys, modelSpec[] is one servingEngineSpec.modelSpec item; its engine
-// settings go to the model's engine block (the top level for a one-model
-// stack). Conversions longer than a line are in special.go.
+// table is every key of the chart's values, vllm-stack 0.1.12 to HEAD as
+// fn/testdata/helm/chart-keys.tsv lists them, plus notChartKeys, in the
+// order of the README's "Coming from the Helm chart" table: what it
+// becomes, or (drop) why the stack does not support it, in the row's words.
+// A key not here is an error. An entry may take a block whole (ingress,
+// serviceMonitor): its conversion decodes the block strictly, so a key the
+// chart lacks inside it is an error too. In the keys, modelSpec[] is one
+// servingEngineSpec.modelSpec item; its engine settings go to the model's
+// engine block (the top level for a one-model stack). Conversions longer
+// than a line are in special.go. TestTableMatchesChartKeys ties the table
+// to chart-keys.tsv.
 var table = []rule{
 	{key: "servingEngineSpec.enableEngine", do: dropUnless("true", "not needed: a stack is its models behind its router; the engines always run")},
 	{key: "routerSpec.enableRouter", do: dropUnless("true", "not needed: the router always runs")},
@@ -292,6 +296,17 @@ var table = []rule{
 	{key: "grafanaDashboards", do: dropEnabled("enabled", installSeparatelyReason)},
 	{key: "kube-prometheus-stack", do: dropEnabled("enabled", installSeparatelyReason)},
 	{key: "prometheus-adapter", do: dropEnabled("enabled", installSeparatelyReason)},
+}
+
+// notChartKeys are the table's keys the chart's templates never read, each
+// with the file of the chart's release that sets it: the converter accepts
+// what the chart's own example and tutorials set, so that each of them
+// converts (TestTutorials); the chart ignores these keys, and so does the
+// converter, with a note. Any other key the chart lacks is an error.
+var notChartKeys = map[string]string{
+	"routerSpec.enablePD":        "tutorials/assets/values-16-disagg-prefill.yaml",
+	"cacheserverSpec.repository": "helm/values-example.yaml",
+	"cacheserverSpec.tag":        "helm/values-example.yaml",
 }
 
 // Reasons shared by several keys, as the README's rows give them.
