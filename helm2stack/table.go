@@ -314,7 +314,7 @@ const (
 	hamiReason              = "not supported: HAMi's GPU sharing needs several extended resources per engine; resources.gpuType names one"
 	pdReason                = "not supported: disaggregated prefill (separate prefill and decode engines behind the router's disaggregated_prefill logic) is not modelled"
 	kedaReason              = "not supported: the ScaledObject has no initialCooldownPeriod and no advanced block (HPA behaviour, scaling modifiers)"
-	pdbMetaReason           = "not supported: the PodDisruptionBudget (S-M-pdb-vllm, S-pdb-router) carries the stack's labels only"
+	pdbMetaReason           = "not supported: the PodDisruptionBudget carries the stack's labels only"
 	extraPortsReason        = "not supported: the Services expose the API port only (engines 80 -> 8000, where vLLM also serves /metrics; the router router-sport, plus lmcache-port with kvaware)"
 	fixedPortsReason        = "fixed: engine and router containers listen on 8000, engine Services on 80 (the router's contract with the engines); the router Service's port is routerConfig.service.port"
 	routerSecurityReason    = "not settable: the router runs as user 1000, non-root, with the RuntimeDefault seccomp profile, no privilege escalation and no capabilities, and HOME=/home/router on an emptyDir"
