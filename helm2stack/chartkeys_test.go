@@ -1,13 +1,13 @@
 package helm2stack
 
 import (
-	"bufio"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/vllm-project/function-vllm-stack/internal/chartkeys"
 )
 
 // chartKeysFile lists the chart's values keys at vllm-stack-0.1.12 and HEAD
@@ -16,40 +16,6 @@ import (
 // loraAdapters[].x, routerSpec.route.main.x for a key of a route. The
 // README's Helm table has a row for each (fn/helm_keys_test.go).
 const chartKeysFile = "../fn/testdata/helm/chart-keys.tsv"
-
-// chartKeys reads the key column of chartKeysFile.
-func chartKeys(t *testing.T) []string {
-	t.Helper()
-	f, err := os.Open(chartKeysFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var keys []string
-	s := bufio.NewScanner(f)
-	for header := true; s.Scan(); {
-		line := s.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		key, _, _ := strings.Cut(line, "\t")
-		if header {
-			if key != "key" {
-				t.Fatalf("%s: the first line after the comments is %q, want the header key, first, last, read", chartKeysFile, line)
-			}
-			header = false
-			continue
-		}
-		keys = append(keys, key)
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(keys) < 300 {
-		t.Fatalf("%s has %d keys; is it intact?", chartKeysFile, len(keys))
-	}
-	return keys
-}
 
 // wholeBlocks are the table's entries that take a block of the chart the
 // stack does not include whole, dropped when switched on: any key inside
@@ -62,7 +28,13 @@ var wholeBlocks = []string{"servingEngineSpec.modelSpec[].raySpec", "loraControl
 // entry is a chart key, a block of chart keys, or one of notChartKeys.
 // Unlike TestTableCoversTheChart it needs no copy of the chart.
 func TestTableMatchesChartKeys(t *testing.T) {
-	keys := chartKeys(t)
+	keys, err := chartkeys.Read(chartKeysFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) < 300 {
+		t.Fatalf("%s has %d keys; is it intact?", chartKeysFile, len(keys))
+	}
 	under := func(key, entry string) bool {
 		return strings.HasPrefix(key, entry+".") || strings.HasPrefix(key, entry+"[]")
 	}
