@@ -130,6 +130,7 @@ var table = []rule{
 		mergeInto(&ensure(&c.engine().Pod).Labels, m)
 		c.res.note(c.cur.path+".labels", "the Deployment's labels are the stack's: they go on the pods (pod.labels)")
 	})},
+	{key: "servingEngineSpec.modelSpec[].serviceAnnotations", do: stringMap(func(c *converter, m map[string]string) { ensure(&c.engine().Service).Annotations = m })},
 	{key: "servingEngineSpec.runtimeClassName", do: checkOnly((node).str)}, // completeModel: per model, unless the model sets its own (even "")
 	{key: "servingEngineSpec.schedulerName", do: str(func(c *converter, s string) { ensure(&c.engine().Scheduling).SchedulerName = s })},
 	{key: "servingEngineSpec.tolerations", do: object(func(c *converter, v []corev1.Toleration) { ensure(&c.engine().Scheduling).Tolerations = v })},
@@ -146,7 +147,6 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].enableLoRA", do: boolean(func(c *converter, b bool) { c.model().EnableLoRA = b })},
 	{key: "servingEngineSpec.modelSpec[].enableTool", do: boolean(func(c *converter, b bool) { c.model().EnableTool = b })},
 	{key: "servingEngineSpec.modelSpec[].toolCallParser", do: str(func(c *converter, s string) { c.model().ToolCallParser = s })},
-	{key: "servingEngineSpec.modelSpec[].serviceAnnotations", do: stringMap(func(c *converter, m map[string]string) { ensure(&c.engine().Service).Annotations = m })},
 
 	{key: "servingEngineSpec.modelSpec[].keda.enabled", do: boolean(func(c *converter, b bool) { autoscalingOf(c.engine()).Enabled = &b })},
 	{key: "servingEngineSpec.modelSpec[].keda.minReplicaCount", do: integer(func(c *converter, v *int32) { autoscalingOf(c.engine()).MinReplicas = v })},
@@ -209,12 +209,12 @@ var table = []rule{
 	{key: "routerSpec.affinity", do: object(func(c *converter, v corev1.Affinity) { ensure(&c.router().Scheduling).Affinity = &v })},
 	{key: "routerSpec.nodeSelectorTerms", do: (*converter).routerNodeSelectorTerms},
 	{key: "routerSpec.podAnnotations", do: stringMap(func(c *converter, m map[string]string) { c.router().PodAnnotations = m })},
-	{key: "routerSpec.labels", do: drop("not supported: the router's pods carry the stack's labels, which its Deployment, Service and the engines' NetworkPolicy select")},
-	{key: "routerSpec.securityContext", do: drop(routerSecurityReason)},
-	{key: "routerSpec.containerSecurityContext", do: drop(routerSecurityReason)},
 	{key: "routerSpec.serviceAccountName", do: str(func(c *converter, s string) { c.router().ServiceAccountName = s })},
 	{key: "routerSpec.extraVolumes", do: object(func(c *converter, v []corev1.Volume) { c.router().ExtraVolumes = v })},
 	{key: "routerSpec.extraVolumeMounts", do: object(func(c *converter, v []corev1.VolumeMount) { c.router().ExtraVolumeMounts = v })},
+	{key: "routerSpec.labels", do: drop("not supported: the router's pods carry the stack's labels, which its Deployment, Service and the engines' NetworkPolicy select")},
+	{key: "routerSpec.securityContext", do: drop(routerSecurityReason)},
+	{key: "routerSpec.containerSecurityContext", do: drop(routerSecurityReason)},
 	{key: "routerSpec.strategy", do: drop("not settable: a rolling update with maxSurge 1 and maxUnavailable 0, so a new router is ready before an old one stops")},
 	{key: "routerSpec.startupProbe", do: drop(routerProbeReason)},
 	{key: "routerSpec.readinessProbe", do: drop(routerProbeReason)},
