@@ -245,7 +245,7 @@ pod:
       volumeMounts: [{name: s-storage, mountPath: /data}]
 `,
 			notes: []string{"servingEngineSpec.configs"}},
-		"keys the merge of issue 13 gave fields": {
+		"keys the merge of issue 13 gave fields, storageClass \"\" kept": {
 			values: `
 servingEngineSpec:
   runtimeClassName: ""
@@ -255,6 +255,7 @@ servingEngineSpec:
     - {name: b, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: why, pvcStorage: 1Gi, storageClass: "", pvcAccessMode: [ReadWriteMany], pvcExistingClaimName: shared}
     - {name: c, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: zed, pvcStorage: {emptyDir: {}}, pvcExistingClaimName: ignored}
     - {name: d, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: dee, pvcExistingClaimName: ignored}
+    - {name: e, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: e, pvcStorage: 1Gi, storageClass: ""}
 routerSpec:
   serviceAccountName: router-sa
   extraVolumes: [{name: certs, secret: {secretName: certs}}]
@@ -272,6 +273,7 @@ models:
   - {name: b, modelURL: why, storage: {existingClaimName: shared}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
   - {name: c, modelURL: zed, storage: {emptyDir: {}}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
   - {name: d, modelURL: dee, storage: {enabled: false}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
+  - {name: e, modelURL: e, storage: {size: 1Gi, storageClassName: ""}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
 routerConfig:
   serviceAccountName: router-sa
   extraVolumes: [{name: certs, secret: {secretName: certs}}]

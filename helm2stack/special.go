@@ -195,6 +195,20 @@ func (c *converter) pvcStorage(n node) error {
 	return err
 }
 
+// storageClass is the claim's class, "" included: the chart sets
+// storageClassName whenever the key is there, and "" binds a volume of no
+// class.
+func (c *converter) storageClass(n node) error {
+	if n.v == nil {
+		return nil
+	}
+	s, err := n.str()
+	if err == nil {
+		ensure(&c.engine().Storage).StorageClassName = &s
+	}
+	return err
+}
+
 // existingClaim: the chart (HEAD) mounts pvcExistingClaimName in place of
 // the claim it would make for a pvcStorage size, and makes none; without a
 // size (no pvcStorage, or an emptyDir) it ignores the key.

@@ -47,7 +47,7 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].limitGPUCores", do: drop(hamiReason)},
 
 	{key: "servingEngineSpec.modelSpec[].pvcStorage", do: (*converter).pvcStorage},
-	{key: "servingEngineSpec.modelSpec[].storageClass", do: str(func(c *converter, s string) { ensure(&c.engine().Storage).StorageClassName = &s })},
+	{key: "servingEngineSpec.modelSpec[].storageClass", do: (*converter).storageClass},
 	{key: "servingEngineSpec.modelSpec[].pvcAccessMode", do: object(func(c *converter, v []corev1.PersistentVolumeAccessMode) { ensure(&c.engine().Storage).AccessModes = v })},
 	{key: "servingEngineSpec.modelSpec[].pvcExistingClaimName", do: str(func(c *converter, s string) { c.cur.existingClaim = s })}, // completeModel
 	{key: "servingEngineSpec.modelSpec[].pvcMatchLabels", do: drop("not supported: the claim has no volume selector; bind a pre-provisioned volume to a claim of your own and mount it with storage.existingClaimName")},
