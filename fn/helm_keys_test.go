@@ -1,14 +1,14 @@
 package fn
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vllm-project/function-vllm-stack/internal/chartkeys"
 )
 
 // The README's Helm table must account for every key of the chart, and name
@@ -17,40 +17,6 @@ import (
 // helmCellKeys reads the key patterns of a row's first cell.
 
 const chartKeysFile = "testdata/helm/chart-keys.tsv"
-
-// chartKeys reads the keys of chart-keys.tsv, failing on a malformed line.
-func chartKeys(t *testing.T) []string {
-	t.Helper()
-	f, err := os.Open(chartKeysFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var keys []string
-	s := bufio.NewScanner(f)
-	header := true
-	for n := 1; s.Scan(); n++ {
-		line := s.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		cols := strings.Split(line, "\t")
-		if header {
-			helmEqual(t, chartKeysFile+" columns", []string{"key", "first", "last", "read"}, cols)
-			header = false
-			continue
-		}
-		if len(cols) != 4 || cols[0] == "" || cols[3] == "" ||
-			!slices.Contains([]string{"0.1.12", "HEAD"}, cols[1]) || !slices.Contains([]string{"0.1.12", "HEAD"}, cols[2]) {
-			t.Fatalf("%s:%d: want key, first and last version (0.1.12 or HEAD) and where it is read: %q", chartKeysFile, n, line)
-		}
-		keys = append(keys, cols[0])
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return keys
-}
 
 // helmCellKeys expands the first cell of a README Helm row into full key
 // patterns. Each comma-separated item is a key in backticks:
@@ -221,7 +187,10 @@ func TestMatchesKey(t *testing.T) {
 // TestHelmTableCoversChartKeys: every key of the chart has exactly one row in
 // the README's Helm table, and every key a row names is the chart's.
 func TestHelmTableCoversChartKeys(t *testing.T) {
-	keys := chartKeys(t)
+	keys, err := chartkeys.Read(chartKeysFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var roots []string
 	for _, k := range keys {
 		if r := rootOf(k); !slices.Contains(roots, r) {

@@ -637,11 +637,12 @@ func helmRows() map[string]func(t *testing.T) {
 			helmEqual(t, "enabled: false", false, slices.Contains(keys(helmRun(t, with("podDisruptionBudget", map[string]any{"enabled": false}))), "engine-m-pdb-vllm"))
 		},
 
-		"`modelSpec[].raySpec.*`": func(t *testing.T) {
+		"`modelSpec[].raySpec.*`, `vllmConfig.pipelineParallelSize`": func(t *testing.T) {
 			helmFatal(t, with("vllmConfig.tensorParallelSize", 8, "resources.gpu", "4"),
 				helmInvalid+`spec: vllmConfig.tensorParallelSize 8 needs 8 GPUs but resources.gpu is "4": raise resources.gpu or lower tensorParallelSize`)
 			helmFatal(t, with("model", nil, "models", helmModels(map[string]any{"name": "m", "modelURL": "org/m", "raySpec": map[string]any{"enabled": true}})),
 				helmUnknownField("spec.models[0].raySpec"))
+			helmFatal(t, with("vllmConfig.pipelineParallelSize", 2), helmUnknownField("spec.vllmConfig.pipelineParallelSize"))
 		},
 
 		"`servingEngineSpec.labels`": func(t *testing.T) {

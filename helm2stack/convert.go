@@ -50,8 +50,10 @@ type modelState struct {
 	image         image
 	initContainer *corev1.Container
 	// vllmConfig.extraArgs, in the chart's order: --runner, --convert,
-	// extraArgs, --revision.
-	runner, convert, extraArgs, revision []string
+	// extraArgs.
+	runner, convert, extraArgs []string
+	// existingClaim is pvcExistingClaimName, which needs pvcStorage.
+	existingClaim string
 }
 
 // Convert turns a values file of the chart into a ProductionStack. An error

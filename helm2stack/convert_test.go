@@ -106,11 +106,11 @@ servingEngineSpec:
       modelRevision: abc123
 `,
 			want: `
-model: {name: m, modelURL: x}
+model: {name: m, modelURL: x, revision: abc123}
 env: [{name: A, value: shared}, {name: B, value: model}, {name: PROMETHEUS_MULTIPROC_DIR, value: /prom}]
 scheduling: {priorityClassName: high}
 storage: {enabled: false}
-vllmConfig: {image: "lmcache/vllm-openai:latest", v1: false, extraArgs: [--runner, pooling, --convert, embed, --revision, abc123]}
+vllmConfig: {image: "lmcache/vllm-openai:latest", v1: false, extraArgs: [--runner, pooling, --convert, embed]}
 `,
 			notes: []string{"servingEngineSpec.modelSpec[0]", "servingEngineSpec.modelSpec[0].tag"}},
 		"runtimeClassName per model, KEDA's default trigger": {
@@ -242,9 +242,45 @@ pod:
       env: [{name: RELEASE_NAME, value: s}, {name: LMCACHE_SERVER_SERVICE_PORT, value: "80"}]
       envFrom: [{secretRef: {name: s3}}]
       resources: {}
-      volumeMounts: [{name: model-cache, mountPath: /data}]
+      volumeMounts: [{name: s-storage, mountPath: /data}]
 `,
 			notes: []string{"servingEngineSpec.configs"}},
+		"keys the merge of issue 13 gave fields, storageClass \"\" kept": {
+			values: `
+servingEngineSpec:
+  runtimeClassName: ""
+  modelSpec:
+    - {name: a, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: x, pvcStorage: 1Gi, pvcExistingClaimName: weights,
+       labels: {team: ml}, podLabels: {tier: gpu}, serviceAnnotations: {mesh: "on"}, modelRevision: v1.0}
+    - {name: b, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: why, pvcStorage: 1Gi, storageClass: "", pvcAccessMode: [ReadWriteMany], pvcExistingClaimName: shared}
+    - {name: c, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: zed, pvcStorage: {emptyDir: {}}, pvcExistingClaimName: ignored}
+    - {name: d, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: dee, pvcExistingClaimName: ignored}
+    - {name: e, repository: vllm/vllm-openai, tag: v0.10.2, modelURL: e, pvcStorage: 1Gi, storageClass: ""}
+routerSpec:
+  serviceAccountName: router-sa
+  extraVolumes: [{name: certs, secret: {secretName: certs}}]
+  extraVolumeMounts: [{name: certs, mountPath: /certs}]
+`,
+			want: `
+models:
+  - name: a
+    modelURL: x
+    revision: v1.0
+    storage: {existingClaimName: weights}
+    vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+    pod: {labels: {team: ml, tier: gpu}}
+    service: {annotations: {mesh: "on"}}
+  - {name: b, modelURL: why, storage: {existingClaimName: shared}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
+  - {name: c, modelURL: zed, storage: {emptyDir: {}}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
+  - {name: d, modelURL: dee, storage: {enabled: false}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
+  - {name: e, modelURL: e, storage: {size: 1Gi, storageClassName: ""}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}}
+routerConfig:
+  serviceAccountName: router-sa
+  extraVolumes: [{name: certs, secret: {secretName: certs}}]
+  extraVolumeMounts: [{name: certs, mountPath: /certs}]
+`,
+			notes: []string{"servingEngineSpec.modelSpec[0].labels", "servingEngineSpec.modelSpec[1].pvcExistingClaimName",
+				"servingEngineSpec.modelSpec[2].pvcExistingClaimName", "servingEngineSpec.modelSpec[3]", "servingEngineSpec.modelSpec[3].pvcExistingClaimName"}},
 		"loraAdapters on their base model": {
 			values: modelHead + `
       enableLoRA: true

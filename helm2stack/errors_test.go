@@ -25,6 +25,9 @@ func TestErrors(t *testing.T) {
 			"unknown key servingEngine: the chart (vllm-stack 0.1.12) has no such key; check its spelling against the chart's values.yaml"},
 		"unknown model key": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      replicas: 2\n",
 			"unknown key servingEngineSpec.modelSpec[0].replicas: the chart (vllm-stack 0.1.12) has no such key; check its spelling against the chart's values.yaml"},
+		// Neither in the chart (0.1.12 to HEAD) nor in its tutorials.
+		"a key the chart lacks": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      lmcacheConfig: {distributedUrl: \"a:1\"}\n",
+			"unknown key servingEngineSpec.modelSpec[0].lmcacheConfig.distributedUrl: the chart (vllm-stack 0.1.12) has no such key; check its spelling against the chart's values.yaml"},
 		"replicaCount not a number": {"servingEngineSpec:\n  modelSpec:" + minimalModel + strings.Replace(minimalModel, "name: m", "name: m2", 1) + "      replicaCount: two\n",
 			`servingEngineSpec.modelSpec[1].replicaCount must be an integer, got "two"`},
 		"replicaCount a boolean": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      replicaCount: true\n",

@@ -84,7 +84,8 @@ func (c *converter) completeModel() error {
 		ic.EnvFrom = append(ic.EnvFrom, c.engine().EnvFrom...) // envFromSecret's, as the chart's
 		ensure(&c.engine().Pod).InitContainers = []corev1.Container{*ic}
 	}
-	if args := slices.Concat(m.runner, m.convert, m.extraArgs, m.revision); len(args) > 0 {
+	c.existingClaim()
+	if args := slices.Concat(m.runner, m.convert, m.extraArgs); len(args) > 0 {
 		ensure(&c.engine().VLLMConfig).ExtraArgs = args
 	}
 	return nil
@@ -194,6 +195,40 @@ func (c *converter) pvcStorage(n node) error {
 	return err
 }
 
+// storageClass is the claim's class, "" included: the chart sets
+// storageClassName whenever the key is there, and "" binds a volume of no
+// class.
+func (c *converter) storageClass(n node) error {
+	if n.v == nil {
+		return nil
+	}
+	s, err := n.str()
+	if err == nil {
+		ensure(&c.engine().Storage).StorageClassName = &s
+	}
+	return err
+}
+
+// existingClaim: the chart (HEAD) mounts pvcExistingClaimName in place of
+// the claim it would make for a pvcStorage size, and makes none; without a
+// size (no pvcStorage, or an emptyDir) it ignores the key.
+func (c *converter) existingClaim() {
+	m := c.cur
+	if m.existingClaim == "" {
+		return
+	}
+	st := c.engine().Storage
+	if st == nil || st.Size == "" {
+		c.res.note(m.path+".pvcExistingClaimName", "ignored, as by the chart: it mounts an existing claim only in place of the claim of a pvcStorage size")
+		return
+	}
+	if st.StorageClassName != nil || st.AccessModes != nil {
+		c.res.note(m.path+".pvcExistingClaimName", "storageClass and pvcAccessMode are left out, as the chart makes no claim for an existing one")
+	}
+	st.ExistingClaimName = m.existingClaim
+	st.Size, st.StorageClassName, st.AccessModes = "", nil, nil
+}
+
 // sharedStorage mounts the chart's shared claim into every model.
 func (c *converter) sharedStorage(n node) error {
 	var v struct {
@@ -259,7 +294,8 @@ func (c *converter) initContainer(n node) error {
 	}
 	ic.Env = append(ic.Env, v.Env...)
 	if _, ok := c.cur.fields["pvcStorage"]; ok && v.MountPvcStorage {
-		ic.VolumeMounts = append(ic.VolumeMounts, corev1.VolumeMount{Name: "model-cache", MountPath: "/data"})
+		// The model cache volume, named as the chart's (and the stack's).
+		ic.VolumeMounts = append(ic.VolumeMounts, corev1.VolumeMount{Name: c.opts.Name + "-storage", MountPath: "/data"})
 	}
 	ic.VolumeMounts = append(ic.VolumeMounts, v.ExtraVolumeMounts...)
 	c.cur.initContainer = ic
@@ -613,9 +649,6 @@ func intOrString(budget func(c *converter) **v1alpha1.PodDisruptionBudget, minAv
 			v = intstr.FromInt32(i)
 		}
 		p := ensure(budget(c))
-		if strings.HasSuffix(n.path, "maxUnavailablePodDisruptionBudget") {
-			p.Enabled = ptrTo(true)
-		}
 		if minAvailable {
 			p.MinAvailable = &v
 		} else {
@@ -971,10 +1004,11 @@ type loraAdapter struct {
 func (c *converter) loraAdapters(n node) error {
 	return c.eachItem(n, func(item node) error {
 		var v struct {
-			Name          string `json:"name"`
-			Enabled       *bool  `json:"enabled"`
-			BaseModel     string `json:"baseModel"`
-			VLLMAPIKey    any    `json:"vllmApiKey"`
+			Name          string            `json:"name"`
+			Enabled       *bool             `json:"enabled"`
+			Labels        map[string]string `json:"labels"`
+			BaseModel     string            `json:"baseModel"`
+			VLLMAPIKey    any               `json:"vllmApiKey"`
 			AdapterSource struct {
 				Type        string `json:"type"`
 				AdapterName string `json:"adapterName"`
@@ -984,7 +1018,11 @@ func (c *converter) loraAdapters(n node) error {
 				MaxAdapters *int32 `json:"maxAdapters"`
 				Credentials any    `json:"credentials"`
 			} `json:"adapterSource"`
-			DeploymentConfig map[string]any `json:"loraAdapterDeploymentConfig"`
+			DeploymentConfig *struct {
+				Algorithm string            `json:"algorithm"`
+				Replicas  *int32            `json:"replicas"`
+				Labels    map[string]string `json:"labels"`
+			} `json:"loraAdapterDeploymentConfig"`
 		}
 		if err := item.object(&v); err != nil {
 			return err
@@ -1006,8 +1044,8 @@ func (c *converter) loraAdapters(n node) error {
 		if a.adapter.Path == "" || a.adapter.Name == "" {
 			return fmt.Errorf("%s.adapterSource needs adapterName and, for type %s, %s", item.path, src.Type, map[string]string{"local": "adapterPath", "huggingface": "repository"}[src.Type])
 		}
-		if src.Credentials != nil || v.VLLMAPIKey != nil || len(v.DeploymentConfig) > 0 || src.Pattern != "" || src.MaxAdapters != nil {
-			c.res.note(item.path, "loaded at start-up by every replica (--lora-modules); the LoRA controller's placement, credentials, pattern and API key do not apply")
+		if src.Credentials != nil || v.VLLMAPIKey != nil || v.DeploymentConfig != nil || len(v.Labels) > 0 || src.Pattern != "" || src.MaxAdapters != nil {
+			c.res.note(item.path, "loaded at start-up by every replica (--lora-modules); the LoRA controller's placement, credentials, pattern, API key and LoraAdapter labels do not apply")
 		}
 		c.adapters = append(c.adapters, a)
 		return nil

@@ -6,13 +6,17 @@ import (
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
-// table is every key of the chart's values (vllm-stack 0.1.12, and the keys
-// its templates and tutorials read), in the order of the README's "Coming
-// from the Helm chart" table: what it becomes, or (drop) why the stack does
-// not support it, in the row's words. A key not here is an error. In the
-// keys, modelSpec[] is one servingEngineSpec.modelSpec item; its engine
-// settings go to the model's engine block (the top level for a one-model
-// stack). Conversions longer than a line are in special.go.
+// table is every key of the chart's values, vllm-stack 0.1.12 to HEAD as
+// fn/testdata/helm/chart-keys.tsv lists them, plus notChartKeys, in the
+// order of the README's "Coming from the Helm chart" table: what it
+// becomes, or (drop) why the stack does not support it, in the row's words.
+// A key not here is an error. An entry may take a block whole (ingress,
+// serviceMonitor): its conversion decodes the block strictly, so a key the
+// chart lacks inside it is an error too. In the keys, modelSpec[] is one
+// servingEngineSpec.modelSpec item; its engine settings go to the model's
+// engine block (the top level for a one-model stack). Conversions longer
+// than a line are in special.go. TestTableMatchesChartKeys ties the table
+// to chart-keys.tsv.
 var table = []rule{
 	{key: "servingEngineSpec.enableEngine", do: dropUnless("true", "not needed: a stack is its models behind its router; the engines always run")},
 	{key: "routerSpec.enableRouter", do: dropUnless("true", "not needed: the router always runs")},
@@ -25,9 +29,7 @@ var table = []rule{
 	{key: "servingEngineSpec.imagePullPolicy", do: str(func(c *converter, s string) { ensure(&c.engine().VLLMConfig).ImagePullPolicy = s })},
 	{key: "servingEngineSpec.modelSpec[].imagePullSecret", do: str(func(c *converter, s string) { ensure(&c.engine().VLLMConfig).ImagePullSecretName = s })},
 	{key: "servingEngineSpec.modelSpec[].modelURL", do: str(func(c *converter, s string) { c.model().ModelURL = s })},
-	// Pending model.revision (issue 13): --revision is passed in
-	// vllmConfig.extraArgs until the API has the field.
-	{key: "servingEngineSpec.modelSpec[].modelRevision", do: str(func(c *converter, s string) { c.cur.revision = []string{"--revision", s} })},
+	{key: "servingEngineSpec.modelSpec[].modelRevision", do: str(func(c *converter, s string) { c.model().Revision = s })},
 	{key: "servingEngineSpec.modelSpec[].replicaCount", do: integer(func(c *converter, v *int32) { c.engine().Replicas = v })},
 
 	{key: "servingEngineSpec.modelSpec[].requestCPU", do: scalar(func(c *converter, s string) { ensure(&c.engine().Resources).CPU = s })},
@@ -45,8 +47,9 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].limitGPUCores", do: drop(hamiReason)},
 
 	{key: "servingEngineSpec.modelSpec[].pvcStorage", do: (*converter).pvcStorage},
-	{key: "servingEngineSpec.modelSpec[].storageClass", do: str(func(c *converter, s string) { ensure(&c.engine().Storage).StorageClassName = &s })},
+	{key: "servingEngineSpec.modelSpec[].storageClass", do: (*converter).storageClass},
 	{key: "servingEngineSpec.modelSpec[].pvcAccessMode", do: object(func(c *converter, v []corev1.PersistentVolumeAccessMode) { ensure(&c.engine().Storage).AccessModes = v })},
+	{key: "servingEngineSpec.modelSpec[].pvcExistingClaimName", do: str(func(c *converter, s string) { c.cur.existingClaim = s })}, // completeModel
 	{key: "servingEngineSpec.modelSpec[].pvcMatchLabels", do: drop("not supported: the claim has no volume selector; bind a pre-provisioned volume to a claim of your own and mount it with storage.existingClaimName")},
 	{key: "servingEngineSpec.modelSpec[].pvcLabels", do: drop("not supported: the claim carries the stack's labels only")},
 	{key: "servingEngineSpec.modelSpec[].pvcAnnotations", do: drop("not supported: the claim carries the stack's labels only")},
@@ -94,7 +97,6 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.workerHeartbeatTime", do: integer(func(c *converter, v *int32) { ensure(&c.engine().LMCacheConfig).WorkerHeartbeatTime = v })},
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.workerPort", do: integer(func(c *converter, v *int32) { ensure(&c.engine().LMCacheConfig).WorkerPort = v })},
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.workerPorts", do: (*converter).workerPorts},
-	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.distributedUrl", do: envVar("LMCACHE_DISTRIBUTED_URL")},
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.p2pHost", do: envVar("LMCACHE_P2P_HOST")},
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.p2pInitPorts", do: envVar("LMCACHE_P2P_INIT_PORTS")},
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.cudaVisibleDevices", do: envVar("CUDA_VISIBLE_DEVICES")},
@@ -124,7 +126,11 @@ var table = []rule{
 		c.res.note(c.cur.path+".annotations", "the Deployment's annotations are not settable: they go on the pods (pod.annotations)")
 	})},
 	{key: "servingEngineSpec.modelSpec[].podLabels", do: stringMap(func(c *converter, m map[string]string) { mergeInto(&ensure(&c.engine().Pod).Labels, m) })},
-	{key: "servingEngineSpec.modelSpec[].labels", do: drop("not supported: the Deployment carries the stack's labels; extra pod labels are podLabels (pod.labels)")},
+	{key: "servingEngineSpec.modelSpec[].labels", do: stringMap(func(c *converter, m map[string]string) {
+		mergeInto(&ensure(&c.engine().Pod).Labels, m)
+		c.res.note(c.cur.path+".labels", "the Deployment's labels are the stack's: they go on the pods (pod.labels)")
+	})},
+	{key: "servingEngineSpec.modelSpec[].serviceAnnotations", do: stringMap(func(c *converter, m map[string]string) { ensure(&c.engine().Service).Annotations = m })},
 	{key: "servingEngineSpec.runtimeClassName", do: checkOnly((node).str)}, // completeModel: per model, unless the model sets its own (even "")
 	{key: "servingEngineSpec.schedulerName", do: str(func(c *converter, s string) { ensure(&c.engine().Scheduling).SchedulerName = s })},
 	{key: "servingEngineSpec.tolerations", do: object(func(c *converter, v []corev1.Toleration) { ensure(&c.engine().Scheduling).Tolerations = v })},
@@ -141,7 +147,6 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].enableLoRA", do: boolean(func(c *converter, b bool) { c.model().EnableLoRA = b })},
 	{key: "servingEngineSpec.modelSpec[].enableTool", do: boolean(func(c *converter, b bool) { c.model().EnableTool = b })},
 	{key: "servingEngineSpec.modelSpec[].toolCallParser", do: str(func(c *converter, s string) { c.model().ToolCallParser = s })},
-	{key: "servingEngineSpec.modelSpec[].serviceAnnotations", do: drop("not supported: the engine Service carries the stack's labels only")},
 
 	{key: "servingEngineSpec.modelSpec[].keda.enabled", do: boolean(func(c *converter, b bool) { autoscalingOf(c.engine()).Enabled = &b })},
 	{key: "servingEngineSpec.modelSpec[].keda.minReplicaCount", do: integer(func(c *converter, v *int32) { autoscalingOf(c.engine()).MinReplicas = v })},
@@ -158,7 +163,6 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].pdb.maxUnavailable", do: intOrString(func(c *converter) **v1alpha1.PodDisruptionBudget { return &c.engine().PodDisruptionBudget }, false)},
 	{key: "servingEngineSpec.modelSpec[].pdb.labels", do: drop(pdbMetaReason)},
 	{key: "servingEngineSpec.modelSpec[].pdb.annotations", do: drop(pdbMetaReason)},
-	{key: "servingEngineSpec.maxUnavailablePodDisruptionBudget", do: intOrString(func(c *converter) **v1alpha1.PodDisruptionBudget { return &c.engine().PodDisruptionBudget }, false)},
 	{key: "servingEngineSpec.modelSpec[].raySpec", do: dropEnabled("enabled", "out of scope: a model runs as one Deployment of single-node pods, its tensor-parallel workers inside one pod (vllmConfig.tensorParallelSize may not exceed resources.gpu)")},
 
 	{key: "servingEngineSpec.labels", do: stringMap(func(c *converter, m map[string]string) {
@@ -205,11 +209,12 @@ var table = []rule{
 	{key: "routerSpec.affinity", do: object(func(c *converter, v corev1.Affinity) { ensure(&c.router().Scheduling).Affinity = &v })},
 	{key: "routerSpec.nodeSelectorTerms", do: (*converter).routerNodeSelectorTerms},
 	{key: "routerSpec.podAnnotations", do: stringMap(func(c *converter, m map[string]string) { c.router().PodAnnotations = m })},
+	{key: "routerSpec.serviceAccountName", do: str(func(c *converter, s string) { c.router().ServiceAccountName = s })},
+	{key: "routerSpec.extraVolumes", do: object(func(c *converter, v []corev1.Volume) { c.router().ExtraVolumes = v })},
+	{key: "routerSpec.extraVolumeMounts", do: object(func(c *converter, v []corev1.VolumeMount) { c.router().ExtraVolumeMounts = v })},
 	{key: "routerSpec.labels", do: drop("not supported: the router's pods carry the stack's labels, which its Deployment, Service and the engines' NetworkPolicy select")},
 	{key: "routerSpec.securityContext", do: drop(routerSecurityReason)},
 	{key: "routerSpec.containerSecurityContext", do: drop(routerSecurityReason)},
-	{key: "routerSpec.extraVolumes", do: drop("not supported: the router mounts only its HOME (an emptyDir at /home/router)")},
-	{key: "routerSpec.extraVolumeMounts", do: drop("not supported: the router mounts only its HOME (an emptyDir at /home/router)")},
 	{key: "routerSpec.strategy", do: drop("not settable: a rolling update with maxSurge 1 and maxUnavailable 0, so a new router is ready before an old one stops")},
 	{key: "routerSpec.startupProbe", do: drop(routerProbeReason)},
 	{key: "routerSpec.readinessProbe", do: drop(routerProbeReason)},
@@ -293,13 +298,24 @@ var table = []rule{
 	{key: "prometheus-adapter", do: dropEnabled("enabled", installSeparatelyReason)},
 }
 
+// notChartKeys are the table's keys the chart's templates never read, each
+// with the file of the chart's release that sets it: the converter accepts
+// what the chart's own example and tutorials set, so that each of them
+// converts (TestTutorials); the chart ignores these keys, and so does the
+// converter, with a note. Any other key the chart lacks is an error.
+var notChartKeys = map[string]string{
+	"routerSpec.enablePD":        "tutorials/assets/values-16-disagg-prefill.yaml",
+	"cacheserverSpec.repository": "helm/values-example.yaml",
+	"cacheserverSpec.tag":        "helm/values-example.yaml",
+}
+
 // Reasons shared by several keys, as the README's rows give them.
 const (
 	hamiReason              = "not supported: HAMi's GPU sharing needs several extended resources per engine; resources.gpuType names one"
 	pdReason                = "not supported: disaggregated prefill (separate prefill and decode engines behind the router's disaggregated_prefill logic) is not modelled"
 	kedaReason              = "not supported: the ScaledObject has no initialCooldownPeriod and no advanced block (HPA behaviour, scaling modifiers)"
 	pdbMetaReason           = "not supported: the PodDisruptionBudget carries the stack's labels only"
-	extraPortsReason        = "not supported: the Services expose the API port only (engines 80 -> 8000, where vLLM also serves /metrics; the router's, plus lmcache-port with kvaware)"
+	extraPortsReason        = "not supported: the Services expose the API port only (engines 80 -> 8000, where vLLM also serves /metrics; the router router-sport, plus lmcache-port with kvaware)"
 	fixedPortsReason        = "fixed: engine and router containers listen on 8000, engine Services on 80 (the router's contract with the engines); the router Service's port is routerConfig.service.port"
 	routerSecurityReason    = "not settable: the router runs as user 1000, non-root, with the RuntimeDefault seccomp profile, no privilege escalation and no capabilities, and HOME=/home/router on an emptyDir"
 	routerProbeReason       = "not settable: GET /health on 8000, readiness every 5 s and liveness every 10 s, 3 failures each"

@@ -153,10 +153,9 @@ var differences = []struct{ where, prefix, row string }{
 	{"engine args", "--max_loras ", vllmConfigRow},
 	{"engine args", "--max-loras ", vllmConfigRow},
 	{"engine args", "--no-enable-prefix-caching", vllmConfigRow},
-	{"engine args", "--lora-modules ", "`loraAdapters[]`"},
+	{"engine args", "--lora-modules ", "`loraAdapters[].*`"},
 	{"engine env", "PYTHONHASHSEED=", "`modelSpec[].env`"},
 	{"engine env", "PROMETHEUS_MULTIPROC_DIR=", "`modelSpec[].vllmConfig.prometheusMultiprocDir`"},
-	{"engine env", "VLLM_RPC_TIMEOUT=", lmcacheRow},
 	{"engine env", "LMCACHE_LOCAL_DISK=", lmcacheRow},
 	{"engine env", "LMCACHE_LMCACHE_INSTANCE_ID=", kvawareEngineRow},
 	{"engine env", "POD_NAME=", kvawareEngineRow},
@@ -182,14 +181,19 @@ const (
 	vllmConfigRow    = "`modelSpec[].vllmConfig.{enableChunkedPrefill, enablePrefixCaching, tensorParallelSize, gpuMemoryUtilization, maxLoras, extraArgs}`"
 	lmcacheRow       = "`modelSpec[].lmcacheConfig.{enabled, cpuOffloadingBufferSize, diskOffloadingBufferSize}`"
 	kvawareEngineRow = "`modelSpec[].lmcacheConfig.{enableController, instanceId, controllerPort}`"
-	pdRow            = "`modelSpec[].lmcacheConfig.{enablePD, kvRole, nixl*}`"
+	pdRow            = "`modelSpec[].lmcacheConfig.{enablePD, kvRole, enableNixl, nixl*}`"
 	routerEnvRow     = "`routerSpec.hf_token`, `routerSpec.lmcacheConfig.logLevel`"
 )
 
-// TestExpectRows checks that every difference of every expect file names a
-// row of the README's Helm table.
+// TestExpectRows checks that every difference of every expect file, and
+// every row differences cites, names a row of the README's Helm table.
 func TestExpectRows(t *testing.T) {
 	rows := readmeHelmRows(t)
+	for _, d := range differences {
+		if !rows[d.row] {
+			t.Errorf("differences: %s %q cites %q, which is no row of the README's Helm table", d.where, d.prefix, d.row)
+		}
+	}
 	for _, name := range scenarios(t) {
 		mapLists(readExpect(t, name), func(who, list string, es []expectEntry) []string {
 			for _, e := range es {

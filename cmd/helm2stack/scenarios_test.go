@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -150,9 +149,7 @@ func renderStack(t *testing.T, name string) view {
 		}
 		deployments = append(deployments, d)
 	}
-	v := viewOf(t, deployments)
-	pending(&v)
-	return v
+	return viewOf(t, deployments)
 }
 
 func runFunction(t *testing.T, xr map[string]any, observed map[string]*fnv1.Resource) *fnv1.RunFunctionResponse {
@@ -175,25 +172,4 @@ func runFunction(t *testing.T, xr map[string]any, observed map[string]*fnv1.Reso
 		}
 	}
 	return rsp
-}
-
-// pending applies to the function's rendering the changes of other issue-13
-// branches that land with this one, so the expect files hold the merged
-// result: each step does nothing once its change is in fn, and is then
-// deleted.
-func pending(v *view) {
-	for m, e := range v.Engines {
-		// Engines get POD_IP (the chart's), from another branch.
-		if !slices.ContainsFunc(e.Env, func(s string) bool { return strings.HasPrefix(s, "POD_IP=") }) {
-			e.Env = append(e.Env, "POD_IP=<fieldRef status.podIP>")
-		}
-		v.Engines[m] = e
-	}
-	// The router's container port is named router-port, as the chart's,
-	// from another branch.
-	for i, p := range v.Router.Ports {
-		if strings.HasPrefix(p, "router-cport ") {
-			v.Router.Ports[i] = "router-port " + strings.TrimPrefix(p, "router-cport ")
-		}
-	}
 }
