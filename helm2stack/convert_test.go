@@ -72,6 +72,21 @@ storage: {size: 10Gi}
 
 func TestConvert(t *testing.T) {
 	cases := map[string]convertCase{
+		"a worker heartbeat the stack refuses is dropped, not copied": {
+			values: modelHead + `      lmcacheConfig: {enabled: true, workerHeartbeatTime: 30}
+    - name: second
+      repository: vllm/vllm-openai
+      tag: v0.10.2
+      modelURL: facebook/opt-350m
+      pvcStorage: 10Gi
+      lmcacheConfig: {enabled: true, workerHeartbeatTime: 29}
+`,
+			want: `
+models:
+  - {name: m, modelURL: facebook/opt-125m, storage: {size: 10Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}, lmcacheConfig: {enabled: true}}
+  - {name: second, modelURL: facebook/opt-350m, storage: {size: 10Gi}, vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}, lmcacheConfig: {enabled: true, workerHeartbeatTime: 29}}
+`,
+			dropped: []string{"servingEngineSpec.modelSpec[0].lmcacheConfig.workerHeartbeatTime"}},
 		"tolerations are appended to the shared ones by default": {
 			values: `
 servingEngineSpec:

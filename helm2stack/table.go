@@ -94,7 +94,7 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.instanceId", do: drop("not offered: the instance id is the pod's name (LMCACHE_LMCACHE_INSTANCE_ID=$(POD_NAME)), since two replicas of a model would register under one id")},
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.controllerPort", do: (*converter).kvawareDerived},
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.controllerReplyPort", do: (*converter).controllerReplyPort},
-	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.workerHeartbeatTime", do: integer(func(c *converter, v *int32) { ensure(&c.engine().LMCacheConfig).WorkerHeartbeatTime = v })},
+	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.workerHeartbeatTime", do: (*converter).workerHeartbeatTime},
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.workerPort", do: integer(func(c *converter, v *int32) { ensure(&c.engine().LMCacheConfig).WorkerPort = v })},
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.workerPorts", do: (*converter).workerPorts},
 	{key: "servingEngineSpec.modelSpec[].lmcacheConfig.p2pHost", do: envVar("LMCACHE_P2P_HOST")},
