@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
@@ -56,6 +57,9 @@ type modelState struct {
 	existingClaim string
 }
 
+// maxReleaseName is the longest release name Helm accepts.
+const maxReleaseName = 53
+
 // Convert turns a values file of the chart into a ProductionStack. An error
 // (not YAML, a key of the wrong type, a key the chart does not have) names
 // the key by its full path, e.g. servingEngineSpec.modelSpec[1].replicaCount,
@@ -63,6 +67,13 @@ type modelState struct {
 func Convert(values []byte, opts Options) (*Result, error) {
 	if opts.Name == "" {
 		return nil, errors.New("the stack needs a name (the chart's release name)")
+	}
+	// Helm's own limit for release names: the model cache volume S-storage,
+	// which the converter writes into init containers' mounts, then fits
+	// Kubernetes' 63 characters as it is, so it is the name the function
+	// gives the volume (it shortens longer ones).
+	if msgs := validation.IsDNS1123Label(opts.Name); len(msgs) > 0 || len(opts.Name) > maxReleaseName {
+		return nil, fmt.Errorf("the stack name %q is not a Helm release name: use at most %d lower case letters, digits and '-', starting and ending with a letter or digit", opts.Name, maxReleaseName)
 	}
 	raw, err := parseValues(values)
 	if err != nil {

@@ -1,6 +1,7 @@
 package helm2stack
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -83,8 +84,28 @@ func TestErrors(t *testing.T) {
 }
 
 func TestConvertNeedsAName(t *testing.T) {
-	_, err := Convert([]byte("{}"), Options{})
-	if err == nil || err.Error() != "the stack needs a name (the chart's release name)" {
-		t.Errorf("got %v", err)
+	values := []byte("servingEngineSpec:\n  modelSpec:" + minimalModel)
+	for name, want := range map[string]string{
+		"":                      "the stack needs a name (the chart's release name)",
+		"Vllm":                  `the stack name "Vllm" is not a Helm release name: use at most 53 lower case letters, digits and '-', starting and ending with a letter or digit`,
+		strings.Repeat("a", 54): `the stack name "` + strings.Repeat("a", 54) + `" is not a Helm release name: use at most 53 lower case letters, digits and '-', starting and ending with a letter or digit`,
+	} {
+		if res, err := Convert(values, Options{Name: name}); err == nil || err.Error() != want || res != nil {
+			t.Errorf("name %q: got %v, want %s", name, err, want)
+		}
+	}
+	// 53 characters: S-storage is a volume name as it is (the function
+	// does not shorten it).
+	if _, err := Convert(values, Options{Name: strings.Repeat("a", 53)}); err != nil {
+		t.Errorf("a 53-character name: %v", err)
+	}
+	// The chart's shared storage volume S-shared-pvc-storage takes 19 more.
+	shared := append(slices.Clone(values), "sharedPvcStorage: {enabled: true}\n"...)
+	wantShared := "sharedPvcStorage: the chart's volume name " + strings.Repeat("a", 45) + "-shared-pvc-storage is over 63 characters, which Kubernetes refuses: use a stack name (--name) of at most 44 characters"
+	if res, err := Convert(shared, Options{Name: strings.Repeat("a", 45)}); err == nil || err.Error() != wantShared || res != nil {
+		t.Errorf("shared storage with a 45-character name: got %v, want %s", err, wantShared)
+	}
+	if _, err := Convert(shared, Options{Name: strings.Repeat("a", 44)}); err != nil {
+		t.Errorf("shared storage with a 44-character name: %v", err)
 	}
 }

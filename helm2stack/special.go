@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
@@ -256,6 +257,12 @@ func (c *converter) sharedStorage(n node) error {
 		return nil
 	}
 	volume, claim := c.opts.Name+"-shared-pvc-storage", c.opts.Name+"-shared-pvc-storage-claim"
+	// The chart's volume name, which the chart itself renders invalid for
+	// release names over 44 characters.
+	if len(volume) > validation.DNS1123LabelMaxLength {
+		return fmt.Errorf("%s: the chart's volume name %s is over %d characters, which Kubernetes refuses: use a stack name (--name) of at most %d characters",
+			n.path, volume, validation.DNS1123LabelMaxLength, validation.DNS1123LabelMaxLength-len("-shared-pvc-storage"))
+	}
 	st := ensure(&c.spec.EngineConfig.Storage)
 	st.ExtraVolumes = append(st.ExtraVolumes, corev1.Volume{Name: volume,
 		VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
