@@ -1,8 +1,6 @@
 package fn
 
 import (
-	"bufio"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +18,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/vllm-project/function-vllm-stack/internal/chartkeys"
 )
 
 // The README's "Coming from the Helm chart" table maps every key of the
@@ -1152,48 +1152,16 @@ func TestHelmTableMatchesTests(t *testing.T) {
 }
 
 // helmTableKeys returns the first cell of every row of the table in the
-// README section "### Coming from the Helm chart".
+// README's "Coming from the Helm chart" section.
 func helmTableKeys(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
+	rows, err := chartkeys.ReadREADME(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	const heading = "### Coming from the Helm chart"
-	var keys []string
-	in, header := false, 0
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		line := s.Text()
-		switch {
-		case line == heading:
-			in = true
-			continue
-		case !in:
-			continue
-		case strings.HasPrefix(line, "#"):
-			in = false
-			continue
-		case !strings.HasPrefix(line, "|"):
-			continue
-		}
-		if header < 2 { // the header and the separator
-			header++
-			continue
-		}
-		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(line, "| "), " |"), " | ")
-		if len(cells) != 2 {
-			t.Errorf("README Helm table row has %d cells, want 2 (no ' | ' inside a cell): %s", len(cells), line)
-			continue
-		}
-		keys = append(keys, cells[0])
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if header < 2 {
-		t.Fatalf("no table under %q in %s", heading, path)
+	keys := make([]string, 0, len(rows))
+	for _, r := range rows {
+		keys = append(keys, r.Cell)
 	}
 	return keys
 }

@@ -31,6 +31,8 @@ func TestErrors(t *testing.T) {
 			"unknown key servingEngineSpec.modelSpec[0].lmcacheConfig.distributedUrl: the chart (vllm-stack 0.1.12) has no such key; check its spelling against the chart's values.yaml"},
 		"replicaCount not a number": {"servingEngineSpec:\n  modelSpec:" + minimalModel + strings.Replace(minimalModel, "name: m", "name: m2", 1) + "      replicaCount: two\n",
 			`servingEngineSpec.modelSpec[1].replicaCount must be an integer, got "two"`},
+		"a routing logic the router does not have": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "routerSpec: {routingLogic: least-loaded}\n",
+			`routerSpec.routingLogic must be one of roundrobin, session, prefixaware, kvaware, disaggregated_prefill, got "least-loaded"`},
 		"replicaCount a boolean": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      replicaCount: true\n",
 			"servingEngineSpec.modelSpec[0].replicaCount must be an integer, got a boolean"},
 		"replicaCount a fraction": {"servingEngineSpec:\n  modelSpec:" + minimalModel + "      replicaCount: 1.5\n",

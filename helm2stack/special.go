@@ -814,8 +814,11 @@ func (c *converter) routingLogicKey(n node) error {
 	case err != nil || s == "" || s == "roundrobin":
 	case s == "session" || s == "prefixaware" || s == "kvaware":
 		c.router().RouterType = s
-	default:
+	case s == "disaggregated_prefill":
 		c.res.drop(n.path, pdReason+"; the stack routes roundrobin")
+	default:
+		// The router exits at start-up on a logic it does not know.
+		return fmt.Errorf("%s must be one of roundrobin, session, prefixaware, kvaware, disaggregated_prefill, got %q", n.path, s)
 	}
 	return err
 }

@@ -18,8 +18,8 @@ import (
 // than a line are in special.go. TestTableMatchesChartKeys ties the table
 // to chart-keys.tsv.
 var table = []rule{
-	{key: "servingEngineSpec.enableEngine", do: dropUnless("true", "not needed: a stack is its models behind its router; the engines always run")},
-	{key: "routerSpec.enableRouter", do: dropUnless("true", "not needed: the router always runs")},
+	{key: "servingEngineSpec.enableEngine", do: dropUnless("true", enableReason)},
+	{key: "routerSpec.enableRouter", do: dropUnless("true", enableReason)},
 
 	{key: "servingEngineSpec.modelSpec", do: (*converter).modelSpecs},
 	{key: "servingEngineSpec.modelSpec[].name", do: str(func(c *converter, s string) { c.model().Name = s })},
@@ -38,7 +38,7 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].requestGPUType", do: str(func(c *converter, s string) { ensure(&c.engine().Resources).GPUType = s })},
 	{key: "servingEngineSpec.modelSpec[].limitCPU", do: scalar(func(c *converter, s string) { ensure(&c.engine().Resources).CPULimit = s })},
 	{key: "servingEngineSpec.modelSpec[].limitMemory", do: scalar(func(c *converter, s string) { ensure(&c.engine().Resources).MemoryLimit = s })},
-	{key: "servingEngineSpec.modelSpec[].resources", do: drop("a raw resources block is not accepted: set requestCPU, requestMemory, requestGPU, limitCPU, limitMemory (resources.cpu, memory, gpu, cpuLimit, memoryLimit)")},
+	{key: "servingEngineSpec.modelSpec[].resources", do: drop("a raw resources block is not accepted: set requestCPU, requestMemory, requestGPU, limitCPU, limitMemory instead")},
 	{key: "servingEngineSpec.modelSpec[].requestGPUMem", do: drop(hamiReason)},
 	{key: "servingEngineSpec.modelSpec[].requestGPUMemPercentage", do: drop(hamiReason)},
 	{key: "servingEngineSpec.modelSpec[].requestGPUCores", do: drop(hamiReason)},
@@ -163,7 +163,7 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].pdb.maxUnavailable", do: intOrString(func(c *converter) **v1alpha1.PodDisruptionBudget { return &c.engine().PodDisruptionBudget }, false)},
 	{key: "servingEngineSpec.modelSpec[].pdb.labels", do: drop(pdbMetaReason)},
 	{key: "servingEngineSpec.modelSpec[].pdb.annotations", do: drop(pdbMetaReason)},
-	{key: "servingEngineSpec.modelSpec[].raySpec", do: dropEnabled("enabled", "out of scope: a model runs as one Deployment of single-node pods, its tensor-parallel workers inside one pod (vllmConfig.tensorParallelSize may not exceed resources.gpu)")},
+	{key: "servingEngineSpec.modelSpec[].raySpec", do: dropEnabled("enabled", "out of scope, as is LeaderWorkerSet multi-node: a model runs as one Deployment of single-node pods, its tensor-parallel workers inside one pod (vllmConfig.tensorParallelSize may not exceed resources.gpu)")},
 
 	{key: "servingEngineSpec.labels", do: stringMap(func(c *converter, m map[string]string) {
 		mergeInto(&ensure(&c.engine().Pod).Labels, m)
@@ -183,7 +183,7 @@ var table = []rule{
 	{key: "servingEngineSpec.vllmApiKey", do: (*converter).engineAPIKey},
 	{key: "routerSpec.vllmApiKey", do: (*converter).routerAPIKey},
 	{key: "servingEngineSpec.sidecar.image", do: str(func(c *converter, s string) { ensure(&c.engine().LoRASidecar).Image = s })},
-	{key: "servingEngineSpec.sidecar.imagePullPolicy", do: dropUnless("Always", "the sidecar's pull policy is Kubernetes' default (Always for :latest)")},
+	{key: "servingEngineSpec.sidecar.imagePullPolicy", do: dropUnless("Always", "the sidecar's pull policy is Kubernetes' default")},
 
 	{key: "servingEngineSpec.serviceMonitor", do: (*converter).serviceMonitor},
 	{key: "routerSpec.serviceMonitor", do: (*converter).serviceMonitor},
@@ -311,6 +311,7 @@ var notChartKeys = map[string]string{
 
 // Reasons shared by several keys, as the README's rows give them.
 const (
+	enableReason            = "not needed: a stack is its models behind its router; model or models[] is required and the router always runs"
 	hamiReason              = "not supported: HAMi's GPU sharing needs several extended resources per engine; resources.gpuType names one"
 	pdReason                = "not supported: disaggregated prefill (separate prefill and decode engines behind the router's disaggregated_prefill logic) is not modelled"
 	kedaReason              = "not supported: the ScaledObject has no initialCooldownPeriod and no advanced block (HPA behaviour, scaling modifiers)"
