@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/vllm-project/function-vllm-stack/internal/chartkeys"
 )
 

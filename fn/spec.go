@@ -163,61 +163,70 @@ func identify(xr *composite.Unstructured) (stackIdentity, error) {
 // into; "" when every field decodes. Fields t does not have are the strict
 // decoder's business and are skipped. path is v's path.
 func locate(v any, t reflect.Type, path string) (string, reflect.Type) {
+	at, lt, _ := findTyped(v, t, path, func(v any, t reflect.Type) (hit, stop bool) {
+		if v == nil {
+			return false, true
+		}
+		leaf := reflect.PointerTo(t).Implements(jsonUnmarshaler) || t.Kind() == reflect.Interface ||
+			t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 ||
+			t.Kind() != reflect.Struct && t.Kind() != reflect.Slice && t.Kind() != reflect.Map
+		if leaf {
+			b, err := json.Marshal(v)
+			return err != nil || sigsjson.UnmarshalCaseSensitivePreserveInts(b, reflect.New(t).Interface()) != nil, true
+		}
+		_, isMap := v.(map[string]any)
+		_, isList := v.([]any)
+		if t.Kind() == reflect.Slice && !isList || t.Kind() != reflect.Slice && !isMap {
+			return true, true // a value of another shape than t's
+		}
+		return false, false
+	})
+	return at, lt
+}
+
+// findTyped walks a JSON value v (as encoding/json decodes it into an any)
+// beside the Go type t it decodes into, depth first and in key order, and
+// returns the path, type and value of the first value visit reports a hit;
+// "" when there is none. visit sees every value, with its pointer types
+// dereferenced, and may stop the walk below it. The walk descends into
+// structs (by JSON field name, skipping fields t does not have), slices and
+// maps, where the value has their shape.
+func findTyped(v any, t reflect.Type, path string, visit func(v any, t reflect.Type) (hit, stop bool)) (string, reflect.Type, any) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if v == nil {
-		return "", nil
-	}
-	leaf := reflect.PointerTo(t).Implements(jsonUnmarshaler) || t.Kind() == reflect.Interface ||
-		t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 ||
-		t.Kind() != reflect.Struct && t.Kind() != reflect.Slice && t.Kind() != reflect.Map
-	if leaf {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return path, t
-		}
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(b, reflect.New(t).Interface()); err != nil {
-			return path, t
-		}
-		return "", nil
+	if hit, stop := visit(v, t); hit {
+		return path, t, v
+	} else if stop {
+		return "", nil, nil
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return path, t
-		}
+		m, _ := v.(map[string]any)
 		fields := jsonFields(t, map[string]reflect.Type{})
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if ft, ok := fields[k]; ok {
-				if at, lt := locate(m[k], ft, path+"."+k); at != "" {
-					return at, lt
+				if at, ht, hv := findTyped(m[k], ft, path+"."+k, visit); at != "" {
+					return at, ht, hv
 				}
 			}
 		}
 	case reflect.Slice:
-		l, ok := v.([]any)
-		if !ok {
-			return path, t
-		}
+		l, _ := v.([]any)
 		for i, item := range l {
-			if at, lt := locate(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); at != "" {
-				return at, lt
+			if at, ht, hv := findTyped(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), visit); at != "" {
+				return at, ht, hv
 			}
 		}
 	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return path, t
-		}
+		m, _ := v.(map[string]any)
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if at, lt := locate(m[k], t.Elem(), path+"["+k+"]"); at != "" {
-				return at, lt
+			if at, ht, hv := findTyped(m[k], t.Elem(), path+"["+k+"]", visit); at != "" {
+				return at, ht, hv
 			}
 		}
 	}
-	return "", nil
+	return "", nil, nil
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
@@ -252,45 +261,17 @@ func jsonFields(t reflect.Type, fields map[string]reflect.Type) map[string]refle
 // parseQuantity refuses, before the decoder spends seconds parsing it; ""
 // when there is none.
 func hugeExponent(v any, t reflect.Type, path string) (string, string) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == reflect.TypeFor[resource.Quantity]() {
-		if s, ok := v.(string); ok {
-			if _, err := parseQuantity(s); errors.Is(err, errQuantityExponent) {
-				return path, s
-			}
+	at, _, hv := findTyped(v, t, path, func(v any, t reflect.Type) (hit, stop bool) {
+		if t != reflect.TypeFor[resource.Quantity]() {
+			return false, false
 		}
-		return "", ""
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
+		s, ok := v.(string)
 		if !ok {
-			return "", ""
+			return false, true
 		}
-		fields := jsonFields(t, map[string]reflect.Type{})
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if ft, ok := fields[k]; ok {
-				if at, s := hugeExponent(m[k], ft, path+"."+k); at != "" {
-					return at, s
-				}
-			}
-		}
-	case reflect.Slice:
-		l, _ := v.([]any)
-		for i, item := range l {
-			if at, s := hugeExponent(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); at != "" {
-				return at, s
-			}
-		}
-	case reflect.Map:
-		m, _ := v.(map[string]any)
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if at, s := hugeExponent(m[k], t.Elem(), path+"["+k+"]"); at != "" {
-				return at, s
-			}
-		}
-	}
-	return "", ""
+		_, err := parseQuantity(s)
+		return errors.Is(err, errQuantityExponent), true
+	})
+	s, _ := hv.(string)
+	return at, s
 }
