@@ -274,20 +274,35 @@ func testRefused(t *testing.T, legacy bool) {
 		errPart = fmt.Sprintf(`spec.vllmConfig.extraArgs[%d] "--port=9000" is refused`, len(args))
 		vc["extraArgs"] = append(args, "--port=9000")
 	})
+	refusedUntilFixed(t, s, before, accepted, errPart, "the fix (the spec accepted before)", nil)
+}
+
+// refusedUntilFixed: a Ready stack was just edited into one the function
+// refuses with msg. The XR and the claim show the refusal (refusal), and,
+// for three TTLs, every composed object keeps its resourceVersion and
+// extra (if any) holds; then the accepted spec goes back and the stack is
+// Ready again with the same objects (fix names that step in a failure).
+func refusedUntilFixed(t *testing.T, s *testStack, before map[objRef]string, accepted *unstructured.Unstructured, msg, fix string, extra func() (bool, string)) {
+	t.Helper()
 	check := func() (bool, string) {
-		if ok, seen := refusal(t, s, errPart, "1/1"); !ok {
+		if ok, seen := refusal(t, s, msg, "1/1"); !ok {
 			return false, seen
+		}
+		if extra != nil {
+			if ok, seen := extra(); !ok {
+				return false, seen
+			}
 		}
 		return s.unchanged(t, before)
 	}
-	eventually(t, 6*e2eTTL, s.String()+" refused", func() (bool, string) { return refusal(t, s, errPart, "1/1") })
+	eventually(t, 6*e2eTTL, s.String()+" refused", func() (bool, string) { return refusal(t, s, msg, "1/1") })
 	stable(t, 3*e2eTTL, 6*e2eTTL, s.String()+" refused, its objects unchanged", check)
 	logRefusal(t, s)
 
 	s.apply(t, accepted)
 	s.waitReady(t, s.expect(), 3*time.Minute)
 	if ok, diff := s.unchanged(t, before); !ok {
-		t.Logf("after the fix (the spec accepted before): %s", diff)
+		t.Errorf("after %s: %s", fix, diff)
 	}
 }
 
@@ -324,25 +339,8 @@ func testMissingCRD(t *testing.T) {
 		}
 		return true, ""
 	}
-	check := func() (bool, string) {
-		if ok, seen := refusal(t, s, msg, "1/1"); !ok {
-			return false, seen
-		}
-		if ok, seen := noServiceMonitor(); !ok {
-			return false, seen
-		}
-		return s.unchanged(t, before)
-	}
-	eventually(t, 6*e2eTTL, s.String()+" refused for the missing CRD", func() (bool, string) { return refusal(t, s, msg, "1/1") })
-	stable(t, 3*e2eTTL, 6*e2eTTL, s.String()+" refused, its objects unchanged", check)
-	logRefusal(t, s)
-
-	// The option off: the stack recovers, untouched.
-	s.apply(t, accepted)
-	s.waitReady(t, s.expect(), 3*time.Minute)
-	if ok, diff := s.unchanged(t, before); !ok {
-		t.Errorf("after turning monitoring.serviceMonitor off: %s", diff)
-	}
+	// The option off again: the stack recovers, untouched.
+	refusedUntilFixed(t, s, before, accepted, msg, "turning monitoring.serviceMonitor off", noServiceMonitor)
 
 	// The CRD installed, the option on.
 	installServiceMonitorCRD(t)
