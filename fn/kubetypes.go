@@ -90,14 +90,21 @@ func validateRouterVolumes(f *findings, p string, extra []corev1.Volume, mounts 
 
 // validatePodAnnotations checks the pod annotations of the engines and the
 // router that the API server reads as pod settings (seccomp and AppArmor
-// profiles, tolerations, deletion cost) against the pods they go on.
+// profiles, tolerations, deletion cost) against the pods they go on. A pod
+// without annotations has nothing to check, so it is not built twice on
+// every call (here and when the stack is composed).
 func validatePodAnnotations(f *findings, s *stack) {
 	for _, e := range s.engines {
+		if len(e.cfg.Pod.Annotations) == 0 {
+			continue
+		}
 		pod := enginePod(s, e)
 		apiProblems(f, e.block+": pod.annotations", kubeapi.PodAnnotations(e.cfg.Pod.Annotations, &pod))
 	}
-	router := routerDeployment(s).Spec.Template
-	apiProblems(f, "spec.routerConfig.podAnnotations", kubeapi.PodAnnotations(router.Annotations, &router.Spec))
+	if len(s.router.podAnnots) > 0 {
+		router := routerDeployment(s).Spec.Template
+		apiProblems(f, "spec.routerConfig.podAnnotations", kubeapi.PodAnnotations(router.Annotations, &router.Spec))
+	}
 }
 
 // apiProblems reports what the API server would refuse in a Kubernetes type
