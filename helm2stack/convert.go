@@ -280,5 +280,3 @@ func (c *converter) secret(key, from string) *v1alpha1.SecretKeySelector {
 	c.res.Secrets = append(c.res.Secrets, Secret{Name: name, Key: key, From: from})
 	return &v1alpha1.SecretKeySelector{Name: name, Key: key}
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -1,6 +1,7 @@
 package helm2stack
 
 import (
+	stdcmp "cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -370,7 +371,7 @@ routerSpec:
 // chartMirror is a git repository of vllm-project/production-stack
 // (CHART_SRC, as for hack/helm-compare.sh, or the development VM's mirror);
 // the tests that read the chart's own files skip without it.
-var chartMirror = or(os.Getenv("CHART_SRC"), "/work/.mirror/vllm-project+production-stack/repo")
+var chartMirror = stdcmp.Or(os.Getenv("CHART_SRC"), "/work/.mirror/vllm-project+production-stack/repo")
 
 // chartFile reads a file of the chart's release from the mirror.
 func chartFile(t *testing.T, path string) []byte {

@@ -1,6 +1,7 @@
 package helm2stack
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
@@ -34,7 +36,9 @@ func imagePart(of func(c *converter) *image) func(*converter, node) error {
 }
 
 // orDefault fills what the values leave out with the chart's default.
-func (i image) orDefault(repo, tag string) image { return image{or(i.repo, repo), or(i.tag, tag)} }
+func (i image) orDefault(repo, tag string) image {
+	return image{cmp.Or(i.repo, repo), cmp.Or(i.tag, tag)}
+}
 
 func (i image) String() string { return i.repo + ":" + i.tag }
 
@@ -53,7 +57,7 @@ func (c *converter) completeModel() error {
 		c.res.note(m.path+".tag", fmt.Sprintf("the image %s does not say which vLLM it runs: set vllmConfig.engineVersion to that release, or the function spells arguments for the newest it knows", m.image))
 	}
 	if _, ok := m.fields["pvcStorage"]; !ok {
-		ensure(&c.engine().Storage).Enabled = ptrTo(false)
+		ensure(&c.engine().Storage).Enabled = ptr.To(false)
 		c.res.note(m.path, "no pvcStorage: storage.enabled false, as the chart mounts no model cache without it (leave storage out to get the stack's 50Gi cache at /data)")
 	}
 	// The chart's runtimeClassName is the model's when it has the key, even
@@ -161,13 +165,6 @@ func all[T any](l []T, f func(T) bool) bool {
 	return !slices.ContainsFunc(l, func(e T) bool { return !f(e) })
 }
 
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // pvcStorage is the claim's size, or {emptyDir: {...}} for an emptyDir.
 func (c *converter) pvcStorage(n node) error {
 	if m, ok := n.v.(map[string]any); ok {
@@ -268,7 +265,7 @@ func (c *converter) sharedStorage(n node) error {
 		VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
 	st.ExtraVolumeMounts = append(st.ExtraVolumeMounts, corev1.VolumeMount{Name: volume, MountPath: "/data/shared-pvc-storage"})
 	setEnv(&c.spec.Env, corev1.EnvVar{Name: "HF_HOME", Value: "/data/shared-pvc-storage"})
-	c.res.note(n.path, fmt.Sprintf("the stack mounts claim %s at /data/shared-pvc-storage (HF_HOME) in every model but does not create it: create a ReadWriteMany claim of size %s (and its volume, for hostPath or NFS) before applying the stack", claim, or(v.Size, "100Gi")))
+	c.res.note(n.path, fmt.Sprintf("the stack mounts claim %s at /data/shared-pvc-storage (HF_HOME) in every model but does not create it: create a ReadWriteMany claim of size %s (and its volume, for hostPath or NFS) before applying the stack", claim, cmp.Or(v.Size, "100Gi")))
 	return nil
 }
 
@@ -324,18 +321,11 @@ func (c *converter) kvawareDerived(n node) error {
 		return nil
 	}
 	if strings.HasSuffix(n.path, ".controllerPort") {
-		if s, _ := n.scalar(); s != "" && s != fmt.Sprint(orInt(c.router().LMCacheControllerPort, 9000)) {
-			c.res.note(n.path, fmt.Sprintf("the engines' LMCACHE_CONTROLLER_PULL_URL follows routerConfig.lmcacheControllerPort (%d), not %s", orInt(c.router().LMCacheControllerPort, 9000), s))
+		if s, _ := n.scalar(); s != "" && s != fmt.Sprint(ptr.Deref(c.router().LMCacheControllerPort, 9000)) {
+			c.res.note(n.path, fmt.Sprintf("the engines' LMCACHE_CONTROLLER_PULL_URL follows routerConfig.lmcacheControllerPort (%d), not %s", ptr.Deref(c.router().LMCacheControllerPort, 9000), s))
 		}
 	}
 	return nil
-}
-
-func orInt(p *int32, def int32) int32 {
-	if p == nil {
-		return def
-	}
-	return *p
 }
 
 // controllerReplyPort is one setting of the router and every engine.
@@ -698,7 +688,7 @@ func (c *converter) engineProbe(n node) error {
 	t := &v1alpha1.Probe{}
 	set := func(dst **int32, v int32) {
 		if v != 0 {
-			*dst = ptrTo(v)
+			*dst = ptr.To(v)
 		}
 	}
 	set(&t.InitialDelaySeconds, p.InitialDelaySeconds)
@@ -861,7 +851,7 @@ func (c *converter) otel(n node) error {
 	}
 	name, _ := c.lookup("routerSpec.otel.serviceName").v.(string)
 	r := c.router()
-	r.ExtraArgs = append(r.ExtraArgs, "--otel-endpoint", s, "--otel-service-name", or(name, "vllm-router"))
+	r.ExtraArgs = append(r.ExtraArgs, "--otel-endpoint", s, "--otel-service-name", cmp.Or(name, "vllm-router"))
 	if b, _ := c.lookup("routerSpec.otel.secure").v.(bool); b {
 		r.ExtraArgs = append(r.ExtraArgs, "--otel-secure")
 	}
@@ -1041,7 +1031,7 @@ func (c *converter) loraAdapters(n node) error {
 			return nil
 		}
 		src := v.AdapterSource
-		a := loraAdapter{path: item.path, baseModel: v.BaseModel, adapter: v1alpha1.LoRAAdapter{Name: or(src.AdapterName, v.Name)}}
+		a := loraAdapter{path: item.path, baseModel: v.BaseModel, adapter: v1alpha1.LoRAAdapter{Name: cmp.Or(src.AdapterName, v.Name)}}
 		switch src.Type {
 		case "local":
 			a.adapter.Path = src.AdapterPath

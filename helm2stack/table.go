@@ -2,6 +2,7 @@ package helm2stack
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
@@ -69,7 +70,7 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.maxNumSeqs", do: integer(func(c *converter, v *int32) { c.model().MaxNumSeqs = v })},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.v0", do: scalar(func(c *converter, s string) {
 		if s == "1" {
-			ensure(&c.engine().VLLMConfig).V1 = ptrTo(false)
+			ensure(&c.engine().VLLMConfig).V1 = ptr.To(false)
 		}
 	})},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.v1", do: chartIgnores("the chart reads it for raySpec models only, which the stack does not run; vllmConfig.v1 sets VLLM_USE_V1")},
