@@ -225,8 +225,8 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 		}
 		oneOf(f, p+".remoteSerde", l.RemoteSerde, remoteSerdes)
 		atLeast(f, p+".workerPort", l.WorkerPort, 1024)
-		if h := l.WorkerHeartbeatTime; h != nil && (*h < 1 || *h > 29) {
-			f.errorf("%s.workerHeartbeatTime %d is invalid: must be from 1 to 29 seconds, below the 30 seconds after which the LMCache controller drops a silent worker", p, *h)
+		if h := l.WorkerHeartbeatTime; h != nil && (*h < 1 || *h > v1alpha1.MaxWorkerHeartbeatTime) {
+			f.errorf("%s.workerHeartbeatTime %d is invalid: must be from 1 to %d seconds, below the 30 seconds after which the LMCache controller drops a silent worker", p, *h, v1alpha1.MaxWorkerHeartbeatTime)
 		}
 	}
 	if r := c.Resources; r != nil {

@@ -1090,11 +1090,6 @@ func dropEnabled(key, reason string) func(*converter, node) error {
 	}
 }
 
-// maxWorkerHeartbeat is the longest heartbeat interval the stack accepts
-// (lmcacheConfig.workerHeartbeatTime): below the 30 seconds after which the
-// router's LMCache controller drops a silent worker.
-const maxWorkerHeartbeat = 29
-
 // workerHeartbeatTime keeps an interval the stack accepts. The chart's
 // kvaware tutorial sets 30, the controller's own timeout, where a late
 // heartbeat deregisters the engine: that is dropped (the stack's default,
@@ -1102,9 +1097,9 @@ const maxWorkerHeartbeat = 29
 // function would refuse.
 func (c *converter) workerHeartbeatTime(n node) error {
 	return integer(func(c *converter, v *int32) {
-		if *v < 1 || *v > maxWorkerHeartbeat {
+		if *v < 1 || *v > v1alpha1.MaxWorkerHeartbeatTime {
 			c.res.drop(n.path, fmt.Sprintf("%d s is not below the router's 30 s worker timeout, so an engine would be dropped whenever a heartbeat is late: "+
-				"the stack's default 10 s applies (lmcacheConfig.workerHeartbeatTime takes 1 to %d)", *v, maxWorkerHeartbeat))
+				"the stack's default 10 s applies (lmcacheConfig.workerHeartbeatTime takes 1 to %d)", *v, v1alpha1.MaxWorkerHeartbeatTime))
 			return
 		}
 		ensure(&c.engine().LMCacheConfig).WorkerHeartbeatTime = v

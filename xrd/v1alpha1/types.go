@@ -1172,3 +1172,10 @@ type RouterStatus struct {
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
 }
+
+// MaxWorkerHeartbeatTime is the longest lmcacheConfig.workerHeartbeatTime a
+// stack takes: below the 30 seconds after which the router's LMCache
+// controller drops a worker it has not heard from. The field's Maximum
+// marker says the same; TestXRDRules (fn) fails if the function takes a
+// value the marker refuses.
+const MaxWorkerHeartbeatTime = 29
