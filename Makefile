@@ -158,6 +158,7 @@ build:
 
 generate: $(CONTROLLER_GEN)
 	$(GO) generate -tags generate ./...
+	$(GO) test ./docs -run TestAPIReference -update
 
 # ---------------------------------------------------------------------------
 # Tests
