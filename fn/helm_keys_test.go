@@ -16,7 +16,7 @@ import (
 const chartKeysFile = "testdata/helm/chart-keys.tsv"
 
 // TestHelmTableCoversChartKeys: every key of the chart has exactly one row in
-// the README's Helm table, and every key a row names is the chart's.
+// the Helm table (docs/helm.md), and every key a row names is the chart's.
 func TestHelmTableCoversChartKeys(t *testing.T) {
 	keys, err := chartkeys.Read(chartKeysFile)
 	if err != nil {
@@ -24,10 +24,10 @@ func TestHelmTableCoversChartKeys(t *testing.T) {
 	}
 	roots := chartkeys.Roots(keys)
 	rowsOf := map[string][]string{} // chart key: the rows that name it
-	for _, row := range helmTableKeys(t, "../README.md") {
+	for _, row := range helmTableKeys(t, "../docs/helm.md") {
 		patterns, err := chartkeys.CellKeys(row, roots)
 		if err != nil {
-			t.Errorf("README row %s: %v", row, err)
+			t.Errorf("docs/helm.md row %s: %v", row, err)
 			continue
 		}
 		for _, p := range patterns {
@@ -39,7 +39,7 @@ func TestHelmTableCoversChartKeys(t *testing.T) {
 				}
 			}
 			if !matched {
-				t.Errorf("README row %s names %s, which the chart does not have at 0.1.12 or HEAD (%s)", row, p, chartKeysFile)
+				t.Errorf("docs/helm.md row %s names %s, which the chart does not have at 0.1.12 or HEAD (%s)", row, p, chartKeysFile)
 			}
 		}
 	}
@@ -49,11 +49,11 @@ func TestHelmTableCoversChartKeys(t *testing.T) {
 		case len(rows) == 0:
 			missing = append(missing, k)
 		case len(rows) > 1:
-			t.Errorf("chart key %s has %d rows in the README's Helm table, want one: %s", k, len(rows), strings.Join(rows, "; "))
+			t.Errorf("chart key %s has %d rows in the Helm table (docs/helm.md), want one: %s", k, len(rows), strings.Join(rows, "; "))
 		}
 	}
 	if len(missing) > 0 {
-		t.Errorf("%d chart keys have no row in the README's Helm table:\n%s", len(missing), strings.Join(missing, "\n"))
+		t.Errorf("%d chart keys have no row in the Helm table (docs/helm.md):\n%s", len(missing), strings.Join(missing, "\n"))
 	}
 	if len(keys) < 300 {
 		t.Errorf("%s has %d keys; is it intact?", chartKeysFile, len(keys))

@@ -22,7 +22,7 @@ import (
 	"github.com/vllm-project/function-vllm-stack/internal/chartkeys"
 )
 
-// The README's "Coming from the Helm chart" table maps every key of the
+// The "Coming from the Helm chart" table of docs/helm.md maps every key of the
 // vLLM production-stack chart's values to a ProductionStack field, or says
 // why it is not needed. TestHelmValues has one case per row, keyed by the
 // row's first cell, asserting what the row promises;
@@ -165,7 +165,7 @@ func helmKVAwareArgs(controllerPort, replyPort, heartbeatPort string) []string {
 		"--lmcache-controller-reply-port", replyPort, "--lmcache-controller-heartbeat-port", heartbeatPort}
 }
 
-// helmRows are the test cases of the README table, keyed by the first cell
+// helmRows are the test cases of the docs/helm.md table, keyed by the first cell
 // of each row exactly as written there.
 func helmRows() map[string]func(t *testing.T) {
 	return map[string]func(t *testing.T){
@@ -1126,15 +1126,15 @@ func TestHelmValues(t *testing.T) {
 	}
 }
 
-// TestHelmTableMatchesTests: every row of the README's Helm table has a
+// TestHelmTableMatchesTests: every row of docs/helm.md's Helm table has a
 // case in helmRows and every case a row, each once.
 func TestHelmTableMatchesTests(t *testing.T) {
-	rows := helmTableKeys(t, "../README.md")
+	rows := helmTableKeys(t, "../docs/helm.md")
 	cases := helmRows()
 	seen := map[string]bool{}
 	for _, r := range rows {
 		if seen[r] {
-			t.Errorf("README row %s appears twice", r)
+			t.Errorf("docs/helm.md row %s appears twice", r)
 		}
 		seen[r] = true
 		if _, ok := cases[r]; !ok {

@@ -14,7 +14,7 @@ import (
 // (its header says how they were chosen), in the table's notation:
 // servingEngineSpec.modelSpec[].x for a key of a modelSpec item,
 // loraAdapters[].x, routerSpec.route.main.x for a key of a route. The
-// README's Helm table has a row for each (fn/helm_keys_test.go).
+// docs/helm.md's table has a row for each (fn/helm_keys_test.go).
 const chartKeysFile = "../fn/testdata/helm/chart-keys.tsv"
 
 // wholeBlocks are the table's entries that take a block of the chart the
@@ -24,7 +24,7 @@ var wholeBlocks = []string{"servingEngineSpec.modelSpec[].raySpec", "loraControl
 
 // TestTableMatchesChartKeys ties the table to the chart's key list: every
 // chart key is handled, by its own entry (a conversion, a drop with the
-// README row's reason, or a note) or inside a block an entry converts; every
+// docs/helm.md row's reason, or a note) or inside a block an entry converts; every
 // entry is a chart key, a block of chart keys, or one of notChartKeys.
 // Unlike TestTableCoversTheChart it needs no copy of the chart.
 func TestTableMatchesChartKeys(t *testing.T) {

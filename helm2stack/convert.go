@@ -1,8 +1,8 @@
 // Package helm2stack converts the values of the vLLM production-stack Helm
-// chart (vllm-stack 0.1.12) into a ProductionStack: every key the README's
-// "Coming from the Helm chart" table maps becomes its field (see table.go,
-// one entry per key), a key the stack does not support is reported with the
-// table's reason, and literal secrets become Secret references.
+// chart (vllm-stack 0.1.12) into a ProductionStack: every key the "Coming
+// from the Helm chart" table of docs/helm.md maps becomes its field (see
+// table.go, one entry per key), a key the stack does not support is reported
+// with the table's reason, and literal secrets become Secret references.
 package helm2stack
 
 import (

@@ -22,7 +22,7 @@ func TestDropReasonsAreTheRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	roots := chartkeys.Roots(keys)
-	readme, err := chartkeys.ReadREADME("../README.md")
+	readme, err := chartkeys.ReadREADME("../docs/helm.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ type Options struct {
 type Result struct {
 	Stack *v1alpha1.ProductionStack
 	// Dropped are keys set in the values that the stack does not support,
-	// each with the README's reason. A non-empty list means the stack does
+	// each with docs/helm.md's reason. A non-empty list means the stack does
 	// less than the release did.
 	Dropped []Finding
 	// Notes say what to check: chart defaults the stack does not share,

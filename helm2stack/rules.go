@@ -36,7 +36,7 @@ func hasRulesUnder(prefix string) bool {
 	return false
 }
 
-// drop reports a key the stack does not support, with the README's reason,
+// drop reports a key the stack does not support, with docs/helm.md's reason,
 // unless its value is empty (helm's unset: "", 0, false, {}, [] or null).
 func drop(reason string) func(*converter, node) error {
 	return dropUnless("", reason)

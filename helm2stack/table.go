@@ -9,7 +9,7 @@ import (
 
 // table is every key of the chart's values, vllm-stack 0.1.12 to HEAD as
 // fn/testdata/helm/chart-keys.tsv lists them, plus notChartKeys, in the
-// order of the README's "Coming from the Helm chart" table: what it
+// order of the "Coming from the Helm chart" table (docs/helm.md): what it
 // becomes, or (drop) why the stack does not support it, in the row's words.
 // A key not here is an error. An entry may take a block whole (ingress,
 // serviceMonitor): its conversion decodes the block strictly, so a key the
@@ -310,7 +310,7 @@ var notChartKeys = map[string]string{
 	"cacheserverSpec.tag":        "helm/values-example.yaml",
 }
 
-// Reasons shared by several keys, as the README's rows give them.
+// Reasons shared by several keys, as docs/helm.md's rows give them.
 const (
 	enableReason            = "not needed: a stack is its models behind its router; model or models[] is required and the router always runs"
 	hamiReason              = "not supported: HAMi's GPU sharing needs several extended resources per engine; resources.gpuType names one"

@@ -169,7 +169,7 @@ func probeString(kind string, p *corev1.Probe, ports map[string]int32) string {
 // An expect file (testdata/scenarios/<name>.expect.yaml) holds both views.
 // Each list entry is a string when both renderings have it, or a map
 // {stack: ...} or {chart: ...} for an entry only one has, with row: the
-// first cell of the README row ("Coming from the Helm chart") that says why
+// first cell of the docs/helm.md row that says why
 // they differ. The changes other branches bring to the function are in
 // the stack's side already (see pending).
 

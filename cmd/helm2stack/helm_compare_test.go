@@ -206,19 +206,19 @@ func TestExpectRows(t *testing.T) {
 	}
 }
 
-// readmeHelmRows are the first cells of the README's "Coming from the Helm
-// chart" table.
+// readmeHelmRows are the first cells of the "Coming from the Helm chart"
+// table (docs/helm.md).
 func readmeHelmRows(t *testing.T) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/helm.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n### Coming from the Helm chart\n")
+	_, section, ok := strings.Cut(string(b), "# Coming from the Helm chart\n")
 	if !ok {
-		t.Fatal("README has no section Coming from the Helm chart")
+		t.Fatal("docs/helm.md has no heading Coming from the Helm chart")
 	}
-	section, _, _ = strings.Cut(section, "\n### ")
+	section, _, _ = strings.Cut(section, "\n#")
 	rows := map[string]bool{}
 	for _, line := range strings.Split(section, "\n") {
 		if cells := strings.Split(line, " | "); strings.HasPrefix(line, "| `") && len(cells) > 1 {

@@ -253,7 +253,7 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("cannot start Crossplane: %w", err)
 	}
-	// What Crossplane may compose: README's "Install on a cluster".
+	// What Crossplane may compose: docs/operations.md, "Install on a cluster".
 	if err := applyFile(ctx, "../../composition/clusterrole.yaml"); err != nil {
 		return err
 	}

@@ -258,7 +258,7 @@ type expectedModel struct {
 
 // expect reads what the stack's manifest asks for: each model's replicas
 // (its own, else the stack's, else 1), the router's replicas and the
-// endpoint (README, "The API, field by field").
+// endpoint (docs/configuration.md, "The API, field by field").
 func (s *testStack) expect() expectation {
 	spec, _ := s.obj.Object["spec"].(map[string]any)
 	top := num(spec["replicas"], 1)

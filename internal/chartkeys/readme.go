@@ -8,12 +8,12 @@ import (
 	"strings"
 )
 
-// The README's "Coming from the Helm chart" table: one row per chart key or
-// group of keys, its first cell the keys in the README's notation, its
+// The "Coming from the Helm chart" table of docs/helm.md: one row per chart key or
+// group of keys, its first cell the keys in the table's notation, its
 // second the ProductionStack field they become or why they do not.
 
-// Heading is the README section that holds the table.
-const Heading = "### Coming from the Helm chart"
+// Heading is the heading of docs/helm.md, above the table.
+const Heading = "# Coming from the Helm chart"
 
 // Row is one row of the table.
 type Row struct {
@@ -21,7 +21,7 @@ type Row struct {
 	Field string // the field, or the reason the stack does not take the keys
 }
 
-// ReadREADME returns the rows of the table in the README at path. A row
+// ReadREADME returns the rows of the table in the page at path (docs/helm.md). A row
 // must have two cells (no " | " inside a cell).
 func ReadREADME(path string) ([]Row, error) {
 	f, err := os.Open(path)
@@ -53,7 +53,7 @@ func ReadREADME(path string) ([]Row, error) {
 		}
 		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(line, "| "), " |"), " | ")
 		if len(cells) != 2 {
-			return nil, fmt.Errorf("README Helm table row has %d cells, want 2 (no ' | ' inside a cell): %s", len(cells), line)
+			return nil, fmt.Errorf("Helm table row has %d cells, want 2 (no ' | ' inside a cell): %s", len(cells), line)
 		}
 		rows = append(rows, Row{Cell: cells[0], Field: cells[1]})
 	}
@@ -78,7 +78,7 @@ func Roots(keys []string) []string {
 	return roots
 }
 
-// CellKeys expands the first cell of a README Helm row (Row.Cell) into full key
+// CellKeys expands the first cell of a Helm table row (Row.Cell) into full key
 // patterns. Each comma-separated item is a key in backticks:
 //   - `modelSpec[].x` abbreviates `servingEngineSpec.modelSpec[].x`;
 //   - a key starting with one of roots (the chart's top-level keys) is
