@@ -306,7 +306,7 @@ func TestContractCheckEngine(t *testing.T) {
 		extra []string
 		want  []string
 	}{
-		"EverythingRightAtNewest": {ver: "0.22.0", c: container("vllm", everything,
+		"EverythingRightAtNewest": {ver: "0.27.1", c: container("vllm", everything,
 			append(controllerEnv(), envVar("LMCACHE_USE_EXPERIMENTAL", "True"), envVar("LMCACHE_LOG_LEVEL", "INFO"), envVar("LMCACHE_MAX_LOCAL_CPU_SIZE", "4"))...),
 			extra: []string{"--block-size=16"}},
 		"ExtraArgsNotLast":     {ver: "0.22.0", c: container("vllm", engineArgsWith()), extra: []string{"--seed", "1"}, want: []string{`the stack's extraArgs ["--seed" "1"] are not the last arguments`}},
