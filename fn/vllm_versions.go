@@ -17,7 +17,7 @@ import (
 // listed here are the same in every supported release.
 var (
 	// The releases the function renders for: the seed stack's 0.8.3 up to
-	// 0.27.1 (2026-08-12), the newest release whose code is readable: main
+	// 0.27.1 (out by 2026-08-13), the newest release whose code is readable: main
 	// of 2026-08-17 (017e9f4448) holds every main commit 0.27.1 was cut
 	// from. 0.28.0 (2026-08-26) was cut from later commits no copy here
 	// holds (testdata/upstream/vllm-flags.tsv, "0.23.0 to 0.27.1").
