@@ -99,7 +99,7 @@ func (t upTable) atAny(name string) (upRow, bool) {
 }
 
 // releases says in which releases a name exists, for messages: "only in
-// 0.8.5–0.22.0", or "in no release".
+// 0.8.5–0.27.1", or "in no release".
 func (t upTable) releases(name string) string {
 	var spans []string
 	for _, r := range t {

@@ -19,10 +19,11 @@ import (
 )
 
 // The releases the contract test renders every stack for: the vLLM releases
-// the facts pin (0.22.0 is main of 2026-05-29), and every router release
-// (HEAD is production-stack a6c01db).
+// the facts pin (0.22.0 is main of 2026-05-29; 0.23.0 to 0.27.1 are read at
+// their branches or main of 2026-08-17, see vllm-flags.tsv), and every router
+// release (HEAD is production-stack a6c01db).
 var (
-	contractVLLM   = []string{"0.8.3", "0.8.4", "0.8.5", "0.9.2", "0.10.2", "0.11.0", "0.12.0", "0.16.0", "0.22.0"}
+	contractVLLM   = []string{"0.8.3", "0.8.4", "0.8.5", "0.9.2", "0.10.2", "0.11.0", "0.12.0", "0.16.0", "0.22.0", "0.23.0", "0.24.0", "0.25.0", "0.26.0", "0.27.0", "0.27.1"}
 	contractRouter = []string{"0.1.0", "0.1.1", "0.1.2", "0.1.3", "0.1.4", "0.1.5", "0.1.6", "0.1.7", "0.1.8", "0.1.9", "0.1.10", "0.1.11", "0.1.12", "HEAD"}
 )
 
@@ -210,7 +211,7 @@ func TestContractCatchesKnownDefects(t *testing.T) {
 		},
 		"LMCacheConnectorV1Before085": {
 			fixture: "lmcache.yaml", stack: "../example/stacks/lmcache.yaml", vllm: "0.8.3", router: "0.1.12",
-			want: []string{cachedV1 + "--kv-transfer-config kv_connector LMCacheConnectorV1 is not registered in vLLM 0.8.3 (only in 0.8.5–0.22.0)"},
+			want: []string{cachedV1 + "--kv-transfer-config kv_connector LMCacheConnectorV1 is not registered in vLLM 0.8.3 (only in 0.8.5–0.27.1)"},
 		},
 		"LMCacheUseV1NotReadAt0220": {fixture: "lmcache.yaml", stack: "../example/stacks/lmcache.yaml", vllm: "0.22.0", router: "0.1.12",
 			want: []string{cachedV1 + "env VLLM_USE_V1=1 is wrong for vLLM 0.22.0 (read with that value only in 0.8.3–0.11.0)"},
@@ -305,7 +306,7 @@ func TestContractCheckEngine(t *testing.T) {
 		extra []string
 		want  []string
 	}{
-		"EverythingRightAtNewest": {ver: "0.22.0", c: container("vllm", everything,
+		"EverythingRightAtNewest": {ver: "0.27.1", c: container("vllm", everything,
 			append(controllerEnv(), envVar("LMCACHE_USE_EXPERIMENTAL", "True"), envVar("LMCACHE_LOG_LEVEL", "INFO"), envVar("LMCACHE_MAX_LOCAL_CPU_SIZE", "4"))...),
 			extra: []string{"--block-size=16"}},
 		"ExtraArgsNotLast":     {ver: "0.22.0", c: container("vllm", engineArgsWith()), extra: []string{"--seed", "1"}, want: []string{`the stack's extraArgs ["--seed" "1"] are not the last arguments`}},
@@ -323,7 +324,7 @@ func TestContractCheckEngine(t *testing.T) {
 		"NoLoRA085":            {ver: "0.8.5", c: container("vllm", engineArgsWith("--no-enable-lora"))},
 		"NoTrustRemoteCode085": {ver: "0.8.5", c: container("vllm", engineArgsWith("--no-trust-remote-code")), want: []string{"--no-trust-remote-code does not exist in vLLM 0.8.5: --trust-remote-code is not a BooleanOptionalAction there"}},
 		"ToolChoiceNoParser":   {ver: "0.22.0", c: container("vllm", engineArgsWith("--enable-auto-tool-choice")), want: []string{"--enable-auto-tool-choice needs --tool-call-parser"}},
-		"V1ConnectorBefore085": {ver: "0.8.4", c: container("vllm", engineArgsWith("--kv-transfer-config", kvV1)), want: []string{"--kv-transfer-config kv_connector LMCacheConnectorV1 is not registered in vLLM 0.8.4 (only in 0.8.5–0.22.0)"}},
+		"V1ConnectorBefore085": {ver: "0.8.4", c: container("vllm", engineArgsWith("--kv-transfer-config", kvV1)), want: []string{"--kv-transfer-config kv_connector LMCacheConnectorV1 is not registered in vLLM 0.8.4 (only in 0.8.5–0.27.1)"}},
 		"V1ConnectorAt0102":    {ver: "0.10.2", c: container("vllm", engineArgsWith("--kv-transfer-config", kvV1))},
 		"V0ConnectorAt092":     {ver: "0.9.2", c: container("vllm", engineArgsWith("--kv-transfer-config", kvV0), envVar("VLLM_USE_V1", "0"))},
 		"V0ConnectorGone":      {ver: "0.10.2", c: container("vllm", engineArgsWith("--kv-transfer-config", kvV0), envVar("VLLM_USE_V1", "0")), want: []string{"--kv-transfer-config kv_connector LMCacheConnector is not registered in vLLM 0.10.2 (only in 0.8.3–0.10.0)"}},

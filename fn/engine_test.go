@@ -158,24 +158,30 @@ func TestEngineEnv(t *testing.T) {
 		"V1OnNewest":     {xr: with("vllmConfig.v1", true), want: hfHome},
 		"V1Off":          {xr: with("vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.10.2"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
 		"V1OffOn083":     {xr: with("vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
-		"LMCacheMinimal": {xr: with("lmcacheConfig.enabled", true), want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO")},
+		"LMCacheMinimal": {xr: with("lmcacheConfig.enabled", true), want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")},
+		// The chart's VLLM_RPC_TIMEOUT with LMCache, up to vLLM 0.22: 0.23.0
+		// no longer defines it (testdata/upstream/vllm-flags.tsv).
+		"LMCacheRPCTimeoutTo0220": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.engineVersion", "0.22.0"),
+			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO")},
+		"LMCacheNoRPCTimeoutFrom0230": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.image", "vllm/vllm-openai:v0.23.0"),
+			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")},
 		"LMCacheDisabledLeaksNothing": {
 			xr:   with("lmcacheConfig", map[string]any{"enabled": false, "cpuOffloadingBufferSize": "4Gi", "diskOffloadingBufferSize": "8Gi", "remoteUrl": "lm://x:80", "remoteSerde": "naive"}),
 			want: hfHome,
 		},
 		"LMCacheBuffersAsGiB": {
 			xr: with("lmcacheConfig", map[string]any{"enabled": true, "cpuOffloadingBufferSize": "4Gi", "diskOffloadingBufferSize": "1536Mi"}),
-			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
+			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
 				"LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "4",
 				"LMCACHE_LOCAL_DISK", "file:///data/lmcache/", "LMCACHE_MAX_LOCAL_DISK_SIZE", "1.5"),
 		},
 		"LMCachePlainNumberIsGiB": {
 			xr:   with("lmcacheConfig", map[string]any{"enabled": true, "cpuOffloadingBufferSize": "2.5"}),
-			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "2.5"),
+			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "2.5"),
 		},
 		"LMCacheRemote": {
 			xr:   with("lmcacheConfig", map[string]any{"enabled": true, "remoteUrl": "lm://cache:80", "remoteSerde": "cachegen"}),
-			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_REMOTE_URL", "lm://cache:80", "LMCACHE_REMOTE_SERDE", "cachegen"),
+			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO", "LMCACHE_REMOTE_URL", "lm://cache:80", "LMCACHE_REMOTE_SERDE", "cachegen"),
 		},
 		"UserEnvAppended": {xr: with("env", []any{map[string]any{"name": "A", "value": "1"}}), want: env("HF_HOME", "/data", "A", "1")},
 		"UserEnvOverridesComputedInPlace": {

@@ -38,13 +38,11 @@ func lmcacheEnv(s *stack, e engine) []corev1.EnvVar {
 		return nil
 	}
 	l := e.cfg.LMCacheConfig
-	env := []corev1.EnvVar{
-		{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"},
-		// vLLM's RPC timeout in milliseconds (default 10000, read by every
-		// release), raised as the chart raises it with LMCache.
-		{Name: "VLLM_RPC_TIMEOUT", Value: lmcacheRPCTimeout},
-		{Name: "LMCACHE_LOG_LEVEL", Value: "INFO"},
-	}
+	env := []corev1.EnvVar{{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"}}
+	// vLLM's RPC timeout in milliseconds (default 10000), raised as the
+	// chart raises it with LMCache, up to the last release that defines it.
+	env = append(env, rpcTimeoutEnv(e)...)
+	env = append(env, corev1.EnvVar{Name: "LMCACHE_LOG_LEVEL", Value: "INFO"})
 	if l.CPUOffloadingBufferSize != "" {
 		env = append(env,
 			corev1.EnvVar{Name: "LMCACHE_LOCAL_CPU", Value: "True"},

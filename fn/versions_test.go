@@ -1,8 +1,12 @@
 package fn
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
@@ -107,7 +111,7 @@ func TestVersionFatals(t *testing.T) {
 		},
 		"V0EngineOnLatest": {
 			xr:   with("vllmConfig.v1", false),
-			want: prefix + "spec.vllmConfig.v1 is false, which needs vLLM's V0 engine, and the engine runs vLLM 0.22.0 (the newest known, as vllmConfig.image names no release): vLLM 0.11.0 removed the V0 engine; remove v1 or use an image of an older vLLM",
+			want: prefix + "spec.vllmConfig.v1 is false, which needs vLLM's V0 engine, and the engine runs vLLM 0.27.1 (the newest known, as vllmConfig.image names no release): vLLM 0.11.0 removed the V0 engine; remove v1 or use an image of an older vLLM",
 		},
 		"TagAndVersionDisagree": {
 			xr:   with("vllmConfig.image", "vllm/vllm-openai:v0.9.2", "vllmConfig.engineVersion", "0.10.2"),
@@ -181,7 +185,13 @@ func TestVersionWarnings(t *testing.T) {
 		"V1ReadIn0110": {xr: with("vllmConfig.v1", true, "vllmConfig.engineVersion", "0.11.0")},
 		"NewerThanKnown": {
 			xr:   with("vllmConfig.image", "vllm/vllm-openai:v0.30.1"),
-			want: []string{"spec.vllmConfig: vLLM 0.30.1 (vllmConfig.image docker.io/vllm/vllm-openai:v0.30.1) is newer than 0.22.0, the newest release this function knows: its arguments are rendered as for 0.22.0"},
+			want: []string{"spec.vllmConfig: vLLM 0.30.1 (vllmConfig.image docker.io/vllm/vllm-openai:v0.30.1) is newer than 0.27.1, the newest release this function knows: its arguments are rendered as for 0.27.1"},
+		},
+		"NewestKnown0271":    {xr: with("vllmConfig.image", "vllm/vllm-openai:v0.27.1")},
+		"Release0230IsKnown": {xr: with("vllmConfig.engineVersion", "0.23.0")},
+		"NewerThan0271": {
+			xr:   with("vllmConfig.image", "vllm/vllm-openai:v0.28.0"),
+			want: []string{"spec.vllmConfig: vLLM 0.28.0 (vllmConfig.image docker.io/vllm/vllm-openai:v0.28.0) is newer than 0.27.1, the newest release this function knows: its arguments are rendered as for 0.27.1"},
 		},
 		"RouterNewerThanKnown": {
 			xr:   with("routerConfig.image", "lmcache/lmstack-router:v0.2.0"),
@@ -195,5 +205,35 @@ func TestVersionWarnings(t *testing.T) {
 				t.Errorf("warnings:\n got: %q\nwant: %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestNewestRelease: an engine of vLLM 0.27.1, the newest release the
+// function knows, gets its spellings without a warning, and what it renders
+// keeps the contract of 0.27.1 (testdata/upstream).
+func TestNewestRelease(t *testing.T) {
+	xr := with("vllmConfig.image", "vllm/vllm-openai:v0.27.1", "vllmConfig.enableChunkedPrefill", false, "lmcacheConfig.enabled", true)
+	if got := warningsOf(t, xr); len(got) != 0 {
+		t.Errorf("warnings for vLLM 0.27.1: %q", got)
+	}
+	c := engineContainer0(t, mustRun(t, req(t, xr, nil, nil)), "engine-m")
+	want := []string{"org/m", "--host", "0.0.0.0", "--port", "8000", "--no-enable-chunked-prefill",
+		"--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}`}
+	if diff := cmp.Diff(want, c.Args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(withPodIP(env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")...), c.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	var r rendered
+	res := reconciled(t, xr, nil).GetDesired().GetResources()
+	for _, key := range slices.Sorted(maps.Keys(res)) {
+		if err := r.add(res[key].GetResource().AsMap()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := loadUpstream(t)
+	if p := u.check(r, "0.27.1", "0.1.12", stackExtraArgs{}); len(p) != 0 {
+		t.Errorf("problems at vLLM 0.27.1: %q", p)
 	}
 }

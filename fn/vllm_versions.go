@@ -17,9 +17,12 @@ import (
 // listed here are the same in every supported release.
 var (
 	// The releases the function renders for: the seed stack's 0.8.3 up to
-	// main of 2026-05-29, the newest code examined (about 0.22.0).
+	// 0.27.1 (out by 2026-08-13), the newest release whose code is readable: main
+	// of 2026-08-17 (017e9f4448) holds every main commit 0.27.1 was cut
+	// from. 0.28.0 (2026-08-26) was cut from later commits no copy here
+	// holds (testdata/upstream/vllm-flags.tsv, "0.23.0 to 0.27.1").
 	vllmOldest = v(0, 8, 3)
-	vllmNewest = v(0, 22, 0)
+	vllmNewest = v(0, 27, 1)
 
 	// --no-enable-chunked-prefill exists from 0.8.5 (BooleanOptionalAction).
 	// Before, --enable-chunked-prefill was a StoreBoolean: it takes "=false"
@@ -37,6 +40,11 @@ var (
 	// from 0.11.1 the variable is no longer read.
 	vllmV0EngineGone = v(0, 11, 0)
 	vllmUseV1Ignored = v(0, 11, 1)
+
+	// VLLM_RPC_TIMEOUT is not defined from 0.23.0 (removed from envs.py on
+	// main 2026-06-03, before the 0.23.0 branch): vLLM would log it as an
+	// unknown variable, so the function no longer sets it there.
+	vllmRPCTimeoutGone = v(0, 23, 0)
 )
 
 const (
@@ -103,6 +111,15 @@ func chunkedPrefillArg(e engine) []string {
 		return []string{"--enable-chunked-prefill=false"}
 	}
 	return []string{"--no-enable-chunked-prefill"}
+}
+
+// rpcTimeoutEnv is the chart's VLLM_RPC_TIMEOUT with LMCache, where the
+// engine's vLLM still defines the variable.
+func rpcTimeoutEnv(e engine) []corev1.EnvVar {
+	if e.vllm.version.atLeast(vllmRPCTimeoutGone) {
+		return nil
+	}
+	return []corev1.EnvVar{{Name: "VLLM_RPC_TIMEOUT", Value: lmcacheRPCTimeout}}
 }
 
 // usesV0Engine reports whether the stack asks for vLLM's V0 engine.
