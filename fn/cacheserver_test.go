@@ -26,7 +26,7 @@ func TestCacheServer(t *testing.T) {
 		t.Errorf("cache server Service %s %+v selects %v", svc.Name, svc.Spec.Ports, svc.Spec.Selector)
 	}
 	gotEnv := engineContainer0(t, rsp, "engine-m").Env
-	want := withPodIP(env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
+	want := withPodIP(env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
 		"LMCACHE_REMOTE_URL", "lm://s-cache-server-service:80", "LMCACHE_REMOTE_SERDE", "naive")...)
 	if diff := cmp.Diff(want, gotEnv); diff != "" {
 		t.Errorf("engines use the stack's cache server (-want +got):\n%s", diff)

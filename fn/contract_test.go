@@ -40,16 +40,17 @@ func contractStacks(t *testing.T) []string {
 
 // TestContract renders every stack for every pair of vLLM and router
 // release and checks what it renders against what those releases accept
-// (testdata/upstream). The function may refuse a pair, if its Fatal message
+// (testdata/upstream), and that what a release would ignore is warned about
+// (release-behaviour.tsv, vllm_envs.tsv). The function may refuse a pair, if its Fatal message
 // names the release it refuses.
 func TestContract(t *testing.T) {
-	u := loadUpstream(t)
+	u, b := loadUpstream(t), loadBehaviourFacts(t)
 	for _, path := range contractStacks(t) {
 		t.Run(strings.ReplaceAll(strings.TrimPrefix(path, "../"), "/", "_"), func(t *testing.T) {
 			checked := 0
 			for _, vllm := range contractVLLM {
 				for _, router := range contractRouter {
-					if contractRender(t, u, path, vllm, router) {
+					if contractRender(t, u, b, path, vllm, router) {
 						checked++
 					}
 				}
@@ -63,7 +64,7 @@ func TestContract(t *testing.T) {
 
 // contractRender renders one stack for one pair of releases and reports
 // every problem; it returns whether the stack was rendered.
-func contractRender(t *testing.T, u upstream, path, vllm, router string) bool {
+func contractRender(t *testing.T, u upstream, b behaviourFacts, path, vllm, router string) bool {
 	t.Helper()
 	xr := loadXR(t, path, "")
 	pinVersions(xr, vllm, router)
@@ -84,6 +85,9 @@ func contractRender(t *testing.T, u upstream, path, vllm, router string) bool {
 		}
 	}
 	for _, p := range u.check(r, vllm, router, extraArgsOf(xr)) {
+		t.Errorf("vLLM %s, router %s: %s", vllm, router, p)
+	}
+	for _, p := range b.checkBehaviour(r, vllm, router, warningsIn(rsp), userEnvNames(xr)) {
 		t.Errorf("vLLM %s, router %s: %s", vllm, router, p)
 	}
 	return true

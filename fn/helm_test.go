@@ -138,7 +138,7 @@ var (
 	helmModelCacheVolume = corev1.Volume{Name: "s-storage", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "s-m-storage-claim"}}}
 	helmModelCacheMount = corev1.VolumeMount{Name: "s-storage", MountPath: "/data"}
-	helmLMCacheEnv      = engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO")
+	helmLMCacheEnv      = engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")
 	helmStackKeys       = []string{"engine-m", "engine-m-service", "engine-m-storage",
 		"router", "router-role", "router-rolebinding", "router-service", "router-serviceaccount"}
 )
@@ -365,8 +365,11 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`modelSpec[].vllmConfig.v0`": func(t *testing.T) {
-			// The V0 engine and its LMCache connector exist up to vLLM 0.10.0.
-			c := engineContainer0(t, helmRun(t, with("vllmConfig.v1", false, "lmcacheConfig.enabled", true, "vllmConfig.engineVersion", "0.10.0")), "engine-m")
+			// The V0 engine and its LMCache connector exist up to vLLM 0.10.0,
+			// and need an image whose LMCache still has lmcache.experimental
+			// (vLLM's own images have none): VLLM_RPC_TIMEOUT is the V0
+			// engine's, so only it gets the chart's value.
+			c := engineContainer0(t, helmRun(t, with("vllmConfig.v1", false, "lmcacheConfig.enabled", true, "vllmConfig.engineVersion", "0.10.0", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18")), "engine-m")
 			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "VLLM_USE_V1", "0", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO"), c.Env)
 			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`), c.Args)
 		},
@@ -392,7 +395,7 @@ func helmRows() map[string]func(t *testing.T) {
 		"`modelSpec[].lmcacheConfig.{enabled, cpuOffloadingBufferSize, diskOffloadingBufferSize}`": func(t *testing.T) {
 			xr := with("resources.memory", "70Gi", "lmcacheConfig", map[string]any{"enabled": true, "cpuOffloadingBufferSize": "60", "diskOffloadingBufferSize": "512Mi"})
 			c := engineContainer0(t, helmRun(t, xr), "engine-m")
-			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
 				"LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "60",
 				"LMCACHE_LOCAL_DISK", "file:///data/lmcache/", "LMCACHE_MAX_LOCAL_DISK_SIZE", "0.5"), c.Env)
 			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}`), c.Args)
@@ -400,7 +403,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].lmcacheConfig.logLevel`": func(t *testing.T) {
 			xr := with("lmcacheConfig.enabled", true, "env", []any{map[string]any{"name": "LMCACHE_LOG_LEVEL", "value": "DEBUG"}})
-			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "DEBUG"),
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "DEBUG"),
 				engineContainer0(t, helmRun(t, xr), "engine-m").Env)
 		},
 
@@ -442,7 +445,7 @@ func helmRows() map[string]func(t *testing.T) {
 				map[string]any{"name": "LMCACHE_P2P_HOST", "value": "$(POD_IP)"},
 			})
 			c := engineContainer0(t, helmRun(t, xr), "engine-m")
-			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
+			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
 				"LMCACHE_P2P_INIT_PORTS", "8200", "LMCACHE_P2P_HOST", "$(POD_IP)"), c.Env)
 			helmEqual(t, "LMCACHE_P2P_HOST in the pod", "10.1.2.3", expandEnv(c.Env, map[string]string{"status.podIP": "10.1.2.3"})["LMCACHE_P2P_HOST"])
 		},

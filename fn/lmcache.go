@@ -40,11 +40,16 @@ func lmcacheEnv(s *stack, e engine) []corev1.EnvVar {
 	l := e.cfg.LMCacheConfig
 	env := []corev1.EnvVar{
 		{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"},
-		// vLLM's RPC timeout in milliseconds (default 10000, read by every
-		// release), raised as the chart raises it with LMCache.
-		{Name: "VLLM_RPC_TIMEOUT", Value: lmcacheRPCTimeout},
-		{Name: "LMCACHE_LOG_LEVEL", Value: "INFO"},
 	}
+	if usesV0Engine(e) {
+		// The V0 engine's RPC timeout in milliseconds (default 10000),
+		// raised as the chart raises it with LMCache. Only the V0 engine's
+		// multiprocessing client reads it; the V1 engine never did, and
+		// vLLM dropped the variable in June 2026 (PR #44128), after which
+		// it is an unknown variable.
+		env = append(env, corev1.EnvVar{Name: "VLLM_RPC_TIMEOUT", Value: lmcacheRPCTimeout})
+	}
+	env = append(env, corev1.EnvVar{Name: "LMCACHE_LOG_LEVEL", Value: "INFO"})
 	if l.CPUOffloadingBufferSize != "" {
 		env = append(env,
 			corev1.EnvVar{Name: "LMCACHE_LOCAL_CPU", Value: "True"},

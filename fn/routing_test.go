@@ -155,7 +155,6 @@ func TestKVAwareEngines(t *testing.T) {
 			want := append(withPodIP(
 				corev1.EnvVar{Name: "HF_HOME", Value: "/data"},
 				corev1.EnvVar{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"},
-				corev1.EnvVar{Name: "VLLM_RPC_TIMEOUT", Value: "1000000"},
 				corev1.EnvVar{Name: "LMCACHE_LOG_LEVEL", Value: "INFO"},
 			), tc.wantEnv...)
 			if diff := cmp.Diff(want, c.Env); diff != "" {
