@@ -157,6 +157,7 @@ var differences = []struct{ where, prefix, row string }{
 	{"engine env", "PYTHONHASHSEED=", "`modelSpec[].env`"},
 	{"engine env", "PROMETHEUS_MULTIPROC_DIR=", "`modelSpec[].vllmConfig.prometheusMultiprocDir`"},
 	{"engine env", "LMCACHE_LOCAL_DISK=", lmcacheRow},
+	{"engine env", "VLLM_RPC_TIMEOUT=", lmcacheRow},
 	{"engine env", "LMCACHE_LMCACHE_INSTANCE_ID=", kvawareEngineRow},
 	{"engine env", "POD_NAME=", kvawareEngineRow},
 	{"engine env", "VLLM_ALLOW_RUNTIME_LORA_UPDATING=", "`modelSpec[].enableLoRA`, `enableTool`, `toolCallParser`"},
