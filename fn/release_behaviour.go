@@ -105,7 +105,9 @@ func imageRepo(image string) string {
 // the engines exchange messages that change between LMCache releases; a
 // worker the controller cannot read never registers, and every kvaware
 // lookup misses without an error (production-stack PR #1060, which pins
-// router and engine LMCache "in lockstep").
+// router and engine LMCache "in lockstep"). Every router that kvaware can
+// use here (0.1.11 and later) runs LMCache 0.3.11, so the fix offered is
+// the engines' image.
 func validateLMCacheLockstep(f *findings, s *stack) {
 	r := s.router
 	if r.routerType != routingKVAware || r.versionErr != nil {
@@ -129,9 +131,9 @@ func validateLMCacheLockstep(f *findings, s *stack) {
 		case l.release == "":
 			f.warnf("%s.vllmConfig.image %s does not say which LMCache it runs, and router %s runs LMCache %s for kvaware: the LMCache controller and its workers are known to work only on the same LMCache release (production-stack PR #1060), and kvaware misses silently otherwise; pin the engines' LMCache with an lmcache/vllm-openai image whose tag names LMCache %s", e.block, l.image, r.version, want, want)
 		case got[0] != w[0] || got[1] != w[1]:
-			f.warnf("%s.vllmConfig.image %s runs LMCache %s, and router %s runs LMCache %s for kvaware: an LMCache %d.%d controller rejects the registration of an LMCache %d.%d worker as an unknown message type (production-stack PR #1060), so kvaware misses silently; use an engine image with LMCache %s, or a router whose LMCache is %s", e.block, l.image, l.release, r.version, want, w[0], w[1], got[0], got[1], want, l.release)
+			f.warnf("%s.vllmConfig.image %s runs LMCache %s, and router %s runs LMCache %s for kvaware: an LMCache %d.%d controller rejects the registration of an LMCache %d.%d worker as an unknown message type (production-stack PR #1060), so kvaware misses silently; use an engine image with LMCache %s", e.block, l.image, l.release, r.version, want, w[0], w[1], got[0], got[1], want)
 		case got != w:
-			f.warnf("%s.vllmConfig.image %s runs LMCache %s, and router %s runs LMCache %s for kvaware: the LMCache controller and its workers are known to work only on the same LMCache release (production-stack PR #1060), and kvaware misses silently otherwise; use an engine image with LMCache %s, or a router whose LMCache is %s", e.block, l.image, l.release, r.version, want, want, l.release)
+			f.warnf("%s.vllmConfig.image %s runs LMCache %s, and router %s runs LMCache %s for kvaware: the LMCache controller and its workers are known to work only on the same LMCache release (production-stack PR #1060), and kvaware misses silently otherwise; use an engine image with LMCache %s", e.block, l.image, l.release, r.version, want, want)
 		}
 	}
 }

@@ -68,11 +68,11 @@ func TestReleaseBehaviourWarnings(t *testing.T) {
 		},
 		"KVAwareOtherLMCachePatch": {
 			xr:   kvAwareXR("vllmConfig.image", "lmcache/vllm-openai:v0.3.9post2", "routerConfig.image", "lmcache/lmstack-router:v0.1.12"),
-			want: []string{"spec.vllmConfig.image docker.io/lmcache/vllm-openai:v0.3.9post2 runs LMCache 0.3.9post2, and router 0.1.12 (routerConfig.image lmcache/lmstack-router:v0.1.12) runs LMCache 0.3.11 for kvaware: the LMCache controller and its workers are known to work only on the same LMCache release (production-stack PR #1060), and kvaware misses silently otherwise; use an engine image with LMCache 0.3.11, or a router whose LMCache is 0.3.9post2"},
+			want: []string{"spec.vllmConfig.image docker.io/lmcache/vllm-openai:v0.3.9post2 runs LMCache 0.3.9post2, and router 0.1.12 (routerConfig.image lmcache/lmstack-router:v0.1.12) runs LMCache 0.3.11 for kvaware: the LMCache controller and its workers are known to work only on the same LMCache release (production-stack PR #1060), and kvaware misses silently otherwise; use an engine image with LMCache 0.3.11"},
 		},
 		"KVAwareOtherLMCacheMinor": {
 			xr:   kvAwareXR("models", []any{map[string]any{"name": "a", "modelURL": "org/a", "vllmConfig": map[string]any{"image": "lmcache/vllm-openai:v0.5.4"}}}, "model", nil, "routerConfig.image", "lmcache/lmstack-router:v0.1.12"),
-			want: []string{"spec.models[0].vllmConfig.image docker.io/lmcache/vllm-openai:v0.5.4 runs LMCache 0.5.4, and router 0.1.12 (routerConfig.image lmcache/lmstack-router:v0.1.12) runs LMCache 0.3.11 for kvaware: an LMCache 0.3 controller rejects the registration of an LMCache 0.5 worker as an unknown message type (production-stack PR #1060), so kvaware misses silently; use an engine image with LMCache 0.3.11, or a router whose LMCache is 0.5.4"},
+			want: []string{"spec.models[0].vllmConfig.image docker.io/lmcache/vllm-openai:v0.5.4 runs LMCache 0.5.4, and router 0.1.12 (routerConfig.image lmcache/lmstack-router:v0.1.12) runs LMCache 0.3.11 for kvaware: an LMCache 0.3 controller rejects the registration of an LMCache 0.5 worker as an unknown message type (production-stack PR #1060), so kvaware misses silently; use an engine image with LMCache 0.3.11"},
 		},
 		"KVAwareSameLMCache":    {xr: kvAwareXR("vllmConfig.image", "lmcache/vllm-openai:v0.3.11", "routerConfig.image", "lmcache/lmstack-router:latest", "routerConfig.routerVersion", "0.1.12")},
 		"LMCacheWithoutKVAware": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.image", "lmcache/vllm-openai:v0.5.4")},
