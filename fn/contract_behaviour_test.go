@@ -153,7 +153,7 @@ func (b behaviourFacts) checkBehaviour(r rendered, vllm, router string, warnings
 		}
 		problems = append(problems, b.checkVLLMEnvNames(object, v, c.Env, warnings, userEnv)...)
 		if routerLMCache != "" && lmcacheTrue(envValue(c.Env, "LMCACHE_ENABLE_CONTROLLER")) {
-			if m := lmcacheTag.FindStringSubmatch(c.Image); (m == nil || m[2]+m[3] != routerLMCache) && !warned(warnings, c.Image, "LMCache "+routerLMCache) {
+			if m := lmcacheTag.FindStringSubmatch(c.Image); (m == nil || !sameLMCache(m[2]+m[3], routerLMCache)) && !warned(warnings, c.Image, "LMCache "+routerLMCache) {
 				report(object, "image %s is not known to run the router's LMCache %s, and no warning says so", c.Image, routerLMCache)
 			}
 		}
@@ -178,6 +178,13 @@ func (b behaviourFacts) checkVLLMEnvNames(object string, v upVersion, env []core
 		}
 	}
 	return problems
+}
+
+// sameLMCache compares two LMCache releases by number: a post release or an
+// image variant (0.3.9post2, 0.3.12-lightweight) is its release.
+func sameLMCache(a, b string) bool {
+	n := regexp.MustCompile(`^\d+\.\d+\.\d+`)
+	return n.FindString(a) == n.FindString(b)
 }
 
 // routerLMCache is the LMCache release of a kvaware router, "" otherwise.
