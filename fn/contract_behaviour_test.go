@@ -23,8 +23,9 @@ import (
 
 // behaviourFacts are the two tables the behaviour checks read.
 type behaviourFacts struct {
-	facts upTable
-	envs  map[string][][2]upVersion // VLLM_* variable -> releases declaring it
+	facts     upTable
+	envs      map[string][][2]upVersion // VLLM_* variable -> releases declaring it
+	snapshots []upVersion               // the releases vllm_envs.tsv examined
 }
 
 func loadBehaviourFacts(t *testing.T) behaviourFacts {
@@ -39,6 +40,13 @@ func loadBehaviourFacts(t *testing.T) behaviourFacts {
 		t.Fatal(err)
 	}
 	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if rest, ok := strings.CutPrefix(line, "#   snapshot "); ok {
+			r, err := parseUpVersion(strings.Fields(rest)[0])
+			if err != nil {
+				t.Fatalf("vllm_envs.tsv line %d: %v", i+1, err)
+			}
+			b.snapshots = append(b.snapshots, r)
+		}
 		if i == 0 || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -58,8 +66,8 @@ func (b behaviourFacts) holds(fact string, v upVersion) bool {
 	return ok
 }
 
-// reads reports whether vLLM release v declares a variable. Every contract
-// release is an examined snapshot of vllm_envs.tsv.
+// reads reports whether vLLM release v, a snapshot of vllm_envs.tsv,
+// declares a variable.
 func (b behaviourFacts) reads(name string, v upVersion) bool {
 	for _, r := range b.envs[name] {
 		if v.in(r[0], r[1]) {
@@ -165,6 +173,9 @@ func (b behaviourFacts) checkBehaviour(r rendered, vllm, router string, warnings
 // release reads; one the stack sets that the release does not read is
 // passed through with a warning.
 func (b behaviourFacts) checkVLLMEnvNames(object string, v upVersion, env []corev1.EnvVar, warnings []string, userEnv map[string]bool) []string {
+	if !slices.Contains(b.snapshots, v) {
+		return []string{fmt.Sprintf("%s: vLLM %s is no snapshot of vllm_envs.tsv: add it (hack/vllm-envs.sh)", object, v)}
+	}
 	var problems []string
 	for _, e := range env {
 		if !strings.HasPrefix(e.Name, "VLLM_") || b.reads(e.Name, v) {
@@ -265,6 +276,8 @@ func TestContractBehaviourChecks(t *testing.T) {
 			want: []string{object + "env VLLM_LOG_LEVEL is not read by vLLM 0.8.3, and no warning says so"}},
 		"UserVariableNotReadWarned": {c: engine("x", nil, envVar("VLLM_LOG_LEVEL", "INFO")), vllm: "0.8.3", userEnv: map[string]bool{"VLLM_LOG_LEVEL": true},
 			warnings: []string{"spec.env VLLM_LOG_LEVEL has no effect: …"}},
+		"ReleaseNotExamined": {c: engine("x", nil, envVar("VLLM_LOGGING_LEVEL", "INFO")), vllm: "0.17.0",
+			want: []string{object + "vLLM 0.17.0 is no snapshot of vllm_envs.tsv: add it (hack/vllm-envs.sh)"}},
 		"UserVariableRead": {c: engine("x", nil, envVar("VLLM_LOGGING_LEVEL", "INFO")), vllm: "0.8.3", userEnv: map[string]bool{"VLLM_LOGGING_LEVEL": true}},
 		"KVAwareOtherLMCacheUnwarned": {c: engine("docker.io/lmcache/vllm-openai:v0.3.9post2", lmcacheArgs, controllerEnv()...), logic: "kvaware", vllm: "0.11.0", router: "0.1.12",
 			want: []string{object + "image docker.io/lmcache/vllm-openai:v0.3.9post2 is not known to run the router's LMCache 0.3.11, and no warning says so"}},
