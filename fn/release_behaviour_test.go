@@ -1,6 +1,9 @@
 package fn
 
 import (
+	"cmp"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -185,5 +188,26 @@ func TestVLLMEnvsTable(t *testing.T) {
 	}
 	if _, err := parseVLLMEnvs("name\tfirst\tlast\tsource\n#   snapshot 0.9.0 x\nVLLM_X\t0.8.3\t0.9.0\ts\n"); err == nil {
 		t.Errorf("a row naming a release that is no snapshot was accepted")
+	}
+}
+
+// TestVLLMEnvsTSVIsGenerated: vllm_envs.tsv is what hack/vllm-envs.sh makes
+// of the vLLM history, when a copy of it is at hand (VLLM_GIT_DIR, or the
+// mirror of the development machines); skipped otherwise.
+func TestVLLMEnvsTSVIsGenerated(t *testing.T) {
+	dir := cmp.Or(os.Getenv("VLLM_GIT_DIR"), "/work/.mirror/neuralmagic+vllm/repo")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no vLLM git history at %s (set VLLM_GIT_DIR): %v", dir, err)
+	}
+	out, err := exec.Command("../hack/vllm-envs.sh", dir).Output()
+	if err != nil {
+		t.Fatalf("hack/vllm-envs.sh %s: %v", dir, err)
+	}
+	want, err := os.ReadFile("vllm_envs.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != string(want) {
+		t.Errorf("vllm_envs.tsv differs from what hack/vllm-envs.sh makes of %s: regenerate it", dir)
 	}
 }
