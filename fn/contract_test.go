@@ -23,7 +23,7 @@ import (
 // their branches or main of 2026-08-17, see vllm-flags.tsv), and every router
 // release (HEAD is production-stack a6c01db).
 var (
-	contractVLLM   = []string{"0.8.3", "0.8.4", "0.8.5", "0.9.2", "0.10.2", "0.11.0", "0.12.0", "0.16.0", "0.22.0", "0.23.0", "0.24.0", "0.25.0", "0.26.0", "0.27.0", "0.27.1"}
+	contractVLLM   = []string{"0.8.3", "0.8.4", "0.8.5", "0.9.2", "0.10.2", "0.11.0", "0.12.0", "0.16.0", "0.22.0", "0.23.0", "0.24.0", "0.26.0", "0.27.1"}
 	contractRouter = []string{"0.1.0", "0.1.1", "0.1.2", "0.1.3", "0.1.4", "0.1.5", "0.1.6", "0.1.7", "0.1.8", "0.1.9", "0.1.10", "0.1.11", "0.1.12", "HEAD"}
 )
 
@@ -41,16 +41,17 @@ func contractStacks(t *testing.T) []string {
 
 // TestContract renders every stack for every pair of vLLM and router
 // release and checks what it renders against what those releases accept
-// (testdata/upstream). The function may refuse a pair, if its Fatal message
+// (testdata/upstream), and that what a release would ignore is warned about
+// (release-behaviour.tsv, vllm_envs.tsv). The function may refuse a pair, if its Fatal message
 // names the release it refuses.
 func TestContract(t *testing.T) {
-	u := loadUpstream(t)
+	u, b := loadUpstream(t), loadBehaviourFacts(t)
 	for _, path := range contractStacks(t) {
 		t.Run(strings.ReplaceAll(strings.TrimPrefix(path, "../"), "/", "_"), func(t *testing.T) {
 			checked := 0
 			for _, vllm := range contractVLLM {
 				for _, router := range contractRouter {
-					if contractRender(t, u, path, vllm, router) {
+					if contractRender(t, u, b, path, vllm, router) {
 						checked++
 					}
 				}
@@ -64,7 +65,7 @@ func TestContract(t *testing.T) {
 
 // contractRender renders one stack for one pair of releases and reports
 // every problem; it returns whether the stack was rendered.
-func contractRender(t *testing.T, u upstream, path, vllm, router string) bool {
+func contractRender(t *testing.T, u upstream, b behaviourFacts, path, vllm, router string) bool {
 	t.Helper()
 	xr := loadXR(t, path, "")
 	pinVersions(xr, vllm, router)
@@ -85,6 +86,9 @@ func contractRender(t *testing.T, u upstream, path, vllm, router string) bool {
 		}
 	}
 	for _, p := range u.check(r, vllm, router, extraArgsOf(xr)) {
+		t.Errorf("vLLM %s, router %s: %s", vllm, router, p)
+	}
+	for _, p := range b.checkBehaviour(r, vllm, router, warningsIn(rsp), userEnvNames(xr)) {
 		t.Errorf("vLLM %s, router %s: %s", vllm, router, p)
 	}
 	return true

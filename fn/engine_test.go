@@ -76,8 +76,10 @@ func TestEngineArgs(t *testing.T) {
 		"MaxLorasZeroIsUnset":  {xr: with("vllmConfig.maxLoras", 0), want: baseArgs},
 		"ExtraArgsLast":        {xr: with("vllmConfig.extraArgs", []any{"--block-size=16", "--seed", "1"}, "model.dtype", "half"), want: args("--dtype", "half", "--block-size=16", "--seed", "1")},
 		"LMCacheV1":            {xr: with("lmcacheConfig.enabled", true), want: args("--kv-transfer-config", kvTransferV1)},
-		"LMCacheV0":            {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.10.0"), want: args("--kv-transfer-config", kvTransferV0)},
-		"LMCacheV0On083":       {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: args("--kv-transfer-config", kvTransferV0)},
+		// The V0 connector needs an LMCache with lmcache.experimental, which
+		// no vllm/vllm-openai image has: an lmcache/vllm-openai image of then.
+		"LMCacheV0":      {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.10.0", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18"), want: args("--kv-transfer-config", kvTransferV0)},
+		"LMCacheV0On083": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.8.3", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18"), want: args("--kv-transfer-config", kvTransferV0)},
 		"LoRAModules": {
 			xr: with("model.enableLoRA", true, "model.loraAdapters", []any{
 				map[string]any{"name": "sql", "path": "/data/lora/sql"},
@@ -159,12 +161,6 @@ func TestEngineEnv(t *testing.T) {
 		"V1Off":          {xr: with("vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.10.2"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
 		"V1OffOn083":     {xr: with("vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: env("HF_HOME", "/data", "VLLM_USE_V1", "0")},
 		"LMCacheMinimal": {xr: with("lmcacheConfig.enabled", true), want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")},
-		// The chart's VLLM_RPC_TIMEOUT with LMCache, up to vLLM 0.22: 0.23.0
-		// no longer defines it (testdata/upstream/vllm-flags.tsv).
-		"LMCacheRPCTimeoutTo0220": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.engineVersion", "0.22.0"),
-			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO")},
-		"LMCacheNoRPCTimeoutFrom0230": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.image", "vllm/vllm-openai:v0.23.0"),
-			want: env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO")},
 		"LMCacheDisabledLeaksNothing": {
 			xr:   with("lmcacheConfig", map[string]any{"enabled": false, "cpuOffloadingBufferSize": "4Gi", "diskOffloadingBufferSize": "8Gi", "remoteUrl": "lm://x:80", "remoteSerde": "naive"}),
 			want: hfHome,

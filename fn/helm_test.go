@@ -365,8 +365,11 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`modelSpec[].vllmConfig.v0`": func(t *testing.T) {
-			// The V0 engine and its LMCache connector exist up to vLLM 0.10.0.
-			c := engineContainer0(t, helmRun(t, with("vllmConfig.v1", false, "lmcacheConfig.enabled", true, "vllmConfig.engineVersion", "0.10.0")), "engine-m")
+			// The V0 engine and its LMCache connector exist up to vLLM 0.10.0,
+			// and need an image whose LMCache still has lmcache.experimental
+			// (vLLM's own images have none): VLLM_RPC_TIMEOUT is the V0
+			// engine's, so only it gets the chart's value.
+			c := engineContainer0(t, helmRun(t, with("vllmConfig.v1", false, "lmcacheConfig.enabled", true, "vllmConfig.engineVersion", "0.10.0", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18")), "engine-m")
 			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "VLLM_USE_V1", "0", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO"), c.Env)
 			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`), c.Args)
 		},
@@ -396,11 +399,15 @@ func helmRows() map[string]func(t *testing.T) {
 				"LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "60",
 				"LMCACHE_LOCAL_DISK", "file:///data/lmcache/", "LMCACHE_MAX_LOCAL_DISK_SIZE", "0.5"), c.Env)
 			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}`), c.Args)
-			// The chart's VLLM_RPC_TIMEOUT, up to vLLM 0.22 (0.23.0 no longer defines it).
-			setPath(xr, "spec.vllmConfig.engineVersion", "0.22.0")
-			helmEqual(t, "env at vLLM 0.22.0", engineEnvOf("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
+			// The chart's VLLM_RPC_TIMEOUT only where the V0 engine runs, the
+			// one reader (v1: false, on an LMCache image of that era).
+			setPath(xr, "spec.vllmConfig.v1", false)
+			setPath(xr, "spec.vllmConfig.image", "lmcache/vllm-openai:2025-04-18")
+			setPath(xr, "spec.vllmConfig.engineVersion", "0.8.4")
+			v0 := engineContainer0(t, helmRun(t, xr), "engine-m")
+			helmEqual(t, "env on the V0 engine", engineEnvOf("HF_HOME", "/data", "VLLM_USE_V1", "0", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
 				"LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "60",
-				"LMCACHE_LOCAL_DISK", "file:///data/lmcache/", "LMCACHE_MAX_LOCAL_DISK_SIZE", "0.5"), engineContainer0(t, helmRun(t, xr), "engine-m").Env)
+				"LMCACHE_LOCAL_DISK", "file:///data/lmcache/", "LMCACHE_MAX_LOCAL_DISK_SIZE", "0.5"), v0.Env)
 		},
 
 		"`modelSpec[].lmcacheConfig.logLevel`": func(t *testing.T) {

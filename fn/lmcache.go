@@ -38,10 +38,17 @@ func lmcacheEnv(s *stack, e engine) []corev1.EnvVar {
 		return nil
 	}
 	l := e.cfg.LMCacheConfig
-	env := []corev1.EnvVar{{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"}}
-	// vLLM's RPC timeout in milliseconds (default 10000), raised as the
-	// chart raises it with LMCache, up to the last release that defines it.
-	env = append(env, rpcTimeoutEnv(e)...)
+	env := []corev1.EnvVar{
+		{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"},
+	}
+	if usesV0Engine(e) {
+		// The V0 engine's RPC timeout in milliseconds (default 10000),
+		// raised as the chart raises it with LMCache. Only the V0 engine's
+		// multiprocessing client reads it; the V1 engine never did, and
+		// vLLM dropped the variable in June 2026 (PR #44128), after which
+		// it is an unknown variable.
+		env = append(env, corev1.EnvVar{Name: "VLLM_RPC_TIMEOUT", Value: lmcacheRPCTimeout})
+	}
 	env = append(env, corev1.EnvVar{Name: "LMCACHE_LOG_LEVEL", Value: "INFO"})
 	if l.CPUOffloadingBufferSize != "" {
 		env = append(env,

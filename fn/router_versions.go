@@ -32,6 +32,22 @@ var (
 		"--prefix-min-match-length":           {v(0, 1, 12), "prefixMinMatchLength"},
 	}
 
+	// routerLMCache is the LMCache each router release runs its kvaware
+	// controller with: the router image installs the extra "lmcache" of its
+	// pyproject.toml, pinned to one release (vllm-stack-0.1.3:
+	// pyproject.toml:42; 0.1.8: :45; 0.1.9-0.1.12 and HEAD: :48-50). Routers
+	// before 0.1.3 have no kvaware. The engines must run the same LMCache
+	// release (production-stack PR #1060: the controller rejects a worker of
+	// another release's RegisterMsg, and kvaware misses silently).
+	routerLMCache = []struct {
+		since   version
+		lmcache string
+	}{
+		{v(0, 1, 3), "0.2.1"},
+		{v(0, 1, 8), "0.3.9post2"},
+		{v(0, 1, 9), "0.3.11"},
+	}
+
 	// routingLogicSince is the first release with each --routing-logic.
 	routingLogicSince = map[string]version{
 		"roundrobin":  v(0, 1, 0),
@@ -108,4 +124,15 @@ func validateRouterVersion(f *findings, s *stack) {
 		reported[k.field] = true
 		f.errorf("%s.%s needs router %s or later, the first to parse %s, and the router is %s: use a router image of %s or later", p, k.field, k.since, a, r.version, k.since)
 	}
+}
+
+// routerLMCacheOf is the LMCache release a router release runs.
+func routerLMCacheOf(r version) (string, bool) {
+	out := ""
+	for _, p := range routerLMCache {
+		if r.atLeast(p.since) {
+			out = p.lmcache
+		}
+	}
+	return out, out != ""
 }

@@ -77,6 +77,7 @@ func validate(id stackIdentity, spec *v1alpha1.ProductionStackSpec, s *stack) fi
 		// The router's version is checked against the arguments it would
 		// get, which only a valid stack has.
 		validateRouterVersion(&f, s)
+		validateLMCacheLockstep(&f, s)
 	}
 	validateMonitoring(&f, spec.Monitoring)
 	validateNetworkPolicy(&f, spec.NetworkPolicy)

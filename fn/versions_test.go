@@ -97,10 +97,6 @@ func TestVersionFatals(t *testing.T) {
 		xr   map[string]any
 		want string
 	}{
-		"LMCacheV1ConnectorBefore085": {
-			xr:   with("lmcacheConfig.enabled", true, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"),
-			want: prefix + "spec.lmcacheConfig.enabled needs vLLM 0.8.5 or later (LMCacheConnectorV1), and the engine runs vLLM 0.8.3 (vllmConfig.image docker.io/vllm/vllm-openai:v0.8.3): use an image of vLLM 0.8.5 or later, or set vllmConfig.v1: false for the V0 engine's LMCacheConnector",
-		},
 		"LMCacheV0ConnectorAfter0100": {
 			xr:   with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.image", "vllm/vllm-openai:v0.10.2"),
 			want: prefix + "spec.lmcacheConfig.enabled with vllmConfig.v1 false needs LMCacheConnector, which vLLM 0.10.1 removed, and the engine runs vLLM 0.10.2 (vllmConfig.image docker.io/vllm/vllm-openai:v0.10.2): remove vllmConfig.v1 to use LMCacheConnectorV1",

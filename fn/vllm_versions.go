@@ -41,10 +41,20 @@ var (
 	vllmV0EngineGone = v(0, 11, 0)
 	vllmUseV1Ignored = v(0, 11, 1)
 
-	// VLLM_RPC_TIMEOUT is not defined from 0.23.0 (removed from envs.py on
-	// main 2026-06-03, before the 0.23.0 branch): vLLM would log it as an
-	// unknown variable, so the function no longer sets it there.
-	vllmRPCTimeoutGone = v(0, 23, 0)
+	// vLLM's own images (vllm/vllm-openai) contain LMCache from 0.9.2: the
+	// release build passes INSTALL_KV_CONNECTORS=true, which installs
+	// requirements/kv_connectors.txt (PR #18193). Images 0.8.3-0.9.1 have no
+	// LMCache, and both LMCache connectors import it when they load. The
+	// LMCache is not pinned (`lmcache`; `lmcache >= 0.3.9` from 0.15.0): it is
+	// whatever was current when the image was built, so the tag does not say
+	// which.
+	vllmImageLMCacheFirst = v(0, 9, 2)
+
+	// The V1 engine turns chunked prefill on whatever --no-enable-chunked-
+	// prefill says (_set_default_args_v1, every release to 0.11.x); 0.12.0 is
+	// the first release sure to honour it (PR #28665, 2025-11-14; 0.11.1 was
+	// cut around then).
+	vllmV1ChunkedPrefillOff = v(0, 12, 0)
 )
 
 const (
@@ -113,15 +123,6 @@ func chunkedPrefillArg(e engine) []string {
 	return []string{"--no-enable-chunked-prefill"}
 }
 
-// rpcTimeoutEnv is the chart's VLLM_RPC_TIMEOUT with LMCache, where the
-// engine's vLLM still defines the variable.
-func rpcTimeoutEnv(e engine) []corev1.EnvVar {
-	if e.vllm.version.atLeast(vllmRPCTimeoutGone) {
-		return nil
-	}
-	return []corev1.EnvVar{{Name: "VLLM_RPC_TIMEOUT", Value: lmcacheRPCTimeout}}
-}
-
 // usesV0Engine reports whether the stack asks for vLLM's V0 engine.
 func usesV0Engine(e engine) bool {
 	v1 := e.cfg.VLLMConfig.V1
@@ -158,6 +159,7 @@ func validateVLLMVersion(f *findings, e engine) {
 	if vllmNewest.less(ver.version) {
 		f.warnf("%s: vLLM %s is newer than %s, the newest release this function knows: its arguments are rendered as for %s", p, ver, vllmNewest, vllmNewest)
 	}
+	unreadVLLMEnv(f, e)
 	if usesV0Engine(e) && ver.version.atLeast(vllmV0EngineGone) {
 		f.errorf("%s.v1 is false, which needs vLLM's V0 engine, and the engine runs vLLM %s: vLLM %s removed the V0 engine; remove v1 or use an image of an older vLLM", p, ver, vllmV0EngineGone)
 		return
@@ -165,13 +167,9 @@ func validateVLLMVersion(f *findings, e engine) {
 	if v1 := e.cfg.VLLMConfig.V1; v1 != nil && *v1 && ver.version.atLeast(vllmUseV1Ignored) {
 		f.warnf("%s.v1 has no effect: the engine runs vLLM %s, which only has the V1 engine and no longer reads VLLM_USE_V1; remove v1", p, ver)
 	}
+	chunkedPrefillIgnored(f, e)
 	if !lmcacheOn(e) {
 		return
 	}
-	switch {
-	case usesV0Engine(e) && ver.version.atLeast(vllmLMCacheV0Gone):
-		f.errorf("%s.lmcacheConfig.enabled with vllmConfig.v1 false needs LMCacheConnector, which vLLM %s removed, and the engine runs vLLM %s: remove vllmConfig.v1 to use LMCacheConnectorV1", e.block, vllmLMCacheV0Gone, ver)
-	case !usesV0Engine(e) && ver.version.less(vllmLMCacheV1First):
-		f.errorf("%s.lmcacheConfig.enabled needs vLLM %s or later (LMCacheConnectorV1), and the engine runs vLLM %s: use an image of vLLM %s or later, or set vllmConfig.v1: false for the V0 engine's LMCacheConnector", e.block, vllmLMCacheV1First, ver, vllmLMCacheV1First)
-	}
+	validateLMCacheImage(f, e)
 }

@@ -77,7 +77,7 @@ func MultiXR(n int) map[string]any {
 		if i%5 == 2 {
 			m["vllmConfig"] = map[string]any{"gpuMemoryUtilization": "0.8", "tensorParallelSize": int64(2)}
 			m["resources"] = map[string]any{"gpu": "2", "memory": "32Gi"}
-			m["env"] = []any{map[string]any{"name": "VLLM_LOG_LEVEL", "value": "DEBUG"}}
+			m["env"] = []any{map[string]any{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"}}
 		}
 		if i%8 == 5 {
 			m["chatTemplate"] = chatTemplate
@@ -96,7 +96,7 @@ func MultiXR(n int) map[string]any {
 			},
 			"resources": map[string]any{"cpu": "4", "memory": "16Gi", "gpu": "1"},
 			"storage":   map[string]any{"size": "100Gi", "storageClassName": "fast-ssd"},
-			"env":       []any{map[string]any{"name": "VLLM_LOG_LEVEL", "value": "INFO"}},
+			"env":       []any{map[string]any{"name": "VLLM_LOGGING_LEVEL", "value": "INFO"}},
 			"routerConfig": map[string]any{
 				"routerType": "roundrobin",
 			},

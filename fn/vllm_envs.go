@@ -1,0 +1,162 @@
+package fn
+
+import (
+	_ "embed"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// vllmEnvsTSV lists the VLLM_* variables each examined vLLM release reads
+// (the keys of environment_variables in its vllm/envs.py), with citations;
+// hack/vllm-envs.sh regenerates it from the vLLM history. A new release
+// gets a snapshot line there, not code here.
+//
+//go:embed vllm_envs.tsv
+var vllmEnvsTSV string
+
+// vllmEnvTable is vllm_envs.tsv read: the examined releases in order, and
+// for each variable the ranges of them that declare it.
+type vllmEnvTable struct {
+	snapshots []version
+	declared  map[string][][2]version // name -> [first, last] snapshot ranges
+}
+
+var vllmEnvs = mustParseVLLMEnvs(vllmEnvsTSV)
+
+func mustParseVLLMEnvs(tsv string) vllmEnvTable {
+	t, err := parseVLLMEnvs(tsv)
+	if err != nil {
+		panic("vllm_envs.tsv: " + err.Error())
+	}
+	return t
+}
+
+func parseVLLMEnvs(tsv string) (vllmEnvTable, error) {
+	t := vllmEnvTable{declared: map[string][][2]version{}}
+	for i, line := range strings.Split(strings.TrimSpace(tsv), "\n") {
+		if i == 0 {
+			continue // the header
+		}
+		if rest, ok := strings.CutPrefix(line, "#   snapshot "); ok {
+			s, ok := parseVersion(strings.Fields(rest)[0])
+			if !ok || (len(t.snapshots) > 0 && !t.snapshots[len(t.snapshots)-1].less(s)) {
+				return t, fmt.Errorf("line %d: snapshot releases must be release numbers in increasing order", i+1)
+			}
+			t.snapshots = append(t.snapshots, s)
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			return t, fmt.Errorf("line %d: want 4 tab-separated fields, got %d", i+1, len(f))
+		}
+		first, ok1 := parseVersion(f[1])
+		last, ok2 := parseVersion(f[2])
+		if !ok1 || !ok2 || !slices.Contains(t.snapshots, first) || !slices.Contains(t.snapshots, last) {
+			return t, fmt.Errorf("line %d: %s..%s are not examined releases", i+1, f[1], f[2])
+		}
+		t.declared[f[0]] = append(t.declared[f[0]], [2]version{first, last})
+	}
+	if len(t.snapshots) == 0 {
+		return t, fmt.Errorf("no snapshot lines")
+	}
+	return t, nil
+}
+
+// declaredAt reports whether snapshot s declares the variable.
+func (t vllmEnvTable) declaredAt(name string, s version) bool {
+	for _, r := range t.declared[name] {
+		if s.atLeast(r[0]) && !r[1].less(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// around is the examined release at or before r and the one at or after it
+// (the same one when r was examined); the newest stands for anything newer,
+// the oldest for anything older.
+func (t vllmEnvTable) around(r version) (before, after version) {
+	before, after = t.snapshots[0], t.snapshots[len(t.snapshots)-1]
+	for _, s := range t.snapshots {
+		if !r.less(s) {
+			before = s
+		}
+	}
+	for i := len(t.snapshots) - 1; i >= 0; i-- {
+		if !t.snapshots[i].less(r) {
+			after = t.snapshots[i]
+		}
+	}
+	if r.atLeast(t.snapshots[len(t.snapshots)-1]) {
+		after = before
+	}
+	return before, after
+}
+
+// mayRead reports whether release r may read the variable: a release
+// between two examined ones counts as reading what either of them reads,
+// so the function only warns about what it knows.
+func (t vllmEnvTable) mayRead(name string, r version) bool {
+	before, after := t.around(r)
+	return t.declaredAt(name, before) || t.declaredAt(name, after)
+}
+
+// closest is the variable release r reads whose name is nearest to name:
+// the most words in common (VLLM_LOG_LEVEL and VLLM_LOGGING_LEVEL share
+// LOG/LOGGING and LEVEL), then the fewest single-character edits, then the
+// first in order.
+func (t vllmEnvTable) closest(name string, r version) string {
+	best, bestShared, bestD := "", -1, 0
+	for _, n := range slices.Sorted(maps.Keys(t.declared)) {
+		if !t.mayRead(n, r) {
+			continue
+		}
+		shared, d := sharedWords(name, n), editDistance(name, n)
+		if shared > bestShared || (shared == bestShared && d < bestD) {
+			best, bestShared, bestD = n, shared, d
+		}
+	}
+	return best
+}
+
+// sharedWords counts the words of a name after VLLM_ that the other name
+// has too, a word matching another that starts with it (LOG, LOGGING).
+func sharedWords(a, b string) int {
+	words := func(s string) []string { return strings.Split(strings.TrimPrefix(s, "VLLM_"), "_") }
+	n := 0
+	for _, x := range words(a) {
+		for _, y := range words(b) {
+			if x == y || (min(len(x), len(y)) >= 3 && (strings.HasPrefix(x, y) || strings.HasPrefix(y, x))) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// editDistance is the Levenshtein distance of two names.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
