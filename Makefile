@@ -196,15 +196,17 @@ fuzz:
 	FUZZTIME=$(FUZZ_LONG) FUZZTIME_E2E=$(FUZZ_LONG_E2E) FUZZ_MINIMIZE=10s FUZZ_CACHE=$(OUTPUT_DIR)/fuzz/cache \
 		bash $(ROOT)/hack/fuzz.sh
 
-# internal/kubeapi against the validation of k8s.io/kubernetes (the version
-# e2e runs): its own module, tools/kubediff, so the function does not depend
-# on k8s.io/kubernetes. It compiles what tools/kube/build.sh compiles for e2e.
-# KUBEDIFF_FUZZTIME > 0 fuzzes the two against each other that long.
+# internal/kubeapi, and every object the function composes, against the
+# validation of k8s.io/kubernetes (the version e2e runs) and the CRDs e2e/crds
+# pins: its own module, tools/kubediff, so the function does not depend on
+# k8s.io/kubernetes. It compiles what tools/kube/build.sh compiles for e2e.
+# KUBEDIFF_FUZZTIME > 0 fuzzes each of its two targets that long.
 KUBEDIFF_FUZZTIME ?= 0
 
 test-kubediff:
 	cd $(ROOT)/tools/kubediff && GOWORK=off $(GO) test -count=1 $(GO_TEST_FLAGS) ./...
-	$(if $(filter-out 0,$(KUBEDIFF_FUZZTIME)),cd $(ROOT)/tools/kubediff && GOWORK=off $(GO) test -run XXX -fuzz FuzzAgainstAPIServer -fuzztime $(KUBEDIFF_FUZZTIME) .)
+	$(if $(filter-out 0,$(KUBEDIFF_FUZZTIME)),cd $(ROOT)/tools/kubediff && for t in FuzzAgainstAPIServer FuzzComposedObjects; do \
+		GOWORK=off $(GO) test -run XXX -fuzz "^$$t\$$" -fuzztime $(KUBEDIFF_FUZZTIME) . || exit 1; done)
 
 test-render: build $(CROSSPLANE)
 	CI=true FUNCTION_BIN=$(FUNCTION_BIN) CROSSPLANE=$(CROSSPLANE) \

@@ -236,28 +236,32 @@ func refusals(t testing.TB, xr, input map[string]any) (problems []string, refuse
 	}
 	for _, key := range slices.Sorted(maps.Keys(objs)) {
 		obj := applied(m, strings.SplitN(key, " ", 2)[0], objs[key])
-		av, _ := obj["apiVersion"].(string)
-		kind, _ := obj["kind"].(string)
-		gvk := schema.FromAPIVersionAndKind(av, kind)
-		var msgs []string
-		if k, ok := crds[gvk]; ok {
-			for _, e := range k.validate(obj) {
-				msgs = append(msgs, e.Error())
-			}
-		} else {
-			errs, err := validateBuiltin(obj)
-			if err != nil {
-				msgs = append(msgs, err.Error())
-			}
-			for _, e := range errs {
-				msgs = append(msgs, e.Error())
-			}
-		}
-		if len(msgs) > 0 {
-			problems = append(problems, fmt.Sprintf("%s %s: %s", kind, key, strings.Join(msgs, "; ")))
+		if msgs := validateObject(crds, obj); len(msgs) > 0 {
+			problems = append(problems, fmt.Sprintf("%s %s: %s", obj["kind"], key, strings.Join(msgs, "; ")))
 		}
 	}
 	return problems, ""
+}
+
+// validateObject is what the API server refuses in obj, by its kind.
+func validateObject(crds map[schema.GroupVersionKind]*crdKind, obj map[string]any) []string {
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	var msgs []string
+	if k, ok := crds[schema.FromAPIVersionAndKind(av, kind)]; ok {
+		for _, e := range k.validate(obj) {
+			msgs = append(msgs, e.Error())
+		}
+		return msgs
+	}
+	errs, err := validateBuiltin(obj)
+	if err != nil {
+		msgs = append(msgs, err.Error())
+	}
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	return msgs
 }
 
 // TestComposedObjects: every example and test stack, with and without the
@@ -269,6 +273,7 @@ func TestComposedObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	composed := 0
+	kinds := map[string]bool{}
 	for _, s := range c.stacks {
 		for _, in := range []map[string]any{nil, input} {
 			var xr map[string]any
@@ -278,6 +283,10 @@ func TestComposedObjects(t *testing.T) {
 			problems, fatal := refusals(t, xr, in)
 			if fatal == "" {
 				composed++
+				objs, _ := render(t, xr, in)
+				for _, o := range objs {
+					kinds[o["kind"].(string)] = true
+				}
 			}
 			for _, p := range problems {
 				t.Errorf("%s (Input: %v): the API server refuses %s", s.name, in != nil, p)
@@ -286,6 +295,71 @@ func TestComposedObjects(t *testing.T) {
 	}
 	if composed == 0 {
 		t.Fatal("the function refused every stack")
+	}
+	// Every kind the function composes is in some stack, so each
+	// validation above ran at least once.
+	if got := slices.Sorted(maps.Keys(kinds)); !slices.Equal(got, composedKinds) {
+		t.Errorf("the stacks compose the kinds %v, want %v", got, composedKinds)
+	}
+}
+
+// composedKinds are the kinds the function composes.
+var composedKinds = []string{"ConfigMap", "Deployment", "HTTPRoute", "HorizontalPodAutoscaler", "Ingress", "NetworkPolicy", "PersistentVolumeClaim",
+	"PodDisruptionBudget", "Role", "RoleBinding", "ScaledObject", "Service", "ServiceAccount", "ServiceMonitor"}
+
+// TestOracleRefuses: the validation of each kind runs and refuses: every
+// composed object of the stacks with a name the API server refuses, and the
+// CRDs' CEL rules and unknown fields.
+func TestOracleRefuses(t *testing.T) {
+	c := mustCorpus(t)
+	crds, err := loadCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]map[string]any{}
+	for _, s := range c.stacks {
+		var xr map[string]any
+		if err := json.Unmarshal(s.json, &xr); err != nil {
+			t.Fatal(err)
+		}
+		objs, _ := render(t, xr, nil)
+		for key, o := range objs {
+			if _, ok := seen[o["kind"].(string)]; !ok {
+				seen[o["kind"].(string)] = applied(metaOf(xr), strings.SplitN(key, " ", 2)[0], o)
+			}
+		}
+	}
+	for kind, obj := range seen {
+		bad := deepCopyJSON(obj)
+		// A name no kind takes: Role, RoleBinding and PodDisruptionBudget
+		// (1.37) take any path segment, such as Not_A_Name.
+		bad["metadata"].(map[string]any)["name"] = "not/a-name"
+		if msgs := validateObject(crds, bad); !slices.ContainsFunc(msgs, func(m string) bool { return strings.HasPrefix(m, "metadata.name: Invalid value") }) {
+			t.Errorf("%s named not/a-name: the oracle says %q, want metadata.name refused", kind, msgs)
+		}
+	}
+	for _, tc := range []struct {
+		kind, path, value, want string
+	}{
+		{"ScaledObject", "spec.minReplicaCount", "100", "spec: Invalid value: minReplicaCount must be less than or equal to maxReplicaCount"},
+		{"HTTPRoute", "spec.parentRefs[1]", `{"name": "gw"}`, "sectionName must be unique when parentRefs includes 2 or more references to the same parent"},
+		{"ServiceMonitor", "spec.endpoints[0].interval", `"1 minute"`, "spec.endpoints[0].interval: Invalid value: \"1 minute\": spec.endpoints[0].interval in body should match"},
+		{"ServiceMonitor", "spec.unknownField", "1", "spec.unknownField: Invalid value: null: unknown field"},
+	} {
+		obj, ok := seen[tc.kind]
+		if !ok {
+			t.Errorf("no stack composes a %s", tc.kind)
+			continue
+		}
+		bad := deepCopyJSON(obj)
+		setPath(bad, tc.path, parse(tc.value))
+		if tc.kind == "HTTPRoute" {
+			setPath(bad, "spec.parentRefs[0]", map[string]any{"name": "gw"})
+		}
+		msgs := validateObject(crds, bad)
+		if !slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, tc.want) }) {
+			t.Errorf("%s with %s=%s: the oracle says %q, want %q", tc.kind, tc.path, tc.value, msgs, tc.want)
+		}
 	}
 }
 
