@@ -206,7 +206,7 @@ KUBEDIFF_FUZZTIME ?= 0
 test-kubediff:
 	cd $(ROOT)/tools/kubediff && GOWORK=off $(GO) test -count=1 $(GO_TEST_FLAGS) ./...
 	$(if $(filter-out 0,$(KUBEDIFF_FUZZTIME)),cd $(ROOT)/tools/kubediff && for t in FuzzAgainstAPIServer FuzzComposedObjects; do \
-		GOWORK=off $(GO) test -run XXX -fuzz "^$$t\$$" -fuzztime $(KUBEDIFF_FUZZTIME) . || exit 1; done)
+		GOWORK=off $(GO) test -run XXX -fuzz "^$$t\$$" -fuzztime $(KUBEDIFF_FUZZTIME) -fuzzminimizetime 5s . || exit 1; done)
 
 test-render: build $(CROSSPLANE)
 	CI=true FUNCTION_BIN=$(FUNCTION_BIN) CROSSPLANE=$(CROSSPLANE) \
