@@ -129,6 +129,11 @@ var edgeCases = []edgeCase{
 		fn:     `invalid ProductionStack: spec.routerConfig.ingress.host "10.0.0.1" is an IP address: an Ingress matches host names only; use a DNS name, or leave host unset to match every host`,
 	},
 	{
+		name:   "Ingress class annotation other than className",
+		mutate: setSpec("routerConfig.ingress", map[string]any{"className": "nginx", "annotations": map[string]any{"kubernetes.io/ingress.class": "traefik"}}),
+		fn:     `invalid ProductionStack: spec.routerConfig.ingress.annotations[kubernetes.io/ingress.class] "traefik" must match spec.routerConfig.ingress.className "nginx": remove the annotation, or give both the same class`,
+	},
+	{
 		name:   "HTTPRoute with one Gateway twice, one without sectionName",
 		mutate: setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public"}, map[string]any{"name": "public", "sectionName": "https"}}}),
 		fn:     `invalid ProductionStack: spec.routerConfig.httpRoute.parentRefs[1] refers to Gateway "public" as parentRefs[0] does: give each reference to the same Gateway its own sectionName`,

@@ -42,10 +42,20 @@ func validateIngress(f *findings, p string, in *v1alpha1.Ingress) {
 		}
 	}
 	objectName(f, p+".className", in.ClassName)
+	// ValidateIngressCreate (k8s.io/kubernetes
+	// pkg/apis/networking/validation): the deprecated class annotation must
+	// match ingressClassName when both are set.
+	if class, ok := in.Annotations[ingressClassAnnotation]; ok && in.ClassName != "" && class != in.ClassName {
+		f.errorf("%s.annotations[%s] %q must match %s.className %q: remove the annotation, or give both the same class", p, ingressClassAnnotation, class, p, in.ClassName)
+	}
 	objectName(f, p+".tlsSecretName", in.TLSSecretName)
 	annotationKeys(f, p+".annotations", in.Annotations)
 	routePath(f, p+".path", in.Path, false)
 }
+
+// ingressClassAnnotation is the Ingress class annotation that
+// ingressClassName replaced.
+const ingressClassAnnotation = "kubernetes.io/ingress.class"
 
 // validateHTTPRoute checks the router's HTTPRoute as the Gateway API's CRD
 // does.

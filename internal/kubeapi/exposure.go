@@ -84,3 +84,14 @@ func AccessModes(modes []corev1.PersistentVolumeAccessMode) []Problem {
 	}
 	return ps.list
 }
+
+// IngressClass: ValidateIngressCreate (pkg/apis/networking/validation): the
+// deprecated kubernetes.io/ingress.class annotation, when set with
+// ingressClassName, must name the same class.
+func IngressClass(annotations map[string]string, className *string) []Problem {
+	var ps problems
+	if v, ok := annotations["kubernetes.io/ingress.class"]; ok && className != nil && v != *className {
+		ps.add("[kubernetes.io/ingress.class]", "%s must match ingressClassName %s when both are specified", Quote(v), Quote(*className))
+	}
+	return ps.list
+}

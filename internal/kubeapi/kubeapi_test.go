@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // check decodes a value's JSON into T and checks it; a test case is the
@@ -21,16 +22,17 @@ func check[T any](fn func(T) []Problem) func(string) ([]Problem, error) {
 }
 
 var (
-	tolerations = check(Tolerations)
-	affinity    = check(Affinity)
-	podSC       = check(PodSecurityContext)
-	containerSC = check(SecurityContext)
-	volume      = check(func(v corev1.Volume) []Problem { return VolumeSource(v.Name, v.VolumeSource) })
-	mount       = check(func(m corev1.VolumeMount) []Problem { return VolumeMount(m, m.Name == "privileged") })
-	annotations = check(func(t corev1.PodTemplateSpec) []Problem { return PodAnnotations(t.Annotations, &t.Spec) })
-	ipBlock     = check(IPBlock)
-	ingressHost = check(IngressHost)
-	accessModes = check(AccessModes)
+	tolerations  = check(Tolerations)
+	affinity     = check(Affinity)
+	podSC        = check(PodSecurityContext)
+	containerSC  = check(SecurityContext)
+	volume       = check(func(v corev1.Volume) []Problem { return VolumeSource(v.Name, v.VolumeSource) })
+	mount        = check(func(m corev1.VolumeMount) []Problem { return VolumeMount(m, m.Name == "privileged") })
+	annotations  = check(func(t corev1.PodTemplateSpec) []Problem { return PodAnnotations(t.Annotations, &t.Spec) })
+	ipBlock      = check(IPBlock)
+	ingressHost  = check(IngressHost)
+	accessModes  = check(AccessModes)
+	ingressClass = check(func(i networkingv1.Ingress) []Problem { return IngressClass(i.Annotations, i.Spec.IngressClassName) })
 )
 
 // TestRules: each case is a value the API server of Kubernetes 1.37 accepts
@@ -268,6 +270,12 @@ func TestRules(t *testing.T) {
 		{"IngressHost", ingressHost, `"*.example.com"`, nil},
 		{"IngressHostIP", ingressHost, `"10.0.0.1"`, []string{`x "10.0.0.1" must be a DNS name, not an IP address`}},
 		{"IngressHostBadWildcard", ingressHost, `"a.*.com"`, []string{`x "a.*.com": a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`}},
+
+		// ValidateIngressCreate (pkg/apis/networking/validation)
+		{"IngressClassSame", ingressClass, `{"metadata": {"annotations": {"kubernetes.io/ingress.class": "nginx"}}, "spec": {"ingressClassName": "nginx"}}`, nil},
+		{"IngressClassAnnotationAlone", ingressClass, `{"metadata": {"annotations": {"kubernetes.io/ingress.class": "nginx"}}}`, nil},
+		{"IngressClassDiffers", ingressClass, `{"metadata": {"annotations": {"kubernetes.io/ingress.class": "traefik"}}, "spec": {"ingressClassName": "nginx"}}`,
+			[]string{`x[kubernetes.io/ingress.class] "traefik" must match ingressClassName "nginx" when both are specified`}},
 
 		// ValidatePersistentVolumeClaimSpec (pkg/apis/core/validation)
 		{"AccessModes", accessModes, `["ReadWriteOnce", "ReadWriteMany"]`, nil},

@@ -145,6 +145,7 @@ var fieldSeeds = []struct{ path, value, path2, value2 string }{
 	// Values tools/kubediff found the API server refusing in composed
 	// objects; the function refuses them (kubecheck has the rules).
 	{"spec.networkPolicy", `{"allowFrom": [{"ipBlock": {"cidr": "10.0.0.1/8", "except": ["10.0.0.1/16"]}}, {"ipBlock": {"cidr": "::ffff:10.0.0.0/104"}}]}`, "", ""},
+	{"spec.routerConfig.ingress", `{"className": "nginx", "annotations": {"kubernetes.io/ingress.class": "traefik"}}`, "", ""},
 	{"spec.routerConfig.ingress", `{"host": "10.0.0.1"}`, "spec.storage", `{"enabled": true, "size": "1Gi", "accessModes": ["ReadWriteOncePod", "ReadWriteOnce"]}`},
 	{"spec.routerConfig.httpRoute", `{"parentRefs": [{"name": "gw"}, {"name": "gw", "sectionName": "https"}], "hostnames": ["*.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]}`, "", ""},
 }

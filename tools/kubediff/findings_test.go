@@ -18,6 +18,8 @@ var findings = []struct {
 }{
 	{name: "IngressHostIP", path: "spec.routerConfig.ingress", value: `{"host": "1.2.3.4"}`,
 		fatal: `spec.routerConfig.ingress.host "1.2.3.4" is an IP address`},
+	{name: "IngressClassAnnotationDiffers", path: "spec.routerConfig.ingress", value: `{"className": "nginx", "annotations": {"kubernetes.io/ingress.class": "traefik"}}`,
+		fatal: `spec.routerConfig.ingress.annotations[kubernetes.io/ingress.class] "traefik" must match spec.routerConfig.ingress.className "nginx"`},
 	{name: "NetworkPolicyCIDRHostBits", path: "spec.networkPolicy", value: `{"allowFrom": [{"ipBlock": {"cidr": "10.0.0.1/8"}}]}`,
 		fatal: `spec.networkPolicy.allowFrom[0].ipBlock.cidr "10.0.0.1/8" has bits set beyond its prefix length`},
 	{name: "NetworkPolicyCIDRMapped", path: "spec.networkPolicy", value: `{"allowFrom": [{"ipBlock": {"cidr": "::ffff:10.0.0.0/104"}}]}`,

@@ -830,6 +830,7 @@ func (st *renderedStack) checkIngress(o *object, ing *networkingv1.Ingress) {
 	if c := ing.Spec.IngressClassName; c != nil {
 		st.strs(o, "spec.ingressClassName", validation.IsDNS1123Subdomain(*c))
 	}
+	st.apiProblems(o, "metadata.annotations", kubeapi.IngressClass(ing.Annotations, ing.Spec.IngressClassName))
 	hosts := map[string]bool{}
 	for i, r := range ing.Spec.Rules {
 		if r.Host != "" {
