@@ -5,7 +5,8 @@
 #   make render      render example/ through the locally running function (crossplane render)
 #   make validate    render --include-full-xr, then `crossplane beta validate` against the XRD, offline
 #   make test        test-unit, test-fuzz, test-kubediff, test-render, test-xpkg, e2e, e2e-crossplane (in that order)
-#   make test-kubediff  internal/kubeapi's rules against k8s.io/kubernetes' own validation (tools/kubediff)
+#   make test-kubediff  internal/kubeapi's rules, and every object the function composes, against
+#                    k8s.io/kubernetes' own validation and the pinned CRDs (tools/kubediff)
 #   make test-unit   go vet ./... + go test of every package outside test/
 #   make test-fuzz   go test of test/fuzz (the fuzz targets' seed corpora and the secrets test), then
 #                    every fuzz target fuzzed for a bounded time, about a minute in all (hack/fuzz.sh)
