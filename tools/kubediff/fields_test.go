@@ -166,4 +166,11 @@ var fieldSeeds = []struct{ path, value, path2, value2 string }{
 	{"spec.serviceAccountName", `"vllm"`, "spec.routerConfig.serviceAccountName", `"router"`},
 	{"spec.model", "null", "spec.models", `[{"name": "a", "modelURL": "org/a"}, {"name": "b", "modelURL": "org/b", "replicas": 2}]`},
 	{"metadata.name", `"a-very-long-stack-name-that-is-still-a-dns-subdomain-of-more-than-sixty-three-characters"`, "", ""},
+	{"spec.routerConfig.ingress", `{"className": "nginx", "annotations": {"kubernetes.io/ingress.class": "nginx"}, "host": "llm.example.com", "path": "/"}`, "", ""},
+	{"spec.routerConfig.httpRoute", `{"parentRefs": [{"name": "gw", "sectionName": "http"}, {"name": "gw", "sectionName": "https"}, {"name": "gw", "namespace": "other"}]}`, "", ""},
+	{"spec.networkPolicy", `{"allowFrom": [{"ipBlock": {"cidr": "2001:db8::/32", "except": ["2001:db8:1::/48"]}}, {"podSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a"]}]}}]}`, "", ""},
+	{"spec.storage", `{"enabled": true, "size": "1Gi", "accessModes": ["ReadWriteOncePod"]}`, "", ""},
+	{"spec.rollingUpdate", `{"maxSurge": 1, "maxUnavailable": "10%"}`, "spec.deploymentStrategy", `"RollingUpdate"`},
+	{"spec.routerConfig.service", `{"type": "LoadBalancer", "nodePort": 32767, "port": 65535}`, "", ""},
+	{"spec.autoscaling", `{"type": "keda", "minReplicas": 2, "maxReplicas": 5, "idleReplicas": 0, "prometheusAddress": "http://p:9090", "fallback": {"failureThreshold": 3, "replicas": 2}}`, "", ""},
 }
