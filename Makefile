@@ -5,7 +5,8 @@
 #   make render      render example/ through the locally running function (crossplane render)
 #   make validate    render --include-full-xr, then `crossplane beta validate` against the XRD, offline
 #   make test        test-unit, test-fuzz, test-kubediff, test-render, test-xpkg, e2e, e2e-crossplane (in that order)
-#   make test-kubediff  internal/kubeapi's rules against k8s.io/kubernetes' own validation (tools/kubediff)
+#   make test-kubediff  internal/kubeapi's rules, and every object the function composes, against
+#                    k8s.io/kubernetes' own validation and the pinned CRDs (tools/kubediff)
 #   make test-unit   go vet ./... + go test of every package outside test/
 #   make test-fuzz   go test of test/fuzz (the fuzz targets' seed corpora and the secrets test), then
 #                    every fuzz target fuzzed for a bounded time, about a minute in all (hack/fuzz.sh)
@@ -197,15 +198,17 @@ fuzz:
 	FUZZTIME=$(FUZZ_LONG) FUZZTIME_E2E=$(FUZZ_LONG_E2E) FUZZ_MINIMIZE=10s FUZZ_CACHE=$(OUTPUT_DIR)/fuzz/cache \
 		bash $(ROOT)/hack/fuzz.sh
 
-# internal/kubeapi against the validation of k8s.io/kubernetes (the version
-# e2e runs): its own module, tools/kubediff, so the function does not depend
-# on k8s.io/kubernetes. It compiles what tools/kube/build.sh compiles for e2e.
-# KUBEDIFF_FUZZTIME > 0 fuzzes the two against each other that long.
+# internal/kubeapi, and every object the function composes, against the
+# validation of k8s.io/kubernetes (the version e2e runs) and the CRDs e2e/crds
+# pins: its own module, tools/kubediff, so the function does not depend on
+# k8s.io/kubernetes. It compiles what tools/kube/build.sh compiles for e2e.
+# KUBEDIFF_FUZZTIME > 0 fuzzes each of its two targets that long.
 KUBEDIFF_FUZZTIME ?= 0
 
 test-kubediff:
 	cd $(ROOT)/tools/kubediff && GOWORK=off $(GO) test -count=1 $(GO_TEST_FLAGS) ./...
-	$(if $(filter-out 0,$(KUBEDIFF_FUZZTIME)),cd $(ROOT)/tools/kubediff && GOWORK=off $(GO) test -run XXX -fuzz FuzzAgainstAPIServer -fuzztime $(KUBEDIFF_FUZZTIME) .)
+	$(if $(filter-out 0,$(KUBEDIFF_FUZZTIME)),cd $(ROOT)/tools/kubediff && for t in FuzzAgainstAPIServer FuzzComposedObjects; do \
+		GOWORK=off $(GO) test -run XXX -fuzz "^$$t\$$" -fuzztime $(KUBEDIFF_FUZZTIME) -fuzzminimizetime 5s . || exit 1; done)
 
 test-render: build $(CROSSPLANE)
 	CI=true FUNCTION_BIN=$(FUNCTION_BIN) CROSSPLANE=$(CROSSPLANE) \

@@ -111,6 +111,44 @@ var edgeCases = []edgeCase{
 		mutate: setSpec("networkPolicy", map[string]any{"allowFrom": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/33"}}}}),
 		fn:     `invalid ProductionStack: spec.networkPolicy.allowFrom[0].ipBlock.cidr "10.0.0.0/33" is not a CIDR: use a network such as 10.0.0.0/16 or 2001:db8::/64`,
 	},
+	// tools/kubediff found the API server or the Gateway API CRD refusing
+	// these in composed objects; the XRD takes them, the function refuses.
+	{
+		name:   "NetworkPolicy ipBlock CIDR with bits beyond its prefix",
+		mutate: setSpec("networkPolicy", map[string]any{"allowFrom": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.1/8"}}}}),
+		fn:     `invalid ProductionStack: spec.networkPolicy.allowFrom[0].ipBlock.cidr "10.0.0.1/8" has bits set beyond its prefix length: use 10.0.0.0/8`,
+	},
+	{
+		name:   "NetworkPolicy ipBlock IPv4-mapped IPv6 CIDR",
+		mutate: setSpec("networkPolicy", map[string]any{"allowFrom": []any{map[string]any{"ipBlock": map[string]any{"cidr": "::ffff:10.0.0.0/104"}}}}),
+		fn:     `invalid ProductionStack: spec.networkPolicy.allowFrom[0].ipBlock.cidr "::ffff:10.0.0.0/104" is an IPv4-mapped IPv6 network: use the IPv4 network 10.0.0.0/8`,
+	},
+	{
+		name:   "Ingress host that is an IP address",
+		mutate: setSpec("routerConfig.ingress", map[string]any{"host": "10.0.0.1"}),
+		fn:     `invalid ProductionStack: spec.routerConfig.ingress.host "10.0.0.1" is an IP address: an Ingress matches host names only; use a DNS name, or leave host unset to match every host`,
+	},
+	{
+		name:   "Ingress class annotation other than className",
+		mutate: setSpec("routerConfig.ingress", map[string]any{"className": "nginx", "annotations": map[string]any{"kubernetes.io/ingress.class": "traefik"}}),
+		fn:     `invalid ProductionStack: spec.routerConfig.ingress.annotations[kubernetes.io/ingress.class] "traefik" must match spec.routerConfig.ingress.className "nginx": remove the annotation, or give both the same class`,
+	},
+	{
+		name:   "HTTPRoute with one Gateway twice, one without sectionName",
+		mutate: setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public"}, map[string]any{"name": "public", "sectionName": "https"}}}),
+		fn:     `invalid ProductionStack: spec.routerConfig.httpRoute.parentRefs[1] refers to Gateway "public" as parentRefs[0] does: give each reference to the same Gateway its own sectionName`,
+	},
+	{
+		name: "HTTPRoute wildcard hostname of 255 characters",
+		mutate: setSpec("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "public"}},
+			"hostnames": []any{"*." + strings.Repeat(strings.Repeat("a", 63)+".", 3) + strings.Repeat("a", 61)}}),
+		fn: `invalid ProductionStack: spec.routerConfig.httpRoute.hostnames[0] "*.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" (255 characters in all) is too long: the Gateway API allows at most 253 characters, a wildcard's "*." included`,
+	},
+	{
+		name:   "ReadWriteOncePod with another access mode",
+		mutate: setSpec("storage", map[string]any{"enabled": true, "size": "1Gi", "accessModes": []any{"ReadWriteOncePod", "ReadWriteOnce"}}),
+		fn:     `invalid ProductionStack: spec.storage.accessModes [ReadWriteOncePod ReadWriteOnce] is invalid: ReadWriteOncePod cannot be combined with other access modes; use [ReadWriteOncePod] alone`,
+	},
 	{
 		name:   "PDB minAvailable above 100%",
 		mutate: setSpec("podDisruptionBudget", map[string]any{"minAvailable": "150%"}),

@@ -13,6 +13,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	netutils "k8s.io/utils/net"
 
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
@@ -34,13 +35,27 @@ func validateIngress(f *findings, p string, in *v1alpha1.Ingress) {
 		}
 		if msgs := check(in.Host); len(msgs) > 0 {
 			f.errorf("%s.host %q is not a host name: %s", p, in.Host, strings.Join(msgs, "; "))
+		} else if netutils.ParseIPSloppy(in.Host) != nil {
+			// validateIngressRules (k8s.io/kubernetes
+			// pkg/apis/networking/validation) refuses an IP address.
+			f.errorf("%s.host %q is an IP address: an Ingress matches host names only; use a DNS name, or leave host unset to match every host", p, in.Host)
 		}
 	}
 	objectName(f, p+".className", in.ClassName)
+	// ValidateIngressCreate (k8s.io/kubernetes
+	// pkg/apis/networking/validation): the deprecated class annotation must
+	// match ingressClassName when both are set.
+	if class, ok := in.Annotations[ingressClassAnnotation]; ok && in.ClassName != "" && class != in.ClassName {
+		f.errorf("%s.annotations[%s] %q must match %s.className %q: remove the annotation, or give both the same class", p, ingressClassAnnotation, class, p, in.ClassName)
+	}
 	objectName(f, p+".tlsSecretName", in.TLSSecretName)
 	annotationKeys(f, p+".annotations", in.Annotations)
 	routePath(f, p+".path", in.Path, false)
 }
+
+// ingressClassAnnotation is the Ingress class annotation that
+// ingressClassName replaced.
+const ingressClassAnnotation = "kubernetes.io/ingress.class"
 
 // validateHTTPRoute checks the router's HTTPRoute as the Gateway API's CRD
 // does.
@@ -51,8 +66,23 @@ func validateHTTPRoute(f *findings, p string, r *v1alpha1.HTTPRoute) {
 	if len(r.ParentRefs) == 0 {
 		f.errorf("%s.parentRefs is required: name the Gateway the route attaches to", p)
 	}
+	// The CRD's rules on parentRefs: references to the same Gateway (name
+	// and namespace as written) each need a sectionName, all different.
+	firstRef := map[[3]string]int{}
 	for i, ref := range r.ParentRefs {
 		rp := fmt.Sprintf("%s.parentRefs[%d]", p, i)
+		parent := [2]string{ref.Name, ref.Namespace}
+		for j, other := range r.ParentRefs[:i] {
+			if [2]string{other.Name, other.Namespace} == parent && (ref.SectionName == "" || other.SectionName == "") {
+				f.errorf("%s refers to Gateway %q as parentRefs[%d] does: give each reference to the same Gateway its own sectionName", rp, ref.Name, j)
+				break
+			}
+		}
+		if j, ok := firstRef[[3]string{ref.Name, ref.Namespace, ref.SectionName}]; ok && ref.SectionName != "" {
+			f.errorf("%s repeats parentRefs[%d]: give each reference to the same Gateway its own sectionName", rp, j)
+		} else if !ok {
+			firstRef[[3]string{ref.Name, ref.Namespace, ref.SectionName}] = i
+		}
 		if ref.Name == "" {
 			f.errorf("%s.name is required: name the Gateway", rp)
 		}
@@ -70,6 +100,9 @@ func validateHTTPRoute(f *findings, p string, r *v1alpha1.HTTPRoute) {
 	for i, h := range r.Hostnames {
 		if msgs := validation.IsDNS1123Subdomain(strings.TrimPrefix(h, "*.")); len(msgs) > 0 {
 			f.errorf("%s.hostnames[%d] %q is not a host name: %s", p, i, h, strings.Join(msgs, "; "))
+		} else if len(h) > validation.DNS1123SubdomainMaxLength {
+			// The CRD's Hostname: at most 253 characters, with the "*.".
+			f.errorf("%s.hostnames[%d] %s is too long: the Gateway API allows at most %d characters, a wildcard's \"*.\" included", p, i, clipQuote(h), validation.DNS1123SubdomainMaxLength)
 		}
 	}
 	routePath(f, p+".path", r.Path, true)
@@ -138,13 +171,31 @@ func validateNetworkPolicy(f *findings, np *v1alpha1.NetworkPolicy) {
 				f.errorf("%s.ipBlock.cidr %q is not a CIDR: use a network such as 10.0.0.0/16 or 2001:db8::/64", p, b.CIDR)
 				continue
 			}
+			canonicalCIDR(f, p+".ipBlock.cidr", b.CIDR, cidr)
 			for j, ex := range b.Except {
 				e, err := netip.ParsePrefix(ex)
 				if err != nil || e.Bits() <= cidr.Bits() || !cidr.Contains(e.Addr()) {
 					f.errorf("%s.ipBlock.except[%d] %q must be a CIDR strictly inside %s", p, j, ex, b.CIDR)
+					continue
 				}
+				canonicalCIDR(f, fmt.Sprintf("%s.ipBlock.except[%d]", p, j), ex, e)
 			}
 		}
+	}
+}
+
+// canonicalCIDR refuses what Kubernetes' strict CIDR validation refuses
+// (StrictIPCIDRValidation, on by default since 1.36;
+// k8s.io/apimachinery/pkg/util/validation's parseCIDR): an IPv4-mapped IPv6
+// network, or an address with bits set beyond the prefix length.
+func canonicalCIDR(f *findings, field, v string, c netip.Prefix) {
+	switch {
+	case c.Addr().Is4In6() && c.Bits() >= 96:
+		f.errorf("%s %q is an IPv4-mapped IPv6 network: use the IPv4 network %s", field, v, netip.PrefixFrom(c.Addr().Unmap(), c.Bits()-96).Masked())
+	case c.Addr().Is4In6():
+		f.errorf("%s %q is an IPv4-mapped IPv6 network: use an IPv4 or IPv6 network such as 10.0.0.0/8 or 2001:db8::/64", field, v)
+	case c.Masked() != c:
+		f.errorf("%s %q has bits set beyond its prefix length: use %s", field, v, c.Masked())
 	}
 }
 

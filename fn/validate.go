@@ -273,6 +273,13 @@ func validateBlocks(f *findings, path string, c v1alpha1.EngineConfig) {
 		for i, m := range s.AccessModes {
 			oneOf(f, fmt.Sprintf("%s.accessModes[%d]", p, i), string(m), accessModes)
 		}
+		// The claim's modes, as ValidatePersistentVolumeClaimSpec
+		// (k8s.io/kubernetes pkg/apis/core/validation) refuses them.
+		if slices.Contains(s.AccessModes, corev1.ReadWriteOncePod) && slices.ContainsFunc(s.AccessModes, func(m corev1.PersistentVolumeAccessMode) bool {
+			return m != corev1.ReadWriteOncePod && slices.Contains(accessModes, string(m))
+		}) {
+			f.errorf("%s.accessModes %v is invalid: ReadWriteOncePod cannot be combined with other access modes; use [ReadWriteOncePod] alone", p, s.AccessModes)
+		}
 		// The XRD's has(): an empty accessModes list counts as set.
 		if s.ExistingClaimName != "" && (s.Size != "" || s.StorageClassName != nil || s.AccessModes != nil) {
 			f.errorf("%s.existingClaimName is set, so the stack mounts a claim it does not own: leave out %s.size, storageClassName and accessModes", p, p)

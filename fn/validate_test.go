@@ -351,6 +351,11 @@ func TestValidationErrors(t *testing.T) {
 			xr:   with("storage.accessModes", []any{"ReadWriteSome"}),
 			want: prefix + `spec.storage.accessModes[0] "ReadWriteSome" is not supported: use one of ReadWriteOnce, ReadOnlyMany, ReadWriteMany, ReadWriteOncePod`,
 		},
+		// Found by tools/kubediff: the API server refuses the claim.
+		"AccessModeReadWriteOncePodWithOthers": {
+			xr:   with("storage.accessModes", []any{"ReadWriteOncePod", "ReadWriteOnce"}),
+			want: prefix + `spec.storage.accessModes [ReadWriteOncePod ReadWriteOnce] is invalid: ReadWriteOncePod cannot be combined with other access modes; use [ReadWriteOncePod] alone`,
+		},
 		"ExistingClaimWithSize": {
 			xr:   with("storage.existingClaimName", "models", "storage.size", "10Gi"),
 			want: prefix + "spec.storage.existingClaimName is set, so the stack mounts a claim it does not own: leave out spec.storage.size, storageClassName and accessModes",

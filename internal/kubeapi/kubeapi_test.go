@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // check decodes a value's JSON into T and checks it; a test case is the
@@ -21,13 +22,17 @@ func check[T any](fn func(T) []Problem) func(string) ([]Problem, error) {
 }
 
 var (
-	tolerations = check(Tolerations)
-	affinity    = check(Affinity)
-	podSC       = check(PodSecurityContext)
-	containerSC = check(SecurityContext)
-	volume      = check(func(v corev1.Volume) []Problem { return VolumeSource(v.Name, v.VolumeSource) })
-	mount       = check(func(m corev1.VolumeMount) []Problem { return VolumeMount(m, m.Name == "privileged") })
-	annotations = check(func(t corev1.PodTemplateSpec) []Problem { return PodAnnotations(t.Annotations, &t.Spec) })
+	tolerations  = check(Tolerations)
+	affinity     = check(Affinity)
+	podSC        = check(PodSecurityContext)
+	containerSC  = check(SecurityContext)
+	volume       = check(func(v corev1.Volume) []Problem { return VolumeSource(v.Name, v.VolumeSource) })
+	mount        = check(func(m corev1.VolumeMount) []Problem { return VolumeMount(m, m.Name == "privileged") })
+	annotations  = check(func(t corev1.PodTemplateSpec) []Problem { return PodAnnotations(t.Annotations, &t.Spec) })
+	ipBlock      = check(IPBlock)
+	ingressHost  = check(IngressHost)
+	accessModes  = check(AccessModes)
+	ingressClass = check(func(i networkingv1.Ingress) []Problem { return IngressClass(i.Annotations, i.Spec.IngressClassName) })
 )
 
 // TestRules: each case is a value the API server of Kubernetes 1.37 accepts
@@ -248,6 +253,37 @@ func TestRules(t *testing.T) {
 		{"FlexVolume", volume, `{"name": "v", "flexVolume": {"driver": "example/flex", "options": {"kubernetes.io/secret": "x", "Foo.K8S.io/a": "y", "ok": "z"}}}`, []string{
 			`x.flexVolume.options[Foo.K8S.io/a] is in a namespace Kubernetes reserves (kubernetes.io, k8s.io): use another key`,
 			`x.flexVolume.options[kubernetes.io/secret] is in a namespace Kubernetes reserves (kubernetes.io, k8s.io): use another key`}},
+
+		// ValidateIPBlock (pkg/apis/networking/validation), strict CIDRs
+		{"IPBlock", ipBlock, `{"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}`, nil},
+		{"IPBlockIPv6", ipBlock, `{"cidr": "2001:db8::/32", "except": ["2001:db8:1::/48"]}`, nil},
+		{"IPBlockNotCanonical", ipBlock, `{"cidr": "10.0.0.1/8", "except": ["10.1.2.3/16", "010.2.0.0/16", "11.0.0.0/16", "10.0.0.0/8"]}`, []string{
+			`x.cidr Invalid value: "10.0.0.1/8": must not have bits set beyond the prefix length`,
+			`x.except[0] Invalid value: "10.1.2.3/16": must not have bits set beyond the prefix length`,
+			`x.except[1] Invalid value: "010.2.0.0/16": must not have leading 0s in IP or prefix length`,
+			`x.except[2] "11.0.0.0/16" must be a strict subset of cidr 10.0.0.1/8`,
+			`x.except[3] "10.0.0.0/8" must be a strict subset of cidr 10.0.0.1/8`}},
+		{"IPBlockMapped", ipBlock, `{"cidr": "::ffff:10.0.0.0/104"}`, []string{`x.cidr Invalid value: "::ffff:10.0.0.0/104": must not have an IPv4-mapped IPv6 address`}},
+		{"IPBlockEmpty", ipBlock, `{}`, []string{`x.cidr is required`}},
+
+		// validateIngressRules (pkg/apis/networking/validation)
+		{"IngressHost", ingressHost, `"*.example.com"`, nil},
+		{"IngressHostIP", ingressHost, `"10.0.0.1"`, []string{`x "10.0.0.1" must be a DNS name, not an IP address`}},
+		{"IngressHostBadWildcard", ingressHost, `"a.*.com"`, []string{`x "a.*.com": a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`}},
+
+		// ValidateIngressCreate (pkg/apis/networking/validation)
+		{"IngressClassSame", ingressClass, `{"metadata": {"annotations": {"kubernetes.io/ingress.class": "nginx"}}, "spec": {"ingressClassName": "nginx"}}`, nil},
+		{"IngressClassAnnotationAlone", ingressClass, `{"metadata": {"annotations": {"kubernetes.io/ingress.class": "nginx"}}}`, nil},
+		{"IngressClassDiffers", ingressClass, `{"metadata": {"annotations": {"kubernetes.io/ingress.class": "traefik"}}, "spec": {"ingressClassName": "nginx"}}`,
+			[]string{`x[kubernetes.io/ingress.class] "traefik" must match ingressClassName "nginx" when both are specified`}},
+
+		// ValidatePersistentVolumeClaimSpec (pkg/apis/core/validation)
+		{"AccessModes", accessModes, `["ReadWriteOnce", "ReadWriteMany"]`, nil},
+		{"AccessModesReadWriteOncePodAlone", accessModes, `["ReadWriteOncePod"]`, nil},
+		{"AccessModesReadWriteOncePodWithOthers", accessModes, `["ReadWriteOncePod", "ReadOnlyMany", "ReadWriteSome"]`, []string{
+			`x[2] "ReadWriteSome" is not supported`,
+			`x may not use ReadWriteOncePod with other access modes`}},
+		{"AccessModesEmpty", accessModes, `[]`, []string{`x is required`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -142,6 +142,12 @@ var fieldSeeds = []struct{ path, value, path2, value2 string }{
 	{"spec.podDisruptionBudget", `{"minAvailable": "50%"}`, "spec.rollingUpdate", `{"maxSurge": "25%", "maxUnavailable": 0}`},
 	{"spec.routerConfig.service", `{"type": "NodePort", "nodePort": 30080, "port": 8080, "annotations": {"a/b": "c"}}`, "", ""},
 	{"spec.lmcacheConfig.server", `{"replicas": 1, "resources": {"requests": {"cpu": "1"}}}`, "spec.lmcacheConfig.enabled", "true"},
+	// Values tools/kubediff found the API server refusing in composed
+	// objects; the function refuses them (kubecheck has the rules).
+	{"spec.networkPolicy", `{"allowFrom": [{"ipBlock": {"cidr": "10.0.0.1/8", "except": ["10.0.0.1/16"]}}, {"ipBlock": {"cidr": "::ffff:10.0.0.0/104"}}]}`, "", ""},
+	{"spec.routerConfig.ingress", `{"className": "nginx", "annotations": {"kubernetes.io/ingress.class": "traefik"}}`, "", ""},
+	{"spec.routerConfig.ingress", `{"host": "10.0.0.1"}`, "spec.storage", `{"enabled": true, "size": "1Gi", "accessModes": ["ReadWriteOncePod", "ReadWriteOnce"]}`},
+	{"spec.routerConfig.httpRoute", `{"parentRefs": [{"name": "gw"}, {"name": "gw", "sectionName": "https"}], "hostnames": ["*.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]}`, "", ""},
 }
 
 // credentials are the variables that hold credentials; the stack takes them

@@ -5,9 +5,14 @@
 // converts and validates as it validates a Deployment's; kubeapi must refuse
 // exactly what it refuses.
 //
+// It also renders stacks through the function and validates every composed
+// object as the API server validates its kind (composed_test.go): the
+// built-in kinds with k8s.io/kubernetes, HTTPRoute, ScaledObject and
+// ServiceMonitor with the schema and CEL rules of the CRDs e2e/crds pins.
+//
 // It is its own module so that neither the function nor its tests depend on
 // k8s.io/kubernetes: `cd tools/kubediff && go test ./...`, and fuzz with
-// `go test -fuzz FuzzAgainstAPIServer`.
+// `go test -fuzz FuzzAgainstAPIServer` or `-fuzz FuzzComposedObjects`.
 package kubediff
 
 import (

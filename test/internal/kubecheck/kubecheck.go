@@ -735,16 +735,7 @@ func podHasPort(p corev1.PodSpec, port intstr.IntOrString) bool {
 }
 
 func (st *renderedStack) checkPVC(o *object, c *corev1.PersistentVolumeClaim) {
-	if len(c.Spec.AccessModes) == 0 {
-		st.errorf(o, "spec.accessModes is empty")
-	}
-	for _, m := range c.Spec.AccessModes {
-		switch m {
-		case corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany, corev1.ReadWriteOncePod:
-		default:
-			st.errorf(o, "spec.accessModes: %q", m)
-		}
-	}
+	st.apiProblems(o, "spec.accessModes", kubeapi.AccessModes(c.Spec.AccessModes))
 	if q, ok := c.Spec.Resources.Requests[corev1.ResourceStorage]; !ok || q.Sign() <= 0 {
 		st.errorf(o, "spec.resources.requests.storage must be positive")
 	}
@@ -839,10 +830,11 @@ func (st *renderedStack) checkIngress(o *object, ing *networkingv1.Ingress) {
 	if c := ing.Spec.IngressClassName; c != nil {
 		st.strs(o, "spec.ingressClassName", validation.IsDNS1123Subdomain(*c))
 	}
+	st.apiProblems(o, "metadata.annotations", kubeapi.IngressClass(ing.Annotations, ing.Spec.IngressClassName))
 	hosts := map[string]bool{}
 	for i, r := range ing.Spec.Rules {
 		if r.Host != "" {
-			st.strs(o, fmt.Sprintf("spec.rules[%d].host", i), validation.IsDNS1123Subdomain(strings.TrimPrefix(r.Host, "*.")))
+			st.apiProblems(o, fmt.Sprintf("spec.rules[%d].host", i), kubeapi.IngressHost(r.Host))
 			hosts[r.Host] = true
 		}
 		if r.HTTP == nil || len(r.HTTP.Paths) == 0 {
@@ -886,6 +878,42 @@ func (st *renderedStack) checkNetworkPolicy(o *object, np *networkingv1.NetworkP
 					st.fieldErrors(o, metavalidation.ValidateLabelSelector(sel, metavalidation.LabelSelectorValidationOptions{}, field.NewPath("spec", "ingress").Index(i).Child("from").Index(j).Child(name)))
 				}
 			}
+			if from.IPBlock != nil {
+				st.apiProblems(o, fmt.Sprintf("spec.ingress[%d].from[%d].ipBlock", i, j), kubeapi.IPBlock(*from.IPBlock))
+			}
+		}
+	}
+}
+
+// checkParentRefs holds an HTTPRoute's parentRefs to the CEL rules of the
+// Gateway API CRD (v1.6.3, spec.parentRefs' x-kubernetes-validations):
+// references to the same parent (group, kind, name, namespace as written)
+// each have a sectionName, all different.
+func (st *renderedStack) checkParentRefs(o *object, refs []any) {
+	type parent struct{ group, kind, name, namespace string }
+	sections := map[parent][]string{}
+	var order []parent
+	for _, r := range refs {
+		r, _ := r.(map[string]any)
+		str := func(k string) string { v, _ := r[k].(string); return v }
+		p := parent{str("group"), str("kind"), str("name"), str("namespace")}
+		if _, ok := sections[p]; !ok {
+			order = append(order, p)
+		}
+		sections[p] = append(sections[p], str("sectionName"))
+	}
+	for _, p := range order {
+		s := sections[p]
+		if len(s) < 2 {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, name := range s {
+			if name == "" || seen[name] {
+				st.errorf(o, "spec.parentRefs: %d references to %s %q need distinct sectionNames, have %q", len(s), p.kind, p.name, s)
+				break
+			}
+			seen[name] = true
 		}
 	}
 }
@@ -909,13 +937,18 @@ func (st *renderedStack) checkUntyped(o *object) {
 			st.errorf(o, "no triggers")
 		}
 	case "HTTPRoute":
-		if pr, _ := spec["parentRefs"].([]any); len(pr) == 0 {
+		pr, _ := spec["parentRefs"].([]any)
+		if len(pr) == 0 {
 			st.errorf(o, "no parentRefs")
 		}
+		st.checkParentRefs(o, pr)
 		hosts, _ := spec["hostnames"].([]any)
 		for _, h := range hosts {
 			h, _ := h.(string)
 			st.strs(o, "spec.hostnames", validation.IsDNS1123Subdomain(strings.TrimPrefix(h, "*.")))
+			if len(h) > validation.DNS1123SubdomainMaxLength { // the CRD's Hostname: maxLength 253, with the "*."
+				st.errorf(o, "spec.hostnames: %q is longer than %d characters", h, validation.DNS1123SubdomainMaxLength)
+			}
 		}
 		rules, _ := spec["rules"].([]any)
 		if len(rules) == 0 {
