@@ -19,6 +19,10 @@ var (
 	// each of letters, digits, '.', '_' and '-', starting with a letter, a
 	// digit or '_' as the Hub requires), or an absolute path.
 	hfIDOrPath = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?|/[^\x00-\x1f\x7f]*)?$`)
+	// modelRef: what vLLM loads as its model: a Hugging Face repository ID,
+	// an absolute path, or a URL without spaces such as s3://bucket/model
+	// (vLLM's object-storage loaders).
+	modelRef = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?|/[^\x00-\x1f\x7f]*|[a-z][a-z0-9+.-]*://[^\x00-\x20\x7f]+)?$`)
 	// servedName: a model name in the OpenAI API, such as llama3,
 	// meta-llama/Llama-3.2-1B-Instruct or llama3:8b.
 	servedName = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.:/-]*)?$`)
@@ -30,7 +34,7 @@ var (
 // Fixes the messages suggest, one per shape.
 const (
 	fixLocalPath  = "use an absolute path to the model files, such as /data/models/llama-3 (starting with '/', without control characters)"
-	fixModelURL   = "use a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct (letters, digits, '.', '_' and '-', starting with a letter, digit or '_', with at most one '/' between organization and name) or an absolute path"
+	fixModelURL   = "use a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct (letters, digits, '.', '_' and '-', starting with a letter, digit or '_', with at most one '/' between organization and name), an absolute path, or a URL such as s3://bucket/model"
 	fixServedName = "use letters, digits, '.', '_', ':', '/' and '-', starting with a letter, digit or '_', such as llama3 or meta-llama/Llama-3.2-1B-Instruct"
 	fixParser     = "use a parser name such as hermes, llama3_json or mistral (letters, digits, '.', '_' and '-', starting with a letter, digit or '_')"
 	fixLoRAPath   = "use a Hugging Face adapter ID such as org/sql-lora or an absolute path such as /data/lora-adapters/sql"
@@ -40,7 +44,7 @@ const (
 // spec.model) that become vLLM's arguments against their shapes.
 func validateModelShapes(f *findings, p string, path, modelURL, served, parser string) {
 	shape(f, p+".path", path, localPath, fixLocalPath)
-	shape(f, p+".modelURL", modelURL, hfIDOrPath, fixModelURL)
+	shape(f, p+".modelURL", modelURL, modelRef, fixModelURL)
 	shape(f, p+".servedModelName", served, servedName, fixServedName)
 	shape(f, p+".toolCallParser", parser, parserName, fixParser)
 }

@@ -124,10 +124,11 @@ type Model struct {
 	Path string `json:"path,omitempty"`
 
 	// Model to download and serve, e.g. a Hugging Face model ID such as
-	// meta-llama/Llama-3.2-1B-Instruct, or an absolute path.
+	// meta-llama/Llama-3.2-1B-Instruct, an absolute path, or a URL such as
+	// s3://bucket/model.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
-	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?|/[^\x00-\x1f\x7f]*)?$`
+	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?|/[^\x00-\x1f\x7f]*|[a-z][a-z0-9+.-]*://[^\x00-\x20\x7f]+)?$`
 	ModelURL string `json:"modelURL,omitempty"`
 
 	// Revision of the model to download (--revision): a branch, tag or
