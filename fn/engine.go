@@ -143,20 +143,23 @@ func httpProbe(port int32, period, failures int32) *corev1.Probe {
 }
 
 // engineArgs are the arguments of `vllm serve`, in a fixed order so the
-// Deployment does not roll when nothing changed.
+// Deployment does not roll when nothing changed. The model is the positional
+// (validated not to read as an option); every other value from the spec is
+// --name=value (see opt); constants stay --name value; extraArgs are the
+// user's own options, verbatim at the end.
 func engineArgs(e engine) []string {
 	m, v := e.model, e.cfg.VLLMConfig
 	args := make([]string, 0, 32)
 	if m.Path != "" {
-		args = append(args, m.Path, "--served-model-name", e.served)
+		args = append(args, m.Path, opt("--served-model-name", e.served))
 	} else {
 		args = append(args, m.ModelURL)
 		if m.ServedModelName != "" {
-			args = append(args, "--served-model-name", m.ServedModelName)
+			args = append(args, opt("--served-model-name", m.ServedModelName))
 		}
 	}
 	if m.Revision != "" {
-		args = append(args, "--revision", m.Revision)
+		args = append(args, opt("--revision", m.Revision))
 	}
 	args = append(args, "--host", "0.0.0.0", "--port", strconv.Itoa(enginePort))
 	if m.EnableLoRA {
@@ -166,7 +169,7 @@ func engineArgs(e engine) []string {
 		args = append(args, "--enable-auto-tool-choice")
 	}
 	if m.ToolCallParser != "" {
-		args = append(args, "--tool-call-parser", m.ToolCallParser)
+		args = append(args, opt("--tool-call-parser", m.ToolCallParser))
 	}
 	if m.ChatTemplate != "" {
 		args = append(args, "--chat-template", templatesPath+"/"+chatTemplateKey)
@@ -175,24 +178,24 @@ func engineArgs(e engine) []string {
 		args = append(args, "--trust-remote-code")
 	}
 	if m.DType != "" {
-		args = append(args, "--dtype", m.DType)
+		args = append(args, opt("--dtype", m.DType))
 	}
 	if m.MaxNumSeqs != nil {
-		args = append(args, "--max-num-seqs", itoa(*m.MaxNumSeqs))
+		args = append(args, opt("--max-num-seqs", itoa(*m.MaxNumSeqs)))
 	}
 	if m.MaxModelLen != nil {
-		args = append(args, "--max-model-len", itoa(*m.MaxModelLen))
+		args = append(args, opt("--max-model-len", itoa(*m.MaxModelLen)))
 	}
 	args = append(args, chunkedPrefillArg(e)...)
 	args = appendSwitch(args, "enable-prefix-caching", v.EnablePrefixCaching)
 	if v.TensorParallelSize != nil {
-		args = append(args, "--tensor-parallel-size", itoa(*v.TensorParallelSize))
+		args = append(args, opt("--tensor-parallel-size", itoa(*v.TensorParallelSize)))
 	}
 	if v.GPUMemoryUtilization != "" {
-		args = append(args, "--gpu-memory-utilization", v.GPUMemoryUtilization)
+		args = append(args, opt("--gpu-memory-utilization", v.GPUMemoryUtilization))
 	}
 	if v.MaxLoras != nil && *v.MaxLoras > 0 {
-		args = append(args, "--max-loras", itoa(*v.MaxLoras))
+		args = append(args, opt("--max-loras", itoa(*v.MaxLoras)))
 	}
 	args = append(args, loraArgs(e)...)
 	args = append(args, lmcacheArgs(e)...)

@@ -54,8 +54,8 @@ func helmUnknownField(field string) string {
 
 // The router's arguments around the routing logic, for stack s in llm.
 var (
-	helmRouterHead = []string{"--host", "0.0.0.0", "--port", "8000", "--service-discovery", "k8s", "--k8s-namespace", "llm",
-		"--k8s-label-selector", "app.kubernetes.io/instance=s,app.kubernetes.io/component=serving-engine"}
+	helmRouterHead = []string{"--host", "0.0.0.0", "--port", "8000", "--service-discovery", "k8s", "--k8s-namespace=llm",
+		"--k8s-label-selector=app.kubernetes.io/instance=s,app.kubernetes.io/component=serving-engine"}
 	helmRouterTail = []string{"--engine-stats-interval", "15", "--request-stats-window", "60"}
 )
 
@@ -161,8 +161,8 @@ func helmKVAwareEnv(controllerPort, replyPort, workerPorts, heartbeat string) []
 // helmKVAwareArgs are the router's routing arguments with kvaware and the
 // default session key.
 func helmKVAwareArgs(controllerPort, replyPort, heartbeatPort string) []string {
-	return []string{"--routing-logic", "kvaware", "--session-key", "x-user-id", "--lmcache-controller-port", controllerPort,
-		"--lmcache-controller-reply-port", replyPort, "--lmcache-controller-heartbeat-port", heartbeatPort}
+	return []string{"--routing-logic=kvaware", "--session-key=x-user-id", "--lmcache-controller-port=" + controllerPort,
+		"--lmcache-controller-reply-port=" + replyPort, "--lmcache-controller-heartbeat-port=" + heartbeatPort}
 }
 
 // helmRows are the test cases of the docs/helm.md table, keyed by the first cell
@@ -208,7 +208,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].modelRevision`": func(t *testing.T) {
 			c := engineContainer0(t, helmRun(t, with("model.revision", "0cb88a4f764b7a12671c53f0838cd831a0843b95")), "engine-m")
-			helmEqual(t, "args", []string{"org/m", "--revision", "0cb88a4f764b7a12671c53f0838cd831a0843b95", "--host", "0.0.0.0", "--port", "8000"}, c.Args)
+			helmEqual(t, "args", []string{"org/m", "--revision=0cb88a4f764b7a12671c53f0838cd831a0843b95", "--host", "0.0.0.0", "--port", "8000"}, c.Args)
 			helmFatal(t, with("model.revision", "--trust-remote-code"),
 				helmInvalid+`spec.model.revision "--trust-remote-code" is invalid: use a branch, tag or commit of the model's repository, such as main or a commit hash (letters, digits, '.', '_', '-' and '/', starting with a letter or digit)`)
 		},
@@ -353,14 +353,14 @@ func helmRows() map[string]func(t *testing.T) {
 				"enableChunkedPrefill": true, "enablePrefixCaching": false, "tensorParallelSize": 2,
 				"gpuMemoryUtilization": "0.9", "maxLoras": 4, "extraArgs": []any{"--disable-log-requests"},
 			})
-			helmEqual(t, "args", args("--enable-lora", "--enable-chunked-prefill", "--no-enable-prefix-caching", "--tensor-parallel-size", "2",
-				"--gpu-memory-utilization", "0.9", "--max-loras", "4", "--disable-log-requests"), engineContainer0(t, helmRun(t, xr), "engine-m").Args)
+			helmEqual(t, "args", args("--enable-lora", "--enable-chunked-prefill", "--no-enable-prefix-caching", "--tensor-parallel-size=2",
+				"--gpu-memory-utilization=0.9", "--max-loras=4", "--disable-log-requests"), engineContainer0(t, helmRun(t, xr), "engine-m").Args)
 			helmEqual(t, "unset switches pass nothing", baseArgs, engineContainer0(t, helmRun(t, minimalXR()), "engine-m").Args)
 		},
 
 		"`modelSpec[].vllmConfig.{maxModelLen, dtype, maxNumSeqs}`": func(t *testing.T) {
 			xr := with("model.maxModelLen", 16384, "model.dtype", "bfloat16", "model.maxNumSeqs", 32)
-			helmEqual(t, "args", args("--dtype", "bfloat16", "--max-num-seqs", "32", "--max-model-len", "16384"),
+			helmEqual(t, "args", args("--dtype=bfloat16", "--max-num-seqs=32", "--max-model-len=16384"),
 				engineContainer0(t, helmRun(t, xr), "engine-m").Args)
 		},
 
@@ -588,7 +588,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].enableLoRA`, `enableTool`, `toolCallParser`": func(t *testing.T) {
 			xr := with("model.enableLoRA", true, "model.enableTool", true, "model.toolCallParser", "hermes")
-			helmEqual(t, "args", args("--enable-lora", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"), engineContainer0(t, helmRun(t, xr), "engine-m").Args)
+			helmEqual(t, "args", args("--enable-lora", "--enable-auto-tool-choice", "--tool-call-parser=hermes"), engineContainer0(t, helmRun(t, xr), "engine-m").Args)
 		},
 
 		"`modelSpec[].keda.{enabled, minReplicaCount, maxReplicaCount, pollingInterval, cooldownPeriod, idleReplicaCount, fallback}`": func(t *testing.T) {
@@ -662,11 +662,12 @@ func helmRows() map[string]func(t *testing.T) {
 			wantLabels := helmEngineLabels()
 			wantLabels["environment"], wantLabels["release"] = "test", "test"
 			helmEqual(t, "engine pod labels", wantLabels, helmDeployment(t, rsp, "engine-m").Spec.Template.Labels)
-			helmEqual(t, "router args", helmRouterArgs("--routing-logic", "roundrobin"), helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Args)
+			helmEqual(t, "router args", helmRouterArgs("--routing-logic=roundrobin"), helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Args)
 			other := with("pod.labels", map[string]any{"environment": "test", "release": "test"})
 			setPath(other, "metadata.name", "t")
 			otherArgs := helmDeployment(t, helmRun(t, other), "router").Spec.Template.Spec.Containers[0].Args
-			helmEqual(t, "another stack's selector", "app.kubernetes.io/instance=t,app.kubernetes.io/component=serving-engine", otherArgs[slices.Index(otherArgs, "--k8s-label-selector")+1])
+			otherSel, _ := argValue(otherArgs, "--k8s-label-selector")
+			helmEqual(t, "another stack's selector", "app.kubernetes.io/instance=t,app.kubernetes.io/component=serving-engine", otherSel)
 		},
 
 		"`servingEngineSpec.extraPorts`, `routerSpec.extraPorts`": func(t *testing.T) {
@@ -897,7 +898,7 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`routerSpec.serviceDiscovery`, `staticBackends`, `staticModels`": func(t *testing.T) {
-			helmEqual(t, "router args", helmRouterArgs("--routing-logic", "roundrobin"), helmDeployment(t, helmRun(t, minimalXR()), "router").Spec.Template.Spec.Containers[0].Args)
+			helmEqual(t, "router args", helmRouterArgs("--routing-logic=roundrobin"), helmDeployment(t, helmRun(t, minimalXR()), "router").Spec.Template.Spec.Containers[0].Args)
 			helmFatal(t, with("routerConfig.staticBackends", "http://10.0.0.1:8000"), helmUnknownField("spec.routerConfig.staticBackends"))
 		},
 
@@ -905,14 +906,14 @@ func helmRows() map[string]func(t *testing.T) {
 			// With service-name the router dials each engine Service at
 			// --k8s-port, and reads Services and their Endpoints.
 			rsp := helmRun(t, with("routerConfig.k8sServiceDiscoveryType", "service-name"))
-			helmEqual(t, "router args", helmRouterArgs("--routing-logic", "roundrobin", "--k8s-service-discovery-type", "service-name", "--k8s-port", "80"),
+			helmEqual(t, "router args", helmRouterArgs("--routing-logic=roundrobin", "--k8s-service-discovery-type=service-name", "--k8s-port", "80"),
 				helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Args)
 			helmEqual(t, "Role", []rbacv1.PolicyRule{
 				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}},
 				{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "patch"}},
 				{APIGroups: []string{""}, Resources: []string{"endpoints"}, Verbs: []string{"get"}},
 			}, desired(t, rsp, "router-role", &rbacv1.Role{}).Rules)
-			helmEqual(t, "pod-ip router args", helmRouterArgs("--routing-logic", "roundrobin", "--k8s-service-discovery-type", "pod-ip"),
+			helmEqual(t, "pod-ip router args", helmRouterArgs("--routing-logic=roundrobin", "--k8s-service-discovery-type=pod-ip"),
 				helmDeployment(t, helmRun(t, with("routerConfig.k8sServiceDiscoveryType", "pod-ip")), "router").Spec.Template.Spec.Containers[0].Args)
 		},
 
@@ -920,11 +921,11 @@ func helmRows() map[string]func(t *testing.T) {
 			routerArgs := func(xr map[string]any) []string {
 				return helmDeployment(t, helmRun(t, xr), "router").Spec.Template.Spec.Containers[0].Args
 			}
-			helmEqual(t, "session", helmRouterArgs("--routing-logic", "session", "--session-key", "x-session-id"),
+			helmEqual(t, "session", helmRouterArgs("--routing-logic=session", "--session-key=x-session-id"),
 				routerArgs(with("routerConfig.routerType", "session", "routerConfig.sessionKey", "x-session-id")))
-			helmEqual(t, "session, default key", helmRouterArgs("--routing-logic", "session", "--session-key", "x-user-id"),
+			helmEqual(t, "session, default key", helmRouterArgs("--routing-logic=session", "--session-key=x-user-id"),
 				routerArgs(with("routerConfig.routerType", "session")))
-			helmEqual(t, "prefixaware", helmRouterArgs("--routing-logic", "prefixaware"), routerArgs(with("routerConfig.routerType", "prefixaware")))
+			helmEqual(t, "prefixaware", helmRouterArgs("--routing-logic=prefixaware"), routerArgs(with("routerConfig.routerType", "prefixaware")))
 			helmEqual(t, "kvaware", helmRouterArgs(helmKVAwareArgs("9000", "9001", "9002")...),
 				routerArgs(with("routerConfig.routerType", "kvaware", "lmcacheConfig.enabled", true)))
 			helmFatal(t, with("routerConfig.routerType", "kvaware", "lmcacheConfig.enabled", true, "routerConfig.replicas", 2), helmMsgKVAwareOneRouter)
@@ -971,24 +972,24 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`routerSpec.prefixMinMatchLength`": func(t *testing.T) {
 			got := helmDeployment(t, helmRun(t, with("routerConfig.routerType", "prefixaware", "routerConfig.prefixMinMatchLength", 8)), "router").Spec.Template.Spec.Containers[0].Args
-			i := slices.Index(got, "--prefix-min-match-length")
-			if i < 0 || i+1 >= len(got) || got[i+1] != "8" || slices.Index(got[i+1:], "--prefix-min-match-length") >= 0 {
-				t.Fatalf("router args %q, want --prefix-min-match-length 8 once", got)
+			i := slices.Index(got, "--prefix-min-match-length=8")
+			if i < 0 || slices.IndexFunc(got[i+1:], func(a string) bool { return strings.HasPrefix(a, "--prefix-min-match-length") }) >= 0 {
+				t.Fatalf("router args %q, want --prefix-min-match-length=8 once", got)
 			}
-			helmEqual(t, "the other router args", helmRouterArgs("--routing-logic", "prefixaware"), slices.Delete(slices.Clone(got), i, i+2))
+			helmEqual(t, "the other router args", helmRouterArgs("--routing-logic=prefixaware"), slices.Delete(slices.Clone(got), i, i+1))
 			helmFatal(t, with("routerConfig.prefixMinMatchLength", 8), helmMsgPrefixMinMatchNeedsPrefixAware)
 		},
 
 		"`routerSpec.extraArgs`, `otel.*`, `rootPath`": func(t *testing.T) {
 			extra := []string{"--otel-endpoint", "otel-collector:4317", "--otel-service-name", "vllm-router", "--otel-secure", "--root-path", "/vllm"}
 			xr := with("routerConfig.extraArgs", []any{"--otel-endpoint", "otel-collector:4317", "--otel-service-name", "vllm-router", "--otel-secure", "--root-path", "/vllm"})
-			helmEqual(t, "router args", append(helmRouterArgs("--routing-logic", "roundrobin"), extra...),
+			helmEqual(t, "router args", append(helmRouterArgs("--routing-logic=roundrobin"), extra...),
 				helmDeployment(t, helmRun(t, xr), "router").Spec.Template.Spec.Containers[0].Args)
 		},
 
 		"`routerSpec.engineScrapeInterval`, `requestStatsWindow`": func(t *testing.T) {
 			xr := with("routerConfig.extraArgs", []any{"--engine-stats-interval", "30", "--request-stats-window", "120"})
-			helmEqual(t, "router args", append(helmRouterArgs("--routing-logic", "roundrobin"), "--engine-stats-interval", "30", "--request-stats-window", "120"),
+			helmEqual(t, "router args", append(helmRouterArgs("--routing-logic=roundrobin"), "--engine-stats-interval", "30", "--request-stats-window", "120"),
 				helmDeployment(t, helmRun(t, xr), "router").Spec.Template.Spec.Containers[0].Args)
 		},
 

@@ -145,7 +145,7 @@ func TestLegacyClaim(t *testing.T) {
 		t.Errorf("engine Deployment %s/%s, want team-a/test-stack-llama-3-2-1b-instruct-deployment-vllm", d.Namespace, d.Name)
 	}
 	r := desired(t, rsp, "router", &appsv1.Deployment{})
-	if r.Namespace != "team-a" || r.Spec.Template.Spec.Containers[0].Args[7] != "team-a" {
+	if ns, _ := argValue(r.Spec.Template.Spec.Containers[0].Args, "--k8s-namespace"); r.Namespace != "team-a" || ns != "team-a" {
 		t.Errorf("router must run and discover engines in team-a: %s %v", r.Namespace, r.Spec.Template.Spec.Containers[0].Args)
 	}
 
@@ -162,7 +162,7 @@ func TestLegacyClaim(t *testing.T) {
 func TestRenderWithoutNamespace(t *testing.T) {
 	xr := loadXR(t, "../example/xr.yaml", "")
 	d := desired(t, mustRun(t, req(t, xr, nil, nil)), "router", &appsv1.Deployment{})
-	if d.Namespace != "default" || d.Spec.Template.Spec.Containers[0].Args[7] != "default" {
-		t.Errorf("router %s/%s discovers engines in %q, want namespace default", d.Namespace, d.Name, d.Spec.Template.Spec.Containers[0].Args[7])
+	if ns, _ := argValue(d.Spec.Template.Spec.Containers[0].Args, "--k8s-namespace"); d.Namespace != "default" || ns != "default" {
+		t.Errorf("router %s/%s discovers engines in %q, want namespace default", d.Namespace, d.Name, ns)
 	}
 }

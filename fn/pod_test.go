@@ -231,9 +231,9 @@ func TestRouterExtras(t *testing.T) {
 	)
 	rsp := mustRun(t, req(t, xr, nil, nil))
 	c := desired(t, rsp, "router", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
-	wantArgs := []string{"--host", "0.0.0.0", "--port", "8000", "--service-discovery", "k8s", "--k8s-namespace", "llm",
-		"--k8s-label-selector", "app.kubernetes.io/instance=s,app.kubernetes.io/component=serving-engine", "--routing-logic", "roundrobin",
-		"--k8s-service-discovery-type", "service-name", "--k8s-port", "80", "--engine-stats-interval", "15", "--request-stats-window", "60", "--log-level", "debug"}
+	wantArgs := []string{"--host", "0.0.0.0", "--port", "8000", "--service-discovery", "k8s", "--k8s-namespace=llm",
+		"--k8s-label-selector=app.kubernetes.io/instance=s,app.kubernetes.io/component=serving-engine", "--routing-logic=roundrobin",
+		"--k8s-service-discovery-type=service-name", "--k8s-port", "80", "--engine-stats-interval", "15", "--request-stats-window", "60", "--log-level", "debug"}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("router args (-want +got):\n%s", diff)
 	}

@@ -194,18 +194,20 @@ type namedPort struct {
 
 // routerArgs are the arguments of vllm-router (the image's entrypoint). The
 // router discovers this stack's engine pods by label and sends each request
-// to one of them by the routing logic.
+// to one of them by the routing logic. Values from the spec or the XR are
+// --name=value (see opt); constants stay --name value; extraArgs are the
+// user's own options, verbatim at the end.
 func routerArgs(s *stack) []string {
 	args := []string{
 		"--host", "0.0.0.0",
 		"--port", strconv.Itoa(routerPort),
 		"--service-discovery", "k8s",
-		"--k8s-namespace", s.namespace,
-		"--k8s-label-selector", engineDiscoverySelector(s.name),
-		"--routing-logic", s.router.routerType,
+		opt("--k8s-namespace", s.namespace),
+		opt("--k8s-label-selector", engineDiscoverySelector(s.name)),
+		opt("--routing-logic", s.router.routerType),
 	}
 	if s.router.discoveryType != "" {
-		args = append(args, "--k8s-service-discovery-type", s.router.discoveryType)
+		args = append(args, opt("--k8s-service-discovery-type", s.router.discoveryType))
 	}
 	if s.router.discoveryType == discoveryServiceName {
 		// The router then dials http://<engine Service>:<k8s-port>; its
@@ -215,22 +217,22 @@ func routerArgs(s *stack) []string {
 	switch r := s.router; r.routerType {
 	case routingSession:
 		// The router exits at start-up with session routing and no key.
-		args = append(args, "--session-key", r.sessionKey)
+		args = append(args, opt("--session-key", r.sessionKey))
 	case routingPrefixAware:
 		if n := r.prefixMinMatch; n != nil {
-			args = append(args, "--prefix-min-match-length", strconv.Itoa(int(*n)))
+			args = append(args, opt("--prefix-min-match-length", strconv.Itoa(int(*n))))
 		}
 	case routingKVAware:
 		// The router runs the LMCache controller on this port; engines
 		// register with it and report the KV cache chunks they hold. A
 		// request whose prefix no engine holds goes by its session header,
 		// else by load.
-		args = append(args, "--session-key", r.sessionKey,
-			"--lmcache-controller-port", strconv.Itoa(int(r.controllerPort)),
-			"--lmcache-controller-reply-port", strconv.Itoa(int(r.replyPort)),
-			"--lmcache-controller-heartbeat-port", strconv.Itoa(int(r.heartbeatPort)))
+		args = append(args, opt("--session-key", r.sessionKey),
+			opt("--lmcache-controller-port", strconv.Itoa(int(r.controllerPort))),
+			opt("--lmcache-controller-reply-port", strconv.Itoa(int(r.replyPort))),
+			opt("--lmcache-controller-heartbeat-port", strconv.Itoa(int(r.heartbeatPort))))
 		if n := r.kvThreshold; n != nil {
-			args = append(args, "--kv-aware-threshold", strconv.Itoa(int(*n)))
+			args = append(args, opt("--kv-aware-threshold", strconv.Itoa(int(*n))))
 		}
 	}
 	args = append(args,

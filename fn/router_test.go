@@ -12,8 +12,8 @@ import (
 )
 
 func TestRouterArgs(t *testing.T) {
-	base := []string{"--host", "0.0.0.0", "--port", "8000", "--service-discovery", "k8s", "--k8s-namespace", "llm",
-		"--k8s-label-selector", "app.kubernetes.io/instance=s,app.kubernetes.io/component=serving-engine"}
+	base := []string{"--host", "0.0.0.0", "--port", "8000", "--service-discovery", "k8s", "--k8s-namespace=llm",
+		"--k8s-label-selector=app.kubernetes.io/instance=s,app.kubernetes.io/component=serving-engine"}
 	tail := []string{"--engine-stats-interval", "15", "--request-stats-window", "60"}
 	join := func(parts ...[]string) []string {
 		var out []string
@@ -26,11 +26,11 @@ func TestRouterArgs(t *testing.T) {
 		xr   map[string]any
 		want []string
 	}{
-		"DefaultRoundRobin":        {xr: minimalXR(), want: join(base, []string{"--routing-logic", "roundrobin"}, tail)},
-		"SessionDefaultKey":        {xr: with("routerConfig.routerType", "session"), want: join(base, []string{"--routing-logic", "session", "--session-key", "x-user-id"}, tail)},
-		"SessionKey":               {xr: with("routerConfig.routerType", "session", "routerConfig.sessionKey", "x-session-id"), want: join(base, []string{"--routing-logic", "session", "--session-key", "x-session-id"}, tail)},
-		"KeyIgnoredWithoutSession": {xr: with("routerConfig.sessionKey", "x-session-id"), want: join(base, []string{"--routing-logic", "roundrobin"}, tail)},
-		"PrefixAware":              {xr: with("routerConfig.routerType", "prefixaware"), want: join(base, []string{"--routing-logic", "prefixaware"}, tail)},
+		"DefaultRoundRobin":        {xr: minimalXR(), want: join(base, []string{"--routing-logic=roundrobin"}, tail)},
+		"SessionDefaultKey":        {xr: with("routerConfig.routerType", "session"), want: join(base, []string{"--routing-logic=session", "--session-key=x-user-id"}, tail)},
+		"SessionKey":               {xr: with("routerConfig.routerType", "session", "routerConfig.sessionKey", "x-session-id"), want: join(base, []string{"--routing-logic=session", "--session-key=x-session-id"}, tail)},
+		"KeyIgnoredWithoutSession": {xr: with("routerConfig.sessionKey", "x-session-id"), want: join(base, []string{"--routing-logic=roundrobin"}, tail)},
+		"PrefixAware":              {xr: with("routerConfig.routerType", "prefixaware"), want: join(base, []string{"--routing-logic=prefixaware"}, tail)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestRouterSelectsOnlyItsStack(t *testing.T) {
 	b := mustRun(t, req(t, other, nil, nil))
 	engineA := desired(t, a, "engine-m", &appsv1.Deployment{}).Spec.Template.Labels
 	engineB := desired(t, b, "engine-m", &appsv1.Deployment{}).Spec.Template.Labels
-	sel := desired(t, a, "router", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Args[9]
+	sel, _ := argValue(desired(t, a, "router", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Args, "--k8s-label-selector")
 	matches := func(l map[string]string) bool {
 		return l["app.kubernetes.io/instance"] == "s" && l["app.kubernetes.io/component"] == "serving-engine"
 	}

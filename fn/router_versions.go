@@ -117,6 +117,7 @@ func validateRouterVersion(f *findings, s *stack) {
 	args := routerArgs(s)
 	reported := map[string]bool{}
 	for _, a := range args[:len(args)-len(r.extraArgs)] {
+		a, _, _ = strings.Cut(a, "=") // the flag of --flag=value
 		k, ok := routerFlagSince[a]
 		if !ok || !r.version.version.less(k.since) || reported[k.field] {
 			continue

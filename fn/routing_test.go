@@ -27,13 +27,13 @@ func TestKVAwareRouter(t *testing.T) {
 	}{
 		"Defaults": {
 			xr:        kvAwareXR(),
-			wantArgs:  []string{"--session-key", "x-user-id", "--lmcache-controller-port", "9000", "--lmcache-controller-reply-port", "9001", "--lmcache-controller-heartbeat-port", "9002"},
+			wantArgs:  []string{"--session-key=x-user-id", "--lmcache-controller-port=9000", "--lmcache-controller-reply-port=9001", "--lmcache-controller-heartbeat-port=9002"},
 			wantPorts: [3]int32{9000, 9001, 9002},
 		},
 		"PortsThresholdAndSessionKey": {
 			xr: kvAwareXR("routerConfig.lmcacheControllerPort", 9100, "routerConfig.lmcacheControllerReplyPort", 9101, "routerConfig.lmcacheControllerHeartbeatPort", 9102,
 				"routerConfig.kvAwareThreshold", 512, "routerConfig.sessionKey", "x-session"),
-			wantArgs:  []string{"--session-key", "x-session", "--lmcache-controller-port", "9100", "--lmcache-controller-reply-port", "9101", "--lmcache-controller-heartbeat-port", "9102", "--kv-aware-threshold", "512"},
+			wantArgs:  []string{"--session-key=x-session", "--lmcache-controller-port=9100", "--lmcache-controller-reply-port=9101", "--lmcache-controller-heartbeat-port=9102", "--kv-aware-threshold=512"},
 			wantPorts: [3]int32{9100, 9101, 9102},
 		},
 	}
@@ -41,9 +41,9 @@ func TestKVAwareRouter(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rsp := mustRun(t, req(t, tc.xr, nil, nil))
 			c := desired(t, rsp, routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
-			wantArgs := append([]string{"--routing-logic", "kvaware"}, tc.wantArgs...)
+			wantArgs := append([]string{"--routing-logic=kvaware"}, tc.wantArgs...)
 			wantArgs = append(wantArgs, "--engine-stats-interval", "15", "--request-stats-window", "60")
-			if diff := cmp.Diff(wantArgs, c.Args[10:]); diff != "" {
+			if diff := cmp.Diff(wantArgs, c.Args[8:]); diff != "" {
 				t.Errorf("router args after the discovery flags (-want +got):\n%s", diff)
 			}
 			wantPorts := []corev1.ContainerPort{{Name: "router-port", ContainerPort: 8000, Protocol: corev1.ProtocolTCP}}
@@ -211,8 +211,8 @@ func TestKVAwareNetworkPolicy(t *testing.T) {
 func TestPrefixMinMatchLength(t *testing.T) {
 	xr := with("routerConfig.routerType", "prefixaware", "routerConfig.prefixMinMatchLength", 256)
 	c := desired(t, mustRun(t, req(t, xr, nil, nil)), routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
-	want := []string{"--routing-logic", "prefixaware", "--prefix-min-match-length", "256", "--engine-stats-interval", "15", "--request-stats-window", "60"}
-	if diff := cmp.Diff(want, c.Args[10:]); diff != "" {
+	want := []string{"--routing-logic=prefixaware", "--prefix-min-match-length=256", "--engine-stats-interval", "15", "--request-stats-window", "60"}
+	if diff := cmp.Diff(want, c.Args[8:]); diff != "" {
 		t.Errorf("router args after the discovery flags (-want +got):\n%s", diff)
 	}
 }

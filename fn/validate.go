@@ -135,10 +135,12 @@ func validateModels(f *findings, engs []engine) {
 			f.errorf("%s.loraAdapters needs enableLoRA: true: vLLM loads adapters only with LoRA enabled", p)
 		}
 		for i, a := range m.LoRAAdapters {
-			if a.Name == "" || a.Path == "" || strings.ContainsAny(a.Name, "= ") {
-				f.errorf("%s.loraAdapters[%d] needs a name (without '=' or spaces) and a path", p, i)
+			if a.Name == "" || a.Path == "" {
+				f.errorf("%s.loraAdapters[%d] needs a name and a path", p, i)
 			}
+			validateLoRAShape(f, p, i, a.Name, a.Path)
 		}
+		validateModelShapes(f, p, m.Path, m.ModelURL, m.ServedModelName, m.ToolCallParser)
 		if m.Revision != "" && !modelRevision.MatchString(m.Revision) {
 			f.errorf("%s.revision %q is invalid: use a branch, tag or commit of the model's repository, such as main or a commit hash (letters, digits, '.', '_', '-' and '/', starting with a letter or digit)", p, m.Revision)
 		}

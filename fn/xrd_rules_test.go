@@ -179,6 +179,9 @@ var celCases = map[string][]struct {
 var patternBreakers = []string{
 	"-", "x", "NaN", "nan", "Inf", "+Inf", "0x1p-1", "0X.8p0", "1e-1", "+0.5", "5e-1", " 1", "1 ", "1_0", "é", "0.5\n",
 	"0.8.3rc1", "v0.8", "0.8.3-cu128", "V1.2.3", "A", "a..b", "-a", "a-", "1.5Gi ", "30S", "1h1h", "5m30", "0x10", "١",
+	// Values a program would read as an option, or that split into two
+	// arguments in a shell (issue 18).
+	"--trust-remote-code", "-h", "org/a b", "a/b/c", "rel/path", "/a\nb",
 }
 
 // validSample is a value of a field that passes the function's own checks,

@@ -113,10 +113,20 @@ func containerOf(t *testing.T, d appsv1.Deployment, name string) lists[string] {
 
 // argGroups joins a command line into entries: the leading words (the
 // program, serve, the model) are one, then each flag with the words that
-// follow it up to the next flag.
+// follow it up to the next flag. A word --flag=value is compared as
+// "--flag value": the function writes every value from the spec that way
+// (fn/argv.go) and the chart writes "--flag value"; argparse reads both as
+// the one value of --flag for every option that takes a value, which are
+// the only options either writes with '=' (argv-forms.tsv in
+// fn/testdata/upstream; a value starting with '-' is where they differ, and
+// the chart's form is then the one that breaks).
 func argGroups(words []string) []string {
 	var out []string
 	for _, w := range words {
+		if flag, value, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "--") {
+			out = append(out, flag+" "+value)
+			continue
+		}
 		if len(out) == 0 || strings.HasPrefix(w, "--") {
 			out = append(out, w)
 			continue

@@ -6,7 +6,9 @@
 // bytes, and must either refuse the stack with a Fatal result that names
 // the offending field, or compose objects that each pass the strict typed
 // decode and the Kubernetes checks of the render tests
-// (test/internal/kubecheck). No composed object may hold a credential the
+// (test/internal/kubecheck), and every value of the spec must land in
+// exactly the option or positional of vLLM's or the router's command line it
+// was meant for (internal/argvcheck). No composed object may hold a credential the
 // spec wrote as a literal, except in the env entry the user wrote it in,
 // with a warning; no response holds data of a Secret the cluster sends.
 //

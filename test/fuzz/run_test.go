@@ -23,6 +23,8 @@ import (
 //     strict typed decode and the Kubernetes checks of the render tests, on
 //     the first reconcile and on the next, which observes what the first
 //     composed (the router's RoleBinding then joins);
+//   - every value of the spec lands in exactly the option or positional of
+//     vLLM's or the router's command line it was meant for (checkArgv);
 //   - no composed object holds a credential the spec wrote as a literal,
 //     except in the env entry the user wrote, with a warning (checkSecrets).
 func FuzzRunFunction(f *testing.F) {
@@ -81,6 +83,7 @@ func FuzzRunFunction(f *testing.F) {
 			return
 		}
 		checkObjects(t, xr, rsp)
+		checkArgv(t, xr, rsp)
 		checkSecrets(t, xr, input, nil)
 		// The next reconcile observes what this one composed.
 		observed := map[string]map[string]any{}
@@ -148,6 +151,12 @@ var fieldSeeds = []struct{ path, value, path2, value2 string }{
 	{"spec.routerConfig.ingress", `{"className": "nginx", "annotations": {"kubernetes.io/ingress.class": "traefik"}}`, "", ""},
 	{"spec.routerConfig.ingress", `{"host": "10.0.0.1"}`, "spec.storage", `{"enabled": true, "size": "1Gi", "accessModes": ["ReadWriteOncePod", "ReadWriteOnce"]}`},
 	{"spec.routerConfig.httpRoute", `{"parentRefs": [{"name": "gw"}, {"name": "gw", "sectionName": "https"}], "hostnames": ["*.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]}`, "", ""},
+	// Values that look like options (issue 18): refused where vLLM reads a
+	// positional, else passed as --flag=value.
+	{"spec.model.path", `"--trust-remote-code"`, "", ""},
+	{"spec.model.toolCallParser", `"--trust-remote-code"`, "spec.model.enableTool", "true"},
+	{"spec.routerConfig.sessionKey", `"--static-backends"`, "spec.routerConfig.routerType", `"session"`},
+	{"spec.model.loraAdapters", `[{"name": "a", "path": "/data/a,b=c"}, {"name": "b", "path": "org/b"}]`, "spec.model.enableLoRA", "true"},
 }
 
 // credentials are the variables that hold credentials; the stack takes them

@@ -116,16 +116,19 @@ type Model struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
-	// Local path to the model files. Takes precedence over modelURL as the
-	// model vLLM loads.
+	// Local path to the model files, absolute. Takes precedence over
+	// modelURL as the model vLLM loads.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:Pattern=`^(/[^\x00-\x1f\x7f]*)?$`
 	Path string `json:"path,omitempty"`
 
 	// Model to download and serve, e.g. a Hugging Face model ID such as
-	// meta-llama/Llama-3.2-1B-Instruct.
+	// meta-llama/Llama-3.2-1B-Instruct, an absolute path, or a URL such as
+	// s3://bucket/model.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?|/[^\x00-\x1f\x7f]*|[a-z][a-z0-9+.-]*://[^\x00-\x20\x7f]+)?$`
 	ModelURL string `json:"modelURL,omitempty"`
 
 	// Revision of the model to download (--revision): a branch, tag or
@@ -142,6 +145,7 @@ type Model struct {
 	// or name when only path is set.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9_][A-Za-z0-9_.:/-]*)?$`
 	ServedModelName string `json:"servedModelName,omitempty"`
 
 	// Enable LoRA adapters (--enable-lora, runtime adapter updates allowed).
@@ -156,6 +160,7 @@ type Model struct {
 	// Tool call parser (--tool-call-parser), e.g. hermes, llama3_json, mistral.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9_][A-Za-z0-9_.-]*)?$`
 	ToolCallParser string `json:"toolCallParser,omitempty"`
 
 	// Chat template text (Jinja). Stored in a ConfigMap and passed with
@@ -195,11 +200,13 @@ type LoRAAdapter struct {
 	// Model name clients use for the adapter.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9_][A-Za-z0-9_.:/-]*)?$`
 	Name string `json:"name"`
 
-	// Local path or Hugging Face ID of the adapter.
+	// Local path (absolute) or Hugging Face ID of the adapter.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?|/[^\x00-\x1f\x7f]*)?$`
 	Path string `json:"path"`
 }
 
