@@ -5,7 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
+
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource/composite"
 )
 
 // optionalKinds are the composed kinds Kubernetes does not build in, by
@@ -51,22 +54,28 @@ func requireCRDs(rsp *fnv1.RunFunctionResponse, kinds []string) {
 	}
 }
 
-// missingCRDs explains each optional kind whose CRD Crossplane looked for
-// and did not find. Before Crossplane has looked (the first call of a
-// reconcile, or `crossplane render`), nothing is missing.
-func missingCRDs(req *fnv1.RunFunctionRequest, kinds []string) error {
+// checkCRDs checks that the cluster has the CRD of each optional kind. On a
+// cluster it refuses the stack once Crossplane looked for a CRD and did not
+// find it; before Crossplane has looked (the first call of a reconcile),
+// nothing is missing. A preview has no cluster (see preview): a CRD it was
+// not given is assumed, with a warning.
+func checkCRDs(req *fnv1.RunFunctionRequest, kinds []string, preview bool) (warnings []string, err error) {
 	var missing []string
 	for _, k := range kinds {
 		o := optionalKinds[k]
 		found, looked := req.GetRequiredResources()[crdRequirementPrefix+o.crd]
-		if looked && !hasCRD(found.GetItems(), o.crd) {
+		switch {
+		case hasCRD(found.GetItems(), o.crd):
+		case preview:
+			warnings = append(warnings, fmt.Sprintf("preview: %s composes a %s, shown as if the cluster had its CRD %s; on a cluster without it the stack is refused until %s is installed or %s is off", o.field, k, o.crd, o.installedBy, o.field))
+		case looked:
 			missing = append(missing, fmt.Sprintf("%s needs the %s CRD %s, which the cluster does not have: install %s, or turn %s off", o.field, k, o.crd, o.installedBy, o.field))
 		}
 	}
-	if len(missing) == 0 {
-		return nil
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("cannot compose the stack: %s", strings.Join(missing, "; "))
 	}
-	return fmt.Errorf("cannot compose the stack: %s", strings.Join(missing, "; "))
+	return warnings, nil
 }
 
 // hasCRD reports whether items hold the CRD named crd: Crossplane sends what
@@ -80,4 +89,23 @@ func hasCRD(items []*fnv1.Resource, crd string) bool {
 		}
 	}
 	return false
+}
+
+// preview reports whether the stack comes from `crossplane render` rather
+// than from a cluster. An API server gives every object a UID; `crossplane
+// render` sends the XR of its file as written, without one (CLI 2.2), or with
+// a UID it makes up from the XR's kind, namespace and name (the renderer of
+// Crossplane core 2.3 and later). A preview has no cluster to ask for CRDs:
+// render answers every requirement with nothing, which is not a cluster
+// without the CRD.
+func preview(xr *composite.Unstructured) bool {
+	uid := string(xr.GetUID())
+	return uid == "" || uid == renderUID(xr.GroupVersionKind().String(), xr.GetNamespace(), xr.GetName())
+}
+
+// renderUID is the UID `crossplane render` of Crossplane core 2.3 and later
+// gives an XR that has none: a name-based (SHA-1) UUID of the XR's kind,
+// namespace and name (internal/render/composite/render.go).
+func renderUID(gvk, namespace, name string) string {
+	return uuid.NewSHA1(uuid.Nil, []byte(gvk+"\x00"+namespace+"\x00"+name)).String()
 }

@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,11 +14,8 @@ import (
 // build in asks Crossplane for its CRD, and is refused, before anything is
 // composed, once Crossplane found the CRD missing.
 func TestOptionalKindCRDs(t *testing.T) {
-	xr := with("monitoring.serviceMonitor.enabled", true, "routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}})
-	crd := func(name string) *fnv1.Resources {
-		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: toStruct(t, map[string]any{
-			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": name}})}}}
-	}
+	xr := onCluster(with("monitoring.serviceMonitor.enabled", true, "routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}}))
+	crd := func(name string) *fnv1.Resources { return crdFound(t, name) }
 
 	// Not looked for yet (the first call, or crossplane render): composed,
 	// and the CRDs are required.
@@ -53,5 +51,98 @@ func TestOptionalKindCRDs(t *testing.T) {
 		if name != enginePodsRequirement && name != routerPodsRequirement {
 			t.Errorf("a stack without optional kinds requires %s", name)
 		}
+	}
+}
+
+// crdFound is Crossplane's answer to a CRD requirement that found the CRD.
+func crdFound(t *testing.T, name string) *fnv1.Resources {
+	return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: toStruct(t, map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": name}})}}}
+}
+
+// onCluster gives xr the UID an API server gives every object, so that the
+// function takes the request for a cluster's, not a preview's.
+func onCluster(xr map[string]any) map[string]any {
+	setPath(xr, "metadata.uid", "4f9c3b52-6f0e-4c59-9a43-2b8e1d7a0c11")
+	return xr
+}
+
+// TestPreviewAssumesCRDs: `crossplane render` answers a CRD requirement with
+// nothing, which on a cluster means the CRD is missing. A request from render
+// (an XR without a UID, or with the UID render makes up) composes the
+// optional kinds with a warning per CRD it was not given; the same request
+// with a cluster's UID is refused.
+func TestPreviewAssumesCRDs(t *testing.T) {
+	notFound := map[string]*fnv1.Resources{
+		"crd-scaledobjects.keda.sh":                 {},
+		"crd-servicemonitors.monitoring.coreos.com": {},
+	}
+	const (
+		wantKEDA    = "preview: autoscaling.type keda composes a ScaledObject, shown as if the cluster had its CRD scaledobjects.keda.sh; on a cluster without it the stack is refused until KEDA is installed or autoscaling.type keda is off"
+		wantMonitor = "preview: monitoring.serviceMonitor composes a ServiceMonitor, shown as if the cluster had its CRD servicemonitors.monitoring.coreos.com; on a cluster without it the stack is refused until the Prometheus Operator is installed or monitoring.serviceMonitor is off"
+	)
+	stack := func() map[string]any {
+		return with("monitoring.serviceMonitor.enabled", true,
+			"autoscaling", map[string]any{"type": "keda", "maxReplicas": 2, "prometheusAddress": "http://p:9090"})
+	}
+	cases := map[string]struct {
+		uid      string
+		required map[string]*fnv1.Resources
+		want     []string
+	}{
+		"render without UID, requirements answered with nothing": {required: notFound, want: []string{wantKEDA, wantMonitor}},
+		"render without UID, first call":                         {want: []string{wantKEDA, wantMonitor}},
+		"render of core 2.3 and later (its made-up UID)": {
+			uid:      renderUID("serving.vllm.ai/v1alpha1, Kind=ProductionStack", "llm", "s"),
+			required: notFound, want: []string{wantKEDA, wantMonitor}},
+		"render given one CRD (--required-resources)": {
+			required: map[string]*fnv1.Resources{"crd-scaledobjects.keda.sh": crdFound(t, "scaledobjects.keda.sh"), "crd-servicemonitors.monitoring.coreos.com": {}},
+			want:     []string{wantMonitor}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			xr := stack()
+			if tc.uid != "" {
+				setPath(xr, "metadata.uid", tc.uid)
+			}
+			r := req(t, xr, nil, nil)
+			r.RequiredResources = tc.required
+			rsp := mustRun(t, r)
+			var got []string
+			for _, res := range rsp.GetResults() {
+				if strings.HasPrefix(res.GetMessage(), "preview: ") {
+					got = append(got, res.GetMessage())
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("preview warnings (-want +got):\n%s", diff)
+			}
+			for _, key := range []string{engineMonitorKey, engineAutoscalerKey("m")} {
+				if _, ok := rsp.GetDesired().GetResources()[key]; !ok {
+					t.Errorf("%s is not composed in a preview", key)
+				}
+			}
+		})
+	}
+
+	// The same answer on a cluster: refused.
+	r := req(t, onCluster(stack()), nil, nil)
+	r.RequiredResources = notFound
+	const msg = "cannot compose the stack: autoscaling.type keda needs the ScaledObject CRD scaledobjects.keda.sh, which the cluster does not have: install KEDA, or turn autoscaling.type keda off; monitoring.serviceMonitor needs the ServiceMonitor CRD servicemonitors.monitoring.coreos.com, which the cluster does not have: install the Prometheus Operator, or turn monitoring.serviceMonitor off"
+	if got := fatal(t, run(t, r)); got != msg {
+		t.Errorf("Fatal message:\n got: %s\nwant: %s", got, msg)
+	}
+}
+
+// TestRenderUID: the UID Crossplane core's renderer gives an XR without one
+// (internal/render/composite/render.go of crossplane v2.3.4: uuid.NewSHA1 of
+// uuid.Nil and "<gvk>\x00<namespace>\x00<name>", gvk as apimachinery prints
+// it), here for example/xr.yaml in namespace default. The want is a second
+// implementation of that rule: python3 -c 'import uuid; print(uuid.uuid5(
+// uuid.UUID(int=0), "serving.vllm.ai/v1alpha1, Kind=ProductionStack\x00default\x00test-stack"))'.
+func TestRenderUID(t *testing.T) {
+	got := renderUID("serving.vllm.ai/v1alpha1, Kind=ProductionStack", "default", "test-stack")
+	if want := "a9fff7cb-e2b0-51b6-96b7-9e6ebeda7473"; got != want {
+		t.Errorf("renderUID = %s, want %s", got, want)
 	}
 }

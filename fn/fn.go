@@ -99,9 +99,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		objs = append(objs, g...)
 	}
 	optional := optionalKindsOf(objs)
-	if err := missingCRDs(req, optional); err != nil {
+	assumed, err := checkCRDs(req, optional, preview(oxr.Resource))
+	if err != nil {
 		return refuse(rsp, err)
 	}
+	found.warnings = append(found.warnings, assumed...)
 
 	composed := map[string]*fnv1.Resource{}
 	for _, o := range objs {

@@ -85,7 +85,7 @@ func TestRequiredResourcesOfTheWrongKind(t *testing.T) {
 		t.Errorf("EnginesReady (-want +got):\n%s", diff)
 	}
 
-	xr := with("monitoring.serviceMonitor.enabled", true)
+	xr := onCluster(with("monitoring.serviceMonitor.enabled", true))
 	r = req(t, xr, nil, nil)
 	r.RequiredResources = map[string]*fnv1.Resources{"crd-servicemonitors.monitoring.coreos.com": {Items: []*fnv1.Resource{cm}}}
 	const msg = "cannot compose the stack: monitoring.serviceMonitor needs the ServiceMonitor CRD servicemonitors.monitoring.coreos.com, which the cluster does not have: install the Prometheus Operator, or turn monitoring.serviceMonitor off"
