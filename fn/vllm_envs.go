@@ -21,6 +21,8 @@ var vllmEnvsTSV string
 type vllmEnvTable struct {
 	snapshots []version
 	declared  map[string][][2]version // name -> [first, last] snapshot ranges
+	names     []string                // the keys of declared, sorted
+	words     map[string][]string     // name -> its words after VLLM_
 }
 
 var vllmEnvs = mustParseVLLMEnvs(vllmEnvsTSV)
@@ -63,6 +65,13 @@ func parseVLLMEnvs(tsv string) (vllmEnvTable, error) {
 	}
 	if len(t.snapshots) == 0 {
 		return t, fmt.Errorf("no snapshot lines")
+	}
+	// closest runs for each unread variable on every call: what it compares
+	// is worked out once.
+	t.names = slices.Sorted(maps.Keys(t.declared))
+	t.words = make(map[string][]string, len(t.names))
+	for _, n := range t.names {
+		t.words[n] = nameWords(n)
 	}
 	return t, nil
 }
@@ -111,26 +120,33 @@ func (t vllmEnvTable) mayRead(name string, r version) bool {
 // LOG/LOGGING and LEVEL), then the fewest single-character edits, then the
 // first in order.
 func (t vllmEnvTable) closest(name string, r version) string {
+	before, after := t.around(r)
+	words := nameWords(name)
 	best, bestShared, bestD := "", -1, 0
-	for _, n := range slices.Sorted(maps.Keys(t.declared)) {
-		if !t.mayRead(n, r) {
+	for _, n := range t.names {
+		if !t.declaredAt(n, before) && !t.declaredAt(n, after) {
 			continue
 		}
-		shared, d := sharedWords(name, n), editDistance(name, n)
-		if shared > bestShared || (shared == bestShared && d < bestD) {
+		shared := sharedWords(words, t.words[n])
+		if shared < bestShared {
+			continue
+		}
+		if d := editDistance(name, n); shared > bestShared || d < bestD {
 			best, bestShared, bestD = n, shared, d
 		}
 	}
 	return best
 }
 
-// sharedWords counts the words of a name after VLLM_ that the other name
-// has too, a word matching another that starts with it (LOG, LOGGING).
-func sharedWords(a, b string) int {
-	words := func(s string) []string { return strings.Split(strings.TrimPrefix(s, "VLLM_"), "_") }
+// nameWords are the words of a variable's name after VLLM_.
+func nameWords(name string) []string { return strings.Split(strings.TrimPrefix(name, "VLLM_"), "_") }
+
+// sharedWords counts the words of one name that the other name has too, a
+// word matching another that starts with it (LOG, LOGGING).
+func sharedWords(a, b []string) int {
 	n := 0
-	for _, x := range words(a) {
-		for _, y := range words(b) {
+	for _, x := range a {
+		for _, y := range b {
 			if x == y || (min(len(x), len(y)) >= 3 && (strings.HasPrefix(x, y) || strings.HasPrefix(y, x))) {
 				n++
 				break
@@ -140,10 +156,15 @@ func sharedWords(a, b string) int {
 	return n
 }
 
-// editDistance is the Levenshtein distance of two names.
+// editDistance is the Levenshtein distance of two names; names of vLLM's
+// variables are short, and their rows fit on the stack.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	var prevBuf, curBuf [64]int
+	prev, cur := prevBuf[:0], curBuf[:0]
+	if len(b) >= len(prevBuf) {
+		prev, cur = make([]int, 0, len(b)+1), make([]int, 0, len(b)+1)
+	}
+	prev, cur = prev[:len(b)+1], cur[:len(b)+1]
 	for j := range prev {
 		prev[j] = j
 	}
