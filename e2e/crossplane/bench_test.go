@@ -3,7 +3,6 @@
 package crossplane
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -37,57 +36,6 @@ func benchmarking() bool { return os.Getenv("E2E_BENCH") != "" }
 // default; the benchmark's unless E2E_BENCH_DEBUG is set (to see in their
 // logs what Crossplane does, at the cost of its CPU time).
 func quiet() bool { return benchmarking() && os.Getenv("E2E_BENCH_DEBUG") == "" }
-
-// A benchSample is what the processes have used and counted so far.
-type benchSample struct {
-	at         time.Time
-	cpu        map[string]time.Duration // by process: crossplane, function, kube-apiserver, etcd, ...
-	calls      float64                  // RunFunction calls the function answered (any code)
-	reconciles float64                  // reconciles of the XR controller (any result)
-	errors     float64                  // those that ended in an error (requeued with back-off)
-	requests   map[string]float64       // requests the API server answered, by verb (all clients)
-}
-
-// A benchPhase is the difference of two samples.
-type benchPhase struct {
-	took       time.Duration
-	cpu        map[string]time.Duration
-	calls      float64
-	reconciles float64
-	errors     float64
-	requests   map[string]float64
-}
-
-func (b benchSample) to(a benchSample) benchPhase {
-	p := benchPhase{took: a.at.Sub(b.at), cpu: map[string]time.Duration{}, calls: a.calls - b.calls, reconciles: a.reconciles - b.reconciles,
-		errors: a.errors - b.errors, requests: map[string]float64{}}
-	for k, v := range a.cpu {
-		p.cpu[k] = v - b.cpu[k]
-	}
-	for k, v := range a.requests {
-		p.requests[k] = v - b.requests[k]
-	}
-	return p
-}
-
-// requestsTotal is the number of API requests of a phase, all verbs.
-func (p benchPhase) requestsTotal() float64 {
-	var n float64
-	for _, v := range p.requests {
-		n += v
-	}
-	return n
-}
-
-type benchRound struct {
-	stacks        int
-	firstReady    time.Duration // the first stack Ready
-	medianReady   time.Duration
-	allReady      time.Duration // the last one
-	ramp, steady  benchPhase
-	deleted       time.Duration // delete all -> every XR, object and pod gone
-	readyAtTheEnd int
-}
 
 // TestBench: for each number N of E2E_BENCH, N copies of the seed stack
 // (example/xr.yaml, names s-0..s-N-1, in namespace bench-N) are applied at
@@ -142,7 +90,7 @@ func TestBench(t *testing.T) {
 		logf("bench: %d stacks: all Ready after %s, deleted in %s", n, r.allReady.Round(100*time.Millisecond), r.deleted.Round(100*time.Millisecond))
 		rounds = append(rounds, r)
 	}
-	report := benchReport(rounds, ttl, settle, steady)
+	report := benchReport(rounds, machine(), crossplaneVersion(), ttl, settle, steady)
 	fmt.Print(report)
 	if out := os.Getenv("E2E_BENCH_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(report), 0o644); err != nil {
@@ -279,60 +227,6 @@ func benchSampleNow(t *testing.T) benchSample {
 		s.requests[verb] = metric(string(am), "apiserver_request_total", map[string]string{"verb": verb})
 	}
 	return s
-}
-
-func benchReport(rounds []benchRound, ttl, settle, steady time.Duration) string {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "\n### Scale: N seed stacks applied at once through real Crossplane (`make bench-crossplane`)\n\n")
-	fmt.Fprintf(&b, "%s. Crossplane core %s and the function (the package of `make xpkg`, mTLS) without --debug, the function Input's ttl %s; "+
-		"one fake node (the kubelet stand-in makes pods Ready at once; no containers run); kube-apiserver, etcd, kube-controller-manager and kube-scheduler on the same machine. "+
-		"Each stack is example/xr.yaml (8 composed objects, one model cache claim). "+
-		"CPU: utime+stime from /proc/<pid>/stat; reconciles: Crossplane's `controller_runtime_reconcile_total` of the XR controller; "+
-		"calls: RunFunction calls the function answered; API requests: the API server's `apiserver_request_total`, every client.\n\n",
-		machine(), crossplaneVersion(), ttl)
-	fmt.Fprintf(&b, "Apply → all Ready (then delete → everything gone):\n\n")
-	fmt.Fprintf(&b, "| stacks | first Ready | median | all Ready | XR reconciles | function calls | core CPU | function CPU | kube-apiserver CPU | etcd CPU | API requests | delete → gone |\n")
-	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range rounds {
-		p := r.ramp
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.0f | %.0f | %s | %s | %s | %s | %.0f | %s |\n",
-			r.stacks, secs(r.firstReady), secs(r.medianReady), secs(r.allReady), p.reconciles, p.calls,
-			secs(p.cpu["crossplane"]), secs(p.cpu["function"]), secs(p.cpu["kube-apiserver"]), secs(p.cpu["etcd"]),
-			p.requestsTotal(), secs(r.deleted))
-	}
-	fmt.Fprintf(&b, "\nSteady state, every stack Ready, over %s starting %s after the last became Ready (Crossplane requeues each stack every ttl ±10%%, "+
-		"and each reconcile calls the function twice: the function asks for the stack's pods, which Crossplane sends in a second call). "+
-		"Per reconcile:\n\n", steady, settle)
-	fmt.Fprintf(&b, "| stacks | Ready at the end | XR reconciles/s (N/ttl) | errors | function calls/reconcile | core CPU | function CPU | kube-apiserver CPU | etcd CPU | API requests (APPLY, PATCH, PUT, GET, LIST) | busy, share of one core: core / function / apiserver / etcd |\n")
-	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range rounds {
-		p := r.steady
-		n := max(p.reconciles, 1)
-		fmt.Fprintf(&b, "| %d | %d/%d | %.2f (%.2f) | %.0f | %.2f | %s | %s | %s | %s | %.1f (%.1f, %.1f, %.1f, %.1f, %.1f) | %s / %s / %s / %s |\n",
-			r.stacks, r.readyAtTheEnd, r.stacks, p.reconciles/p.took.Seconds(), float64(r.stacks)/ttl.Seconds(), p.errors, p.calls/n,
-			ms(per(p.cpu["crossplane"], n)), ms(per(p.cpu["function"], n)), ms(per(p.cpu["kube-apiserver"], n)), ms(per(p.cpu["etcd"], n)),
-			p.requestsTotal()/n, p.requests["APPLY"]/n, p.requests["PATCH"]/n, p.requests["PUT"]/n, p.requests["GET"]/n, p.requests["LIST"]/n,
-			pct(p.cpu["crossplane"], p.took), pct(p.cpu["function"], p.took), pct(p.cpu["kube-apiserver"], p.took), pct(p.cpu["etcd"], p.took))
-	}
-	fmt.Fprintf(&b, "\nCPU times count in steps of 10 ms (USER_HZ), and the API server's and etcd's include what every other client asks "+
-		"(kube-controller-manager, the kubelet stand-in's heartbeats, the benchmark's polling): the 1-stack row is mostly that floor.\n")
-	return b.String()
-}
-
-func per(d time.Duration, n float64) time.Duration {
-	if n <= 0 {
-		return 0
-	}
-	return time.Duration(float64(d) / n)
-}
-
-func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
-func ms(d time.Duration) string   { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-func pct(d, of time.Duration) string {
-	if of <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f%%", 100*d.Seconds()/of.Seconds())
 }
 
 func sortDurations(d []time.Duration) {
