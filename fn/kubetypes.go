@@ -128,8 +128,14 @@ func validateEnvSource(f *findings, p string, e corev1.EnvVar) {
 
 // validateResourceRequirements checks a container's requests and limits as
 // the API server does: none negative, no request above its limit, and
-// extended resources (GPUs) with a limit equal to the request.
+// extended resources (GPUs) with a limit equal to the request, and no
+// resource claims: a container's claims name entries of the pod's
+// spec.resourceClaims, and the stack's pods declare none, so the API server
+// refuses every one (validateResourceClaimNames).
 func validateResourceRequirements(f *findings, p string, r corev1.ResourceRequirements) {
+	if len(r.Claims) > 0 {
+		f.errorf("%s.claims is not supported: it names resource claims of the pod (spec.resourceClaims, dynamic resource allocation), and the stack's pods declare none, so Kubernetes refuses any; remove it", p)
+	}
 	for _, name := range sortedResourceNames(r.Limits) {
 		if q := r.Limits[name]; q.Sign() < 0 {
 			f.errorf("%s.limits[%s] %s is invalid: must be 0 or more", p, name, q.String())

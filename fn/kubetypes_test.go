@@ -72,6 +72,18 @@ func TestKubernetesTypeErrors(t *testing.T) {
 			xr:   with("routerConfig.resources", map[string]any{"requests": map[string]any{"cpu": "2", "nvidia.com/gpu": "1"}, "limits": map[string]any{"cpu": "1"}}),
 			want: `invalid ProductionStack: spec.routerConfig.resources.requests[cpu] 2 is more than its limit 1: Kubernetes requires a limit of at least the request; spec.routerConfig.resources.requests[nvidia.com/gpu] 1 needs a limit equal to it: Kubernetes cannot overcommit an extended resource such as a GPU`,
 		},
+		// The API server refuses a container's claim without a name, and any
+		// claim the pod does not declare (FuzzComposedObjects, the cache
+		// server's claims[0] with only a request).
+		"CacheServerResourceClaims": {
+			xr: with("lmcacheConfig.server.resources", map[string]any{"claims": []any{map[string]any{"request": ""}}},
+				"lmcacheConfig.enabled", true, "lmcacheConfig.server.enabled", true),
+			want: `invalid ProductionStack: spec.lmcacheConfig.server.resources.claims is not supported: it names resource claims of the pod (spec.resourceClaims, dynamic resource allocation), and the stack's pods declare none, so Kubernetes refuses any; remove it`,
+		},
+		"RouterResourceClaims": {
+			xr:   with("routerConfig.resources", map[string]any{"claims": []any{map[string]any{"name": "gpu"}}}),
+			want: `invalid ProductionStack: spec.routerConfig.resources.claims is not supported: it names resource claims of the pod (spec.resourceClaims, dynamic resource allocation), and the stack's pods declare none, so Kubernetes refuses any; remove it`,
+		},
 		"StartupBudgetOverflowsProgressDeadline": {
 			xr:   with("probes.startup", map[string]any{"periodSeconds": 2000000000, "failureThreshold": 2}),
 			want: `invalid ProductionStack: spec: probes.startup allows 4000000000 seconds (initialDelaySeconds + periodSeconds × failureThreshold), more than the 2147483047 a Deployment's progress deadline can hold: lower periodSeconds or failureThreshold`,
