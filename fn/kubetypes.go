@@ -127,46 +127,28 @@ func validateEnvSource(f *findings, p string, e corev1.EnvVar) {
 }
 
 // validateResourceRequirements checks a container's requests and limits as
-// the API server does: none negative, no request above its limit, and
-// extended resources (GPUs) with a limit equal to the request, and no
-// resource claims: a container's claims name entries of the pod's
-// spec.resourceClaims, and the stack's pods declare none, so the API server
-// refuses every one (validateResourceClaimNames).
+// the API server does (kubeapi.ContainerResources), once every quantity is
+// one Kubernetes can hold.
 func validateResourceRequirements(f *findings, p string, r corev1.ResourceRequirements) {
-	if len(r.Claims) > 0 {
-		f.errorf("%s.claims is not supported: it names resource claims of the pod (spec.resourceClaims, dynamic resource allocation), and the stack's pods declare none, so Kubernetes refuses any; remove it", p)
-	}
-	for _, name := range sortedResourceNames(r.Limits) {
-		if q := r.Limits[name]; q.Sign() < 0 {
-			f.errorf("%s.limits[%s] %s is invalid: must be 0 or more", p, name, q.String())
-		} else if !quantityInRange(q) {
-			f.errorf("%s.limits[%s] is too large: a Kubernetes quantity holds less than 8Ei", p, name)
+	inRange := true
+	for _, list := range []struct {
+		name string
+		l    corev1.ResourceList
+	}{{"limits", r.Limits}, {"requests", r.Requests}} {
+		for _, name := range sortedResourceNames(list.l) {
+			if !quantityInRange(list.l[name]) {
+				f.errorf("%s.%s[%s] is too large: a Kubernetes quantity holds less than 8Ei", p, list.name, name)
+				inRange = false
+			}
 		}
 	}
-	for _, name := range sortedResourceNames(r.Requests) {
-		req := r.Requests[name]
-		lim, hasLim := r.Limits[name]
-		switch {
-		case !quantityInRange(req):
-			f.errorf("%s.requests[%s] is too large: a Kubernetes quantity holds less than 8Ei", p, name)
-		case req.Sign() < 0:
-			f.errorf("%s.requests[%s] %s is invalid: must be 0 or more", p, name, req.String())
-		case hasLim && req.Cmp(lim) > 0:
-			f.errorf("%s.requests[%s] %s is more than its limit %s: Kubernetes requires a limit of at least the request", p, name, req.String(), lim.String())
-		case extendedResource(name) && (!hasLim || req.Cmp(lim) != 0):
-			f.errorf("%s.requests[%s] %s needs a limit equal to it: Kubernetes cannot overcommit an extended resource such as a GPU", p, name, req.String())
-		}
+	if inRange {
+		apiProblems(f, p, kubeapi.ContainerResources(r))
 	}
 }
 
 func sortedResourceNames(l corev1.ResourceList) []corev1.ResourceName {
 	return slices.Sorted(maps.Keys(l))
-}
-
-// extendedResource: a resource outside kubernetes.io, such as nvidia.com/gpu.
-func extendedResource(name corev1.ResourceName) bool {
-	s := string(name)
-	return strings.Contains(s, "/") && !strings.HasPrefix(s, "kubernetes.io/") && !strings.Contains(s, ".kubernetes.io/") && !strings.HasPrefix(s, "requests.")
 }
 
 // image checks an image reference as the API server does: no whitespace

@@ -32,6 +32,7 @@ var (
 	ipBlock      = check(IPBlock)
 	ingressHost  = check(IngressHost)
 	accessModes  = check(AccessModes)
+	resources    = check(ContainerResources)
 	ingressClass = check(func(i networkingv1.Ingress) []Problem { return IngressClass(i.Annotations, i.Spec.IngressClassName) })
 )
 
@@ -284,6 +285,28 @@ func TestRules(t *testing.T) {
 			`x[2] "ReadWriteSome" is not supported`,
 			`x may not use ReadWriteOncePod with other access modes`}},
 		{"AccessModesEmpty", accessModes, `[]`, []string{`x is required`}},
+
+		// validateResourceRequirements, ValidateContainerResourceName,
+		// ValidateResourceQuantityValue, validateResourceClaimNames
+		{"Resources", resources, `{"requests": {"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "1Gi", "nvidia.com/gpu": "1", "example.com/foo": "2", "hugepages-2Mi": "4Mi", "kubernetes.io/x": "0.5"},
+			"limits": {"memory": "2Gi", "nvidia.com/gpu": "1", "example.com/foo": "2", "hugepages-2Mi": "4Mi"}}`, nil},
+		{"ResourceNames", resources, `{"limits": {"key": "1", "pods": "1", "a/b/c": "1", "example.com/-x": "1"}}`, []string{
+			`x.limits[a/b/c] "a/b/c" is not a valid resource name: a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+			`x.limits[example.com/-x] "example.com/-x" is not a valid resource name: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+			`x.limits[key] "key" is not a resource a container can request: use cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource with a domain such as nvidia.com/gpu`,
+			`x.limits[pods] "pods" is not a resource a container can request: use cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource with a domain such as nvidia.com/gpu`}},
+		{"ResourceQuantities", resources, `{"requests": {"cpu": "2", "memory": "-1", "nvidia.com/gpu": "1500m", "example.com/foo": "1"}, "limits": {"cpu": "1", "nvidia.com/gpu": "2"}}`, []string{
+			`x.requests[cpu] 2 is more than its limit 1: Kubernetes requires a limit of at least the request`,
+			`x.requests[example.com/foo] 1 needs a limit equal to it: Kubernetes cannot overcommit an extended resource such as a GPU`,
+			`x.requests[memory] -1 is invalid: must be 0 or more`,
+			`x.requests[nvidia.com/gpu] 1500m is invalid: nvidia.com/gpu takes a whole number`}},
+		{"HugePages", resources, `{"requests": {"hugepages-2Mi": "3Mi", "hugepages-1e9": "1Gi"}, "limits": {"hugepages-2Mi": "4Mi"}}`, []string{
+			`x.requests[hugepages-1e9] "hugepages-1e9" is not a huge page resource Kubernetes takes here: use hugepages-<page size>, such as hugepages-2Mi or hugepages-1Gi`,
+			`x.requests[hugepages-1e9] 1Gi needs a limit equal to it: Kubernetes cannot overcommit huge pages`,
+			`x.requests[hugepages-2Mi] 3Mi is invalid: hugepages-2Mi takes a whole number of 2Mi pages`,
+			`x requests huge pages without cpu or memory: Kubernetes requires a cpu or memory request or limit beside huge pages`}},
+		{"ResourceClaims", resources, `{"claims": [{"name": "gpu"}]}`, []string{
+			`x.claims is not supported: it names resource claims of the pod (spec.resourceClaims, dynamic resource allocation), and the stack's pods declare none, so Kubernetes refuses any; remove it`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,6 +21,7 @@ var optionalKinds = map[string]string{
 // preview warning per CRD it assumed, since render answers the function's CRD
 // requirements with nothing.
 func TestPreviewEveryStack(t *testing.T) {
+	tools(t) // skips without the binaries, before the coverage check below
 	var xrs []string
 	for _, glob := range []string{"example/xr.yaml", "example/stacks/*.yaml", "test/render/testdata/full.yaml", "cmd/helm2stack/testdata/scenarios/*.stack.yaml"} {
 		m, err := filepath.Glob(filepath.Join(root, glob))

@@ -112,7 +112,30 @@ var kinds = []struct {
 		func(t *corev1.PodTemplateSpec) []kubeapi.Problem {
 			return kubeapi.VolumeSource(t.Spec.Volumes[0].Name, t.Spec.Volumes[0].VolumeSource)
 		}},
+	{"resources", // of the container; quantities as the function lets them through
+		func(t *corev1.PodTemplateSpec, j []byte) bool {
+			var raw struct{ Requests, Limits map[string]string }
+			if json.Unmarshal(j, &raw) != nil {
+				return false
+			}
+			for _, l := range []map[string]string{raw.Requests, raw.Limits} {
+				for _, q := range l {
+					if !plainQuantity.MatchString(q) {
+						return false
+					}
+				}
+			}
+			return json.Unmarshal(j, &t.Spec.Containers[0].Resources) == nil
+		},
+		func(t *corev1.PodTemplateSpec) []kubeapi.Problem {
+			return kubeapi.ContainerResources(t.Spec.Containers[0].Resources)
+		}},
 }
+
+// plainQuantity: a quantity without an exponent and of a size the function
+// takes (it refuses quantities of 8Ei and more, and huge exponents, before
+// kubeapi sees them).
+var plainQuantity = regexp.MustCompile(`^[+-]?[0-9]{0,12}(\.[0-9]{1,9})?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$`)
 
 // template is a valid pod template, as the stack composes one.
 func template() *corev1.PodTemplateSpec {
@@ -207,6 +230,16 @@ var seeds = []struct {
 	{6, `{"iscsi": {"targetPortal": "1.2.3.4:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0}}`},
 	{6, `{"emptyDir": {"sizeLimit": "-1"}}`},
 	{6, `{}`},
+	{7, `{"requests": {"cpu": "500m", "memory": "1Gi", "nvidia.com/gpu": "1", "hugepages-2Mi": "4Mi"}, "limits": {"nvidia.com/gpu": "1", "hugepages-2Mi": "4Mi", "kubernetes.io/x": "0.5"}}`},
+	{7, `{"requests": {"key": "1"}}`},
+	{7, `{"limits": {"example.com/-x": "1", "a/b/c": "1"}}`},
+	{7, `{"requests": {"cpu": "2", "memory": "-1", "nvidia.com/gpu": "1500m"}, "limits": {"cpu": "1", "nvidia.com/gpu": "2"}}`},
+	{7, `{"requests": {"hugepages-2Mi": "3Mi"}, "limits": {"hugepages-2Mi": "3Mi"}}`},
+	{7, `{"requests": {"hugepages-1Gi": "1Gi"}}`},
+	{7, `{"limits": {"hugepages-2Mi": "2Mi"}}`},
+	{7, `{"claims": [{"name": "a"}]}`},
+	{7, `{"requests": {"pods": "1", "requests.cpu": "1"}}`},
+	{7, `{"requests": {"example.com/foo": "0.5"}, "limits": {"example.com/foo": "0.5"}}`},
 }
 
 func TestAgainstAPIServer(t *testing.T) {

@@ -642,6 +642,7 @@ func (st *renderedStack) checkPodSpec(o *object, p *corev1.PodSpec) {
 		}
 		st.checkResources(o, cf+".resources", c.Resources)
 		st.apiProblems(o, cf+".securityContext", kubeapi.SecurityContext(c.SecurityContext))
+		st.apiProblems(o, cf+".resources", kubeapi.ContainerResources(c.Resources))
 	}
 }
 
