@@ -107,7 +107,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 	composed := map[string]*fnv1.Resource{}
 	for _, o := range objs {
-		r, err := composedStruct(o.obj)
+		r, err := encodeComposed(o.obj)
 		if err != nil {
 			return refuse(rsp, fmt.Errorf("cannot convert %s %q to a composed resource: %w", o.obj.GetObjectKind().GroupVersionKind().Kind, o.key, err))
 		}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -203,7 +204,7 @@ func findTyped(v any, t reflect.Type, path string, visit func(v any, t reflect.T
 	switch t.Kind() {
 	case reflect.Struct:
 		m, _ := v.(map[string]any)
-		fields := jsonFields(t, map[string]reflect.Type{})
+		fields := specFields(t)
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if ft, ok := fields[k]; ok {
 				if at, ht, hv := findTyped(m[k], ft, path+"."+k, visit); at != "" {
@@ -230,6 +231,19 @@ func findTyped(v any, t reflect.Type, path string, visit func(v any, t reflect.T
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// specFields is jsonFields of t, worked out once per type: findTyped runs
+// over the whole spec on every call.
+func specFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := specFieldsCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	f := jsonFields(t, map[string]reflect.Type{})
+	specFieldsCache.Store(t, f)
+	return f
+}
+
+var specFieldsCache sync.Map // reflect.Type -> map[string]reflect.Type
 
 // jsonFields adds the fields of struct type t, by JSON name, to fields;
 // inline and embedded structs' fields count as t's.

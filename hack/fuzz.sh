@@ -49,6 +49,7 @@ ALL=(
 	"./fn FuzzNames"
 	"./fn FuzzObservedDecode"
 	"./fn FuzzComposedDecoder"
+	"./fn FuzzEncoder"
 	"./helm2stack FuzzConvert"
 	"./test/fuzz FuzzRunFunction"
 	"./test/fuzz FuzzObserved"
