@@ -19,7 +19,7 @@ import (
 // The behaviour half of the contract: what a release does with what it
 // parses. A pod that starts and ignores a setting passes only if the
 // function warned about it; one that cannot start (no LMCache in the image)
-// fails. Facts: testdata/upstream/release-behaviour.tsv and vllm_envs.tsv.
+// fails. Facts: testdata/upstream/release-behaviour.tsv and ../upstream/vllm_envs.tsv.
 
 // behaviourFacts are the two tables the behaviour checks read.
 type behaviourFacts struct {
@@ -35,7 +35,7 @@ func loadBehaviourFacts(t *testing.T) behaviourFacts {
 		t.Fatal(err)
 	}
 	b := behaviourFacts{facts: facts, envs: map[string][][2]upVersion{}}
-	data, err := os.ReadFile("vllm_envs.tsv")
+	data, err := os.ReadFile("../upstream/vllm_envs.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,17 +119,17 @@ type lmcacheEnvRow struct {
 	required bool   // with LMCACHE_ENABLE_CONTROLLER true
 }
 
-// upstream is the contract: the three tables of testdata/upstream.
-type upstream struct {
+// contractFacts is the contract: the three tables of testdata/upstream.
+type contractFacts struct {
 	vllm, router upTable
 	lmcache      map[string]lmcacheEnvRow
 }
 
 const upstreamDir = "testdata/upstream"
 
-func loadUpstream(t *testing.T) upstream {
+func loadUpstream(t *testing.T) contractFacts {
 	t.Helper()
-	u := upstream{lmcache: map[string]lmcacheEnvRow{}}
+	u := contractFacts{lmcache: map[string]lmcacheEnvRow{}}
 	var err error
 	if u.vllm, err = loadFlagTable("vllm-flags.tsv"); err != nil {
 		t.Fatal(err)
@@ -305,7 +305,7 @@ func trimExtra(args, extra []string) ([]string, []string) {
 
 // checkEngine checks the vllm container of an engine Deployment against vLLM
 // release ver: `vllm serve <model> [options]` and its environment.
-func (u upstream) checkEngine(ver string, c corev1.Container, extra []string) []string {
+func (u contractFacts) checkEngine(ver string, c corev1.Container, extra []string) []string {
 	v, err := parseUpVersion(ver)
 	if err != nil {
 		return []string{err.Error()}
@@ -338,7 +338,7 @@ var kvRoles = []string{"kv_producer", "kv_consumer", "kv_both"}
 
 // checkKVTransfer checks the JSON of --kv-transfer-config: a connector vLLM v
 // registers, a kv_role, and the V0 engine for the V0 LMCache connector.
-func (u upstream) checkKVTransfer(v upVersion, cfg string, env []corev1.EnvVar) []string {
+func (u contractFacts) checkKVTransfer(v upVersion, cfg string, env []corev1.EnvVar) []string {
 	var kv struct {
 		Connector string `json:"kv_connector"`
 		Role      string `json:"kv_role"`
@@ -366,7 +366,7 @@ func (u upstream) checkKVTransfer(v upVersion, cfg string, env []corev1.EnvVar) 
 
 // checkVLLMEnv: a variable the vLLM table has env rows for must have a row
 // for its value at release v, e.g. VLLM_USE_V1=0 only up to 0.10.2.
-func (u upstream) checkVLLMEnv(v upVersion, env []corev1.EnvVar) []string {
+func (u contractFacts) checkVLLMEnv(v upVersion, env []corev1.EnvVar) []string {
 	var problems []string
 	for _, e := range env {
 		if e.ValueFrom != nil || !u.vllmReadsEnv(e.Name) {
@@ -380,13 +380,13 @@ func (u upstream) checkVLLMEnv(v upVersion, env []corev1.EnvVar) []string {
 	return problems
 }
 
-func (u upstream) vllmReadsEnv(name string) bool {
+func (u contractFacts) vllmReadsEnv(name string) bool {
 	return slices.ContainsFunc(u.vllm, func(r upRow) bool { return r.kind == "env" && strings.HasPrefix(r.name, name+"=") })
 }
 
 // checkLMCacheEnv: every LMCACHE_* variable is one current LMCache reads,
 // and with the controller on, every variable it then requires is set.
-func (u upstream) checkLMCacheEnv(env []corev1.EnvVar) []string {
+func (u contractFacts) checkLMCacheEnv(env []corev1.EnvVar) []string {
 	var problems []string
 	for _, e := range env {
 		if !strings.HasPrefix(e.Name, "LMCACHE_") {
@@ -410,7 +410,7 @@ func (u upstream) checkLMCacheEnv(env []corev1.EnvVar) []string {
 	return problems
 }
 
-func (u upstream) lmcacheRequired() []string {
+func (u contractFacts) lmcacheRequired() []string {
 	var names []string
 	for name, r := range u.lmcache {
 		if r.required {
@@ -454,7 +454,7 @@ func argValue(args []string, name string) (string, bool) {
 var sessionRoutings = []string{"session", "kvaware"}
 
 // checkRouter checks the router container against router release ver.
-func (u upstream) checkRouter(ver string, c corev1.Container, extra []string) []string {
+func (u contractFacts) checkRouter(ver string, c corev1.Container, extra []string) []string {
 	v, err := parseUpVersion(ver)
 	if err != nil {
 		return []string{err.Error()}
@@ -760,7 +760,7 @@ func (x stackExtraArgs) engine(d appsv1.Deployment) []string {
 
 // check runs every check on a stack's objects, rendered for vLLM release
 // vllm and router release router. Each problem names its object.
-func (u upstream) check(r rendered, vllm, router string, extra stackExtraArgs) []string {
+func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraArgs) []string {
 	var problems []string
 	report := func(object string, ps []string) {
 		for _, p := range ps {

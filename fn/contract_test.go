@@ -65,7 +65,7 @@ func TestContract(t *testing.T) {
 
 // contractRender renders one stack for one pair of releases and reports
 // every problem; it returns whether the stack was rendered.
-func contractRender(t *testing.T, u upstream, b behaviourFacts, path, vllm, router string) bool {
+func contractRender(t *testing.T, u contractFacts, b behaviourFacts, path, vllm, router string) bool {
 	t.Helper()
 	xr := loadXR(t, path, "")
 	pinVersions(xr, vllm, router)

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/vllm-project/function-vllm-stack/upstream"
 )
 
 // minimalXR is the smallest valid stack: one model by URL, in namespace llm.
@@ -75,11 +77,11 @@ func TestEngineArgs(t *testing.T) {
 		"MaxLoras":             {xr: with("model.enableLoRA", true, "vllmConfig.maxLoras", 4), want: args("--enable-lora", "--max-loras=4")},
 		"MaxLorasZeroIsUnset":  {xr: with("vllmConfig.maxLoras", 0), want: baseArgs},
 		"ExtraArgsLast":        {xr: with("vllmConfig.extraArgs", []any{"--block-size=16", "--seed", "1"}, "model.dtype", "half"), want: args("--dtype=half", "--block-size=16", "--seed", "1")},
-		"LMCacheV1":            {xr: with("lmcacheConfig.enabled", true), want: args("--kv-transfer-config", kvTransferV1)},
+		"LMCacheV1":            {xr: with("lmcacheConfig.enabled", true), want: args("--kv-transfer-config", upstream.KVTransferV1)},
 		// The V0 connector needs an LMCache with lmcache.experimental, which
 		// no vllm/vllm-openai image has: an lmcache/vllm-openai image of then.
-		"LMCacheV0":      {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.10.0", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18"), want: args("--kv-transfer-config", kvTransferV0)},
-		"LMCacheV0On083": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.8.3", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18"), want: args("--kv-transfer-config", kvTransferV0)},
+		"LMCacheV0":      {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.10.0", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18"), want: args("--kv-transfer-config", upstream.KVTransferV0)},
+		"LMCacheV0On083": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.8.3", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18"), want: args("--kv-transfer-config", upstream.KVTransferV0)},
 		"LoRAModules": {
 			xr: with("model.enableLoRA", true, "model.loraAdapters", []any{
 				map[string]any{"name": "sql", "path": "/data/lora/sql"},
@@ -92,7 +94,7 @@ func TestEngineArgs(t *testing.T) {
 				`{"name":"eq","path":"/data/lora/a=b"}`, `{"name":"comma","path":"/data/lora/a,b"}`),
 		},
 		"LMCacheOff":             {xr: with("lmcacheConfig.enabled", false, "lmcacheConfig.cpuOffloadingBufferSize", "4Gi"), want: baseArgs},
-		"LMCacheBeforeExtraArgs": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.extraArgs", []any{"--x"}), want: args("--kv-transfer-config", kvTransferV1, "--x")},
+		"LMCacheBeforeExtraArgs": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.extraArgs", []any{"--x"}), want: args("--kv-transfer-config", upstream.KVTransferV1, "--x")},
 		"Everything": {
 			xr: with("model.enableLoRA", true, "model.enableTool", true, "model.toolCallParser", "llama3_json",
 				"model.chatTemplate", "t", "model.trustRemoteCode", true, "model.dtype", "float16", "model.maxNumSeqs", 8,

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vllm-project/function-vllm-stack/upstream"
 )
 
 // Checks of stacks the API accepts but that most likely do not do what their
@@ -12,7 +14,7 @@ import (
 
 // cudaImages are the images of vLLM built for NVIDIA GPUs: vLLM in them
 // fails at start without one.
-var cudaImages = []string{vllmImageRepo, lmcacheImage}
+var cudaImages = []string{upstream.VLLMImageRepo, lmcacheImage}
 
 // secretVariables hold credentials; the stack takes them from Secrets.
 var secretVariables = []struct{ name, field string }{
@@ -23,7 +25,7 @@ var secretVariables = []struct{ name, field string }{
 // validateEngineMistakes checks one merged engine.
 func validateEngineMistakes(f *findings, e engine) {
 	v := e.cfg.VLLMConfig
-	repo, _ := imageTag(imageRef(v.ImagePullRegistry, v.Image))
+	repo, _ := upstream.ImageTag(imageRef(v.ImagePullRegistry, v.Image))
 	if n, err := gpus(e.cfg.Resources.GPU); err == nil && n == 0 && isCUDAImage(repo) {
 		f.warnf("%s: resources.gpu is %s and %s is vLLM built for NVIDIA GPUs, which fails at start without one: set resources.gpu, or use a CPU image of vLLM", e.block, or(e.cfg.Resources.GPU, "unset"), repo)
 	}

@@ -1,90 +1,11 @@
 package fn
 
-import (
-	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
-)
-
-// version is a release number of vLLM or of the router: 0.8.3, 0.10.1.1.
-type version [4]int
-
-// v makes a version from its parts.
-func v(parts ...int) version {
-	var out version
-	copy(out[:], parts)
-	return out
-}
-
-// releaseNumber matches a release as image tags and users write it: an
-// optional "v", three or four numbers, then anything that is not a further
-// number: "v0.8.3", "0.9.2", "v0.10.1.1", "v0.9.2-cu128", "0.1.13.dev3-gabc",
-// "v0.11.1rc1".
-var releaseNumber = regexp.MustCompile(`^v?(\d{1,4})\.(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?((?:\.\D|[^.\d]).*)?$`)
-
-// preRelease marks a build made before the release it is numbered after:
-// 0.1.13.dev3 or 0.11.1rc1 is not yet 0.1.13 or 0.11.1.
-var preRelease = regexp.MustCompile(`^\.?(dev|rc|a|b|alpha|beta)\d*`)
-
-// parseVersion reads a release number. A pre-release counts as the release
-// before it (its patch number less one): it has at least what that release
-// has, and maybe not yet what its own release adds.
-func parseVersion(s string) (version, bool) {
-	m := releaseNumber.FindStringSubmatch(s)
-	if m == nil {
-		return version{}, false
-	}
-	var out version
-	for i, p := range m[1:5] {
-		if p != "" {
-			out[i], _ = strconv.Atoi(p)
-		}
-	}
-	if preRelease.MatchString(m[5]) && out[3] == 0 && out[2] > 0 {
-		out[2]--
-	}
-	return out, true
-}
-
-func (x version) less(y version) bool {
-	for i := range x {
-		if x[i] != y[i] {
-			return x[i] < y[i]
-		}
-	}
-	return false
-}
-
-// atLeast reports whether x is y or later.
-func (x version) atLeast(y version) bool { return !x.less(y) }
-
-func (x version) String() string {
-	s := fmt.Sprintf("%d.%d.%d", x[0], x[1], x[2])
-	if x[3] != 0 {
-		s += "." + strconv.Itoa(x[3])
-	}
-	return s
-}
-
-// imageTag splits an image reference into its repository (without a
-// registry host) and tag: "docker.io/vllm/vllm-openai:v0.8.3@sha256:…" is
-// ("vllm/vllm-openai", "v0.8.3"). An image pinned by digest alone has no tag.
-func imageTag(image string) (repo, tag string) {
-	image, _, _ = strings.Cut(image, "@")
-	if first, rest, ok := strings.Cut(image, "/"); ok && (strings.ContainsAny(first, ".:") || first == "localhost") {
-		image = rest
-	}
-	if i := strings.LastIndex(image, ":"); i >= 0 {
-		return image[:i], image[i+1:]
-	}
-	return image, ""
-}
+import "github.com/vllm-project/function-vllm-stack/upstream"
 
 // programVersion is the version of the program a container runs, and where
 // the function learnt it, for messages.
 type programVersion struct {
-	version version
+	version upstream.Version
 	from    string // e.g. "vllmConfig.image vllm/vllm-openai:v0.8.3"
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates fn/vllm_envs.tsv: the VLLM_* variables each examined vLLM
+# Regenerates upstream/vllm_envs.tsv: the VLLM_* variables each examined vLLM
 # release declares in vllm/envs.py (the keys of its environment_variables
 # dict, which is also the list main's validate_environ checks against).
-# Usage: hack/vllm-envs.sh /path/to/vllm.git > fn/vllm_envs.tsv
+# Usage: hack/vllm-envs.sh /path/to/vllm.git > upstream/vllm_envs.tsv
 # Each snapshot is "release commit certainty"; see the header it prints.
 set -euo pipefail
 repo=${1:?usage: hack/vllm-envs.sh VLLM_GIT_DIR}

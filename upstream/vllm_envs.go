@@ -1,4 +1,4 @@
-package fn
+package upstream
 
 import (
 	_ "embed"
@@ -16,18 +16,19 @@ import (
 //go:embed vllm_envs.tsv
 var vllmEnvsTSV string
 
-// vllmEnvTable is vllm_envs.tsv read: the examined releases in order, and
+// VLLMEnvTable is vllm_envs.tsv read: the examined releases in order, and
 // for each variable the ranges of them that declare it.
-type vllmEnvTable struct {
-	snapshots []version
-	declared  map[string][][2]version // name -> [first, last] snapshot ranges
+type VLLMEnvTable struct {
+	snapshots []Version
+	declared  map[string][][2]Version // name -> [first, last] snapshot ranges
 	names     []string                // the keys of declared, sorted
 	words     map[string][]string     // name -> its words after VLLM_
 }
 
-var vllmEnvs = mustParseVLLMEnvs(vllmEnvsTSV)
+// VLLMEnvs is vllm_envs.tsv read.
+var VLLMEnvs = mustParseVLLMEnvs(vllmEnvsTSV)
 
-func mustParseVLLMEnvs(tsv string) vllmEnvTable {
+func mustParseVLLMEnvs(tsv string) VLLMEnvTable {
 	t, err := parseVLLMEnvs(tsv)
 	if err != nil {
 		panic("vllm_envs.tsv: " + err.Error())
@@ -35,15 +36,15 @@ func mustParseVLLMEnvs(tsv string) vllmEnvTable {
 	return t
 }
 
-func parseVLLMEnvs(tsv string) (vllmEnvTable, error) {
-	t := vllmEnvTable{declared: map[string][][2]version{}}
+func parseVLLMEnvs(tsv string) (VLLMEnvTable, error) {
+	t := VLLMEnvTable{declared: map[string][][2]Version{}}
 	for i, line := range strings.Split(strings.TrimSpace(tsv), "\n") {
 		if i == 0 {
 			continue // the header
 		}
 		if rest, ok := strings.CutPrefix(line, "#   snapshot "); ok {
-			s, ok := parseVersion(strings.Fields(rest)[0])
-			if !ok || (len(t.snapshots) > 0 && !t.snapshots[len(t.snapshots)-1].less(s)) {
+			s, ok := ParseVersion(strings.Fields(rest)[0])
+			if !ok || (len(t.snapshots) > 0 && !t.snapshots[len(t.snapshots)-1].Less(s)) {
 				return t, fmt.Errorf("line %d: snapshot releases must be release numbers in increasing order", i+1)
 			}
 			t.snapshots = append(t.snapshots, s)
@@ -56,17 +57,17 @@ func parseVLLMEnvs(tsv string) (vllmEnvTable, error) {
 		if len(f) != 4 {
 			return t, fmt.Errorf("line %d: want 4 tab-separated fields, got %d", i+1, len(f))
 		}
-		first, ok1 := parseVersion(f[1])
-		last, ok2 := parseVersion(f[2])
+		first, ok1 := ParseVersion(f[1])
+		last, ok2 := ParseVersion(f[2])
 		if !ok1 || !ok2 || !slices.Contains(t.snapshots, first) || !slices.Contains(t.snapshots, last) {
 			return t, fmt.Errorf("line %d: %s..%s are not examined releases", i+1, f[1], f[2])
 		}
-		t.declared[f[0]] = append(t.declared[f[0]], [2]version{first, last})
+		t.declared[f[0]] = append(t.declared[f[0]], [2]Version{first, last})
 	}
 	if len(t.snapshots) == 0 {
 		return t, fmt.Errorf("no snapshot lines")
 	}
-	// closest runs for each unread variable on every call: what it compares
+	// Closest runs for each unread variable on every call: what it compares
 	// is worked out once.
 	t.names = slices.Sorted(maps.Keys(t.declared))
 	t.words = make(map[string][]string, len(t.names))
@@ -77,9 +78,9 @@ func parseVLLMEnvs(tsv string) (vllmEnvTable, error) {
 }
 
 // declaredAt reports whether snapshot s declares the variable.
-func (t vllmEnvTable) declaredAt(name string, s version) bool {
+func (t VLLMEnvTable) declaredAt(name string, s Version) bool {
 	for _, r := range t.declared[name] {
-		if s.atLeast(r[0]) && !r[1].less(s) {
+		if s.AtLeast(r[0]) && !r[1].Less(s) {
 			return true
 		}
 	}
@@ -89,37 +90,37 @@ func (t vllmEnvTable) declaredAt(name string, s version) bool {
 // around is the examined release at or before r and the one at or after it
 // (the same one when r was examined); the newest stands for anything newer,
 // the oldest for anything older.
-func (t vllmEnvTable) around(r version) (before, after version) {
+func (t VLLMEnvTable) around(r Version) (before, after Version) {
 	before, after = t.snapshots[0], t.snapshots[len(t.snapshots)-1]
 	for _, s := range t.snapshots {
-		if !r.less(s) {
+		if !r.Less(s) {
 			before = s
 		}
 	}
 	for i := len(t.snapshots) - 1; i >= 0; i-- {
-		if !t.snapshots[i].less(r) {
+		if !t.snapshots[i].Less(r) {
 			after = t.snapshots[i]
 		}
 	}
-	if r.atLeast(t.snapshots[len(t.snapshots)-1]) {
+	if r.AtLeast(t.snapshots[len(t.snapshots)-1]) {
 		after = before
 	}
 	return before, after
 }
 
-// mayRead reports whether release r may read the variable: a release
+// MayRead reports whether release r may read the variable: a release
 // between two examined ones counts as reading what either of them reads,
 // so the function only warns about what it knows.
-func (t vllmEnvTable) mayRead(name string, r version) bool {
+func (t VLLMEnvTable) MayRead(name string, r Version) bool {
 	before, after := t.around(r)
 	return t.declaredAt(name, before) || t.declaredAt(name, after)
 }
 
-// closest is the variable release r reads whose name is nearest to name:
+// Closest is the variable release r reads whose name is nearest to name:
 // the most words in common (VLLM_LOG_LEVEL and VLLM_LOGGING_LEVEL share
 // LOG/LOGGING and LEVEL), then the fewest single-character edits, then the
 // first in order.
-func (t vllmEnvTable) closest(name string, r version) string {
+func (t VLLMEnvTable) Closest(name string, r Version) string {
 	before, after := t.around(r)
 	words := nameWords(name)
 	best, bestShared, bestD := "", -1, 0
@@ -181,3 +182,7 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Snapshots are the releases whose vllm/envs.py the table was read from, in
+// order.
+func (t VLLMEnvTable) Snapshots() []Version { return t.snapshots }

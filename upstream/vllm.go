@@ -1,0 +1,58 @@
+package upstream
+
+// What the function knows of `vllm serve` by release: every spelling or
+// switch that changed between the releases it supports. Each row is a fact
+// of the upstream facts file (vllm-flags.tsv, FACTS.md §2-3), kept as test
+// data in ../fn/testdata/upstream for the contract test. Flags and variables not
+// listed here are the same in every supported release.
+var (
+	// The releases the function renders for: the seed stack's 0.8.3 up to
+	// 0.27.1 (out by 2026-08-13), the newest release whose code is readable: main
+	// of 2026-08-17 (017e9f4448) holds every main commit 0.27.1 was cut
+	// from. 0.28.0 (2026-08-26) was cut from later commits no copy here
+	// holds (../fn/testdata/upstream/vllm-flags.tsv, "0.23.0 to 0.27.1").
+	VLLMOldest = V(0, 8, 3)
+	VLLMNewest = V(0, 27, 1)
+
+	// --no-enable-chunked-prefill exists from 0.8.5 (BooleanOptionalAction).
+	// Before, --enable-chunked-prefill was a StoreBoolean: it takes "=false"
+	// and has no --no- form; from 0.8.5 "=false" is rejected.
+	VLLMNoChunkedPrefill = V(0, 8, 5)
+
+	// LMCache connectors of --kv-transfer-config: LMCacheConnectorV1 (V1
+	// engine) from 0.8.5; LMCacheConnector (V0 engine) up to 0.10.0, not
+	// registered from 0.10.1.
+	VLLMLMCacheV1First = V(0, 8, 5)
+	VLLMLMCacheV0Gone  = V(0, 10, 1)
+
+	// VLLM_USE_V1: "0" selects the V0 engine up to 0.10.2; 0.11.0 removed
+	// the V0 engine (the server asserts VLLM_USE_V1, so "0" crashes) and
+	// from 0.11.1 the variable is no longer read.
+	VLLMV0EngineGone = V(0, 11, 0)
+	VLLMUseV1Ignored = V(0, 11, 1)
+
+	// vLLM's own images (vllm/vllm-openai) contain LMCache from 0.9.2: the
+	// release build passes INSTALL_KV_CONNECTORS=true, which installs
+	// requirements/kv_connectors.txt (PR #18193). Images 0.8.3-0.9.1 have no
+	// LMCache, and both LMCache connectors import it when they load. The
+	// LMCache is not pinned (`lmcache`; `lmcache >= 0.3.9` from 0.15.0): it is
+	// whatever was current when the image was built, so the tag does not say
+	// which.
+	VLLMImageLMCacheFirst = V(0, 9, 2)
+
+	// The V1 engine turns chunked prefill on whatever --no-enable-chunked-
+	// prefill says (_set_default_args_v1, every release to 0.11.x); 0.12.0 is
+	// the first release sure to honour it (PR #28665, 2025-11-14; 0.11.1 was
+	// cut around then).
+	VLLMV1ChunkedPrefillOff = V(0, 12, 0)
+)
+
+const (
+	// VLLMImageRepo is the repository of vLLM's own images, tagged with
+	// the release (v0.9.2).
+	VLLMImageRepo = "vllm/vllm-openai"
+	// KVTransferV1 and KVTransferV0 connect vLLM's KV cache to LMCache in
+	// the V1 and the V0 engine.
+	KVTransferV1 = `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}`
+	KVTransferV0 = `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`
+)
