@@ -16,7 +16,9 @@ import (
 // chart lacks inside it is an error too. In the keys, modelSpec[] is one
 // servingEngineSpec.modelSpec item; its engine settings go to the model's
 // engine block (the top level for a one-model stack). Conversions longer
-// than a line are in special.go. TestTableMatchesChartKeys ties the table
+// than a line are in the files of their concern (model.go, storage.go,
+// secrets.go, scheduling.go, engine.go, scaling.go, monitoring.go, router.go,
+// exposure.go, lora.go, lmcache.go, drops.go). TestTableMatchesChartKeys ties the table
 // to chart-keys.tsv.
 var table = []rule{
 	{key: "servingEngineSpec.enableEngine", do: dropUnless("true", enableReason)},
