@@ -33,6 +33,33 @@ type edgeCase struct {
 
 var edgeCases = []edgeCase{
 	{
+		// The stack's pods declare no spec.resourceClaims, so the API server
+		// refuses every container claim (found by FuzzComposedObjects).
+		name:   "router resource claims",
+		mutate: setSpec("routerConfig.resources", map[string]any{"claims": []any{map[string]any{"name": "gpu"}}}),
+		fn:     `invalid ProductionStack: spec.routerConfig.resources.claims is not supported: it names resource claims of the pod (spec.resourceClaims, dynamic resource allocation), and the stack's pods declare none, so Kubernetes refuses any; remove it`,
+	},
+	{
+		// ValidateContainerResourceName: a name without a domain is a
+		// standard container resource (found by FuzzComposedObjects).
+		name:   "router resource without a domain",
+		mutate: setSpec("routerConfig.resources", map[string]any{"limits": map[string]any{"key": "1"}}),
+		fn:     `invalid ProductionStack: spec.routerConfig.resources.limits[key] "key" is not a resource a container can request: use cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource with a domain such as nvidia.com/gpu`,
+	},
+	{
+		name:   "router huge pages in part pages, alone",
+		mutate: setSpec("routerConfig.resources", map[string]any{"requests": map[string]any{"hugepages-2Mi": "3Mi"}, "limits": map[string]any{"hugepages-2Mi": "3Mi"}}),
+		fn: `invalid ProductionStack: spec.routerConfig.resources.limits[hugepages-2Mi] 3Mi is invalid: hugepages-2Mi takes a whole number of 2Mi pages; ` +
+			`spec.routerConfig.resources.requests[hugepages-2Mi] 3Mi is invalid: hugepages-2Mi takes a whole number of 2Mi pages; ` +
+			`spec.routerConfig.resources requests huge pages without cpu or memory: Kubernetes requires a cpu or memory request or limit beside huge pages`,
+	},
+	{
+		// Huge pages in whole pages beside memory, and an extended resource
+		// in whole units: the API server takes them.
+		name:   "router huge pages and an extended resource",
+		mutate: setSpec("routerConfig.resources", map[string]any{"requests": map[string]any{"memory": "1Gi", "hugepages-2Mi": "4Mi", "example.com/dev": "1"}, "limits": map[string]any{"memory": "1Gi", "hugepages-2Mi": "4Mi", "example.com/dev": "1"}}),
+	},
+	{
 		name:   "scrape interval in Prometheus' order",
 		mutate: setSpec("monitoring", map[string]any{"serviceMonitor": map[string]any{"interval": "1m30s"}}),
 	},
