@@ -251,14 +251,14 @@ func isEmptyValue(v reflect.Value) bool {
 // where it has one (on the pointer too), else the zero value.
 func omitZeroDrops(v reflect.Value) bool {
 	t := v.Type()
-	switch {
-	case t.Kind() == reflect.Interface && t.Implements(zeroer):
+	switch zeroMethodOf(t) {
+	case zeroOnInterface:
 		return v.IsNil() || (v.Elem().Kind() == reflect.Pointer && v.Elem().IsNil()) || v.Interface().(interface{ IsZero() bool }).IsZero()
-	case t.Kind() == reflect.Pointer && t.Implements(zeroer):
+	case zeroOnPointerType:
 		return v.IsNil() || v.Interface().(interface{ IsZero() bool }).IsZero()
-	case t.Implements(zeroer):
+	case zeroOnValue:
 		return v.Interface().(interface{ IsZero() bool }).IsZero()
-	case reflect.PointerTo(t).Implements(zeroer):
+	case zeroOnPointer:
 		if !v.CanAddr() {
 			c := reflect.New(t).Elem()
 			c.Set(v)
@@ -267,6 +267,38 @@ func omitZeroDrops(v reflect.Value) bool {
 		return v.Addr().Interface().(interface{ IsZero() bool }).IsZero()
 	}
 	return v.IsZero()
+}
+
+// Where a type's IsZero method is, as omitzero looks for it.
+type zeroMethod int
+
+const (
+	zeroNone zeroMethod = iota
+	zeroOnInterface
+	zeroOnPointerType
+	zeroOnValue
+	zeroOnPointer
+)
+
+var zeroMethodCache sync.Map // reflect.Type -> zeroMethod
+
+func zeroMethodOf(t reflect.Type) zeroMethod {
+	if m, ok := zeroMethodCache.Load(t); ok {
+		return m.(zeroMethod)
+	}
+	m := zeroNone
+	switch {
+	case t.Kind() == reflect.Interface && t.Implements(zeroer):
+		m = zeroOnInterface
+	case t.Kind() == reflect.Pointer && t.Implements(zeroer):
+		m = zeroOnPointerType
+	case t.Implements(zeroer):
+		m = zeroOnValue
+	case reflect.PointerTo(t).Implements(zeroer):
+		m = zeroOnPointer
+	}
+	zeroMethodCache.Store(t, m)
+	return m
 }
 
 // A jsonField is a field encoding/json writes: its name, where it is (an

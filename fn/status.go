@@ -2,10 +2,12 @@ package fn
 
 import (
 	"fmt"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -324,20 +326,37 @@ func writeStatus(xr *composite.Unstructured, st stackStatus) error {
 			"updatedReplicas":   int64(m.UpdatedReplicas),
 		})
 	}
-	for path, v := range map[string]any{
-		"status.endpoint":    st.endpoint,
-		"status.models":      models,
-		"status.readyModels": fmt.Sprintf("%d/%d", readyModels, len(st.models)),
-		"status.router": map[string]any{
+	fields := map[string]any{
+		"endpoint":    st.endpoint,
+		"models":      models,
+		"readyModels": fmt.Sprintf("%d/%d", readyModels, len(st.models)),
+		"router": map[string]any{
 			"routerType":    st.router.RouterType,
 			"replicas":      int64(st.router.Replicas),
 			"readyReplicas": int64(st.router.ReadyReplicas),
 		},
-	} {
-		if err := xr.SetValue(path, v); err != nil {
-			return fmt.Errorf("cannot set %s: %w", path, err)
-		}
 	}
+	// Straight into the status object: SetValue would write each value as
+	// JSON and read it back, a tenth of RunFunction's time for the same
+	// Struct in the end. Anything but an object at status is left to
+	// SetValue, which says what is wrong.
+	status, isMap := xr.Object["status"].(map[string]any)
+	if _, exists := xr.Object["status"]; exists && !isMap {
+		for k, v := range fields {
+			if err := xr.SetValue("status."+k, v); err != nil {
+				return fmt.Errorf("cannot set status.%s: %w", k, err)
+			}
+		}
+		return nil
+	}
+	if status == nil {
+		status = make(map[string]any, len(fields))
+		if xr.Object == nil {
+			xr.Object = map[string]any{}
+		}
+		xr.Object["status"] = status
+	}
+	maps.Copy(status, fields)
 	return nil
 }
 

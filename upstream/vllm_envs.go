@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // vllmEnvsTSV lists the VLLM_* variables each examined vLLM release reads
@@ -122,6 +124,33 @@ func (t VLLMEnvTable) MayRead(name string, r Version) bool {
 // first in order.
 func (t VLLMEnvTable) Closest(name string, r Version) string {
 	before, after := t.around(r)
+	key := closestKey{name, before, after}
+	if c, ok := closestCache.Load(key); ok {
+		return c.(string)
+	}
+	best := t.closest(name, before, after)
+	// The names are the user's: the cache stops growing at a bound.
+	if closestCached.Add(1) <= maxClosestCached {
+		closestCache.Store(key, best)
+	}
+	return best
+}
+
+// Closest's answers, by name and the examined releases around the release:
+// a stack's unread variables are the same on every reconcile.
+var (
+	closestCache  sync.Map // closestKey -> string
+	closestCached atomic.Int64
+)
+
+const maxClosestCached = 4096
+
+type closestKey struct {
+	name          string
+	before, after Version
+}
+
+func (t VLLMEnvTable) closest(name string, before, after Version) string {
 	words := nameWords(name)
 	best, bestShared, bestD := "", -1, 0
 	for _, n := range t.names {
