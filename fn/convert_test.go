@@ -85,17 +85,7 @@ func TestDecoder(t *testing.T) {
 // reference converts it.
 func TestComposedStruct(t *testing.T) {
 	for _, path := range []string{"../example/xr.yaml", "../example/stacks/multi-model.yaml", "../example/stacks/lmcache.yaml", "../example/stacks/production.yaml"} {
-		r := req(t, loadXR(t, path, "llm"), compositionInput(), nil)
-		oxr := observedComposite(r)
-		id, err := identify(oxr.Resource)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec, _, err := decodeSpec(oxr.Resource)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range compose(newStack(id, spec, nil)) {
+		for _, o := range composedObjects(t, req(t, loadXR(t, path, "llm"), compositionInput(), nil)) {
 			got, err := composedStruct(o.obj)
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, o.key, err)

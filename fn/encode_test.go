@@ -54,18 +54,7 @@ func TestEncoderIsJSON(t *testing.T) {
 			if observed {
 				r = reconciledRequest(t, loadXR(t, path, ""), compositionInput())
 			}
-			oxr := observedComposite(r)
-			id, err := identify(oxr.Resource)
-			if err != nil {
-				t.Fatal(err)
-			}
-			spec, _, err := decodeSpec(oxr.Resource)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := newStack(id, spec, nil)
-			_, s.routerRoleExists = observedComposed(r)[routerRoleKey]
-			for _, o := range compose(s) {
+			for _, o := range composedObjects(t, r) {
 				sameAsJSON(t, path+" "+o.key, o.obj)
 				n++
 			}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
@@ -232,4 +233,47 @@ func setPath(m map[string]any, path string, v any) {
 		return
 	}
 	m[parts[len(parts)-1]] = v
+}
+
+// composedObjects are the objects the function composes for the stack of r,
+// with what r observed (the router's RoleBinding waits for its Role).
+func composedObjects(t *testing.T, r *fnv1.RunFunctionRequest) []object {
+	t.Helper()
+	oxr := observedComposite(r)
+	id, err := identify(oxr.Resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _, err := decodeSpec(oxr.Resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newStack(id, spec, nil)
+	_, s.routerRoleExists = observedComposed(r)[routerRoleKey]
+	return compose(s)
+}
+
+// observedExample is the request of the seed stack (applied without a
+// namespace, so in "default") that observes example/observed/<state>: its
+// composed objects, and its pods as the required resources.
+func observedExample(t *testing.T, state string) (*fnv1.RunFunctionRequest, map[string]map[string]any) {
+	t.Helper()
+	dir := filepath.Join("..", "example", "observed", state)
+	observed := map[string]map[string]any{}
+	for _, o := range loadDocs(t, filepath.Join(dir, "composed.yaml")) {
+		key, _, _ := unstructured.NestedString(o, "metadata", "annotations", "crossplane.io/composition-resource-name")
+		if key == "" {
+			t.Fatalf("%s: an observed resource has no crossplane.io/composition-resource-name annotation", dir)
+		}
+		observed[key] = o
+	}
+	var pods []corev1.Pod
+	for _, o := range loadDocs(t, filepath.Join(dir, "pods.yaml")) {
+		p := corev1.Pod{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &p); err != nil {
+			t.Fatal(err)
+		}
+		pods = append(pods, p)
+	}
+	return withPods(t, req(t, loadXR(t, "../example/xr.yaml", "default"), compositionInput(), observed), pods...), observed
 }

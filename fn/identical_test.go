@@ -11,9 +11,6 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/proto"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
@@ -48,21 +45,7 @@ func identicalRequests(t *testing.T) map[string]*fnv1.RunFunctionRequest {
 		}
 	}
 	for _, state := range []string{"downloading", "ready", "gpu-pending"} {
-		dir := filepath.Join("..", "example", "observed", state)
-		observed := map[string]map[string]any{}
-		for _, o := range loadDocs(t, filepath.Join(dir, "composed.yaml")) {
-			key, _, _ := unstructured.NestedString(o, "metadata", "annotations", "crossplane.io/composition-resource-name")
-			observed[key] = o
-		}
-		var pods []corev1.Pod
-		for _, o := range loadDocs(t, filepath.Join(dir, "pods.yaml")) {
-			p := corev1.Pod{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &p); err != nil {
-				t.Fatal(err)
-			}
-			pods = append(pods, p)
-		}
-		reqs["example/observed/"+state] = withPods(t, req(t, loadXR(t, "../example/xr.yaml", "default"), compositionInput(), observed), pods...)
+		reqs["example/observed/"+state], _ = observedExample(t, state)
 	}
 	return reqs
 }

@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -605,23 +604,7 @@ func TestObservedExamples(t *testing.T) {
 	for _, name := range []string{"downloading", "ready", "gpu-pending"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("..", "example", "observed", name)
-			observed := map[string]map[string]any{}
-			for _, o := range loadDocs(t, filepath.Join(dir, "composed.yaml")) {
-				key, _, _ := unstructured.NestedString(o, "metadata", "annotations", "crossplane.io/composition-resource-name")
-				if key == "" {
-					t.Fatalf("%s: an observed resource has no crossplane.io/composition-resource-name annotation", dir)
-				}
-				observed[key] = o
-			}
-			var pods []corev1.Pod
-			for _, o := range loadDocs(t, filepath.Join(dir, "pods.yaml")) {
-				p := corev1.Pod{}
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &p); err != nil {
-					t.Fatal(err)
-				}
-				pods = append(pods, p)
-			}
-			r := withPods(t, req(t, loadXR(t, "../example/xr.yaml", "default"), compositionInput(), observed), pods...)
+			r, observed := observedExample(t, name)
 			for k, items := range r.GetRequiredResources() {
 				if len(items.GetItems()) == 0 {
 					t.Errorf("no pod of %s matches requirement %s", dir, k)
