@@ -120,13 +120,20 @@ func encodeValue(v reflect.Value, prune bool) (*structpb.Value, error) {
 		if v.IsNil() {
 			return structpb.NewNullValue(), nil
 		}
+		for it := v.MapRange(); it.Next(); {
+			if !utf8.ValidString(it.Key().String()) {
+				// Two keys may then read the same: encoding/json writes
+				// them in sorted order, and the last one wins.
+				return viaJSON(v, prune)
+			}
+		}
 		s := &structpb.Struct{Fields: make(map[string]*structpb.Value, v.Len())}
 		for it := v.MapRange(); it.Next(); {
 			e, err := encodeValue(it.Value(), prune)
 			if err != nil {
 				return nil, err
 			}
-			key := validUTF8(it.Key().String())
+			key := it.Key().String()
 			if !prune || !empty(key, e) {
 				s.Fields[key] = e
 			}

@@ -94,6 +94,9 @@ func TestEncoderRandomObjects(t *testing.T) {
 			return
 		}
 	}
+	// Keys that read the same once invalid UTF-8 is replaced: the JSON
+	// path keeps the last in sorted order.
+	sameAsJSON(t, "colliding keys", &corev1.ConfigMap{Data: map[string]string{"a\xff": "1", "a\xfe": "2", "a\uFFFD": "3"}})
 	for range 500 {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		for range rng.IntN(6) {
