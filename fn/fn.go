@@ -113,7 +113,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		}
 		composed[o.key] = &fnv1.Resource{Resource: r, Ready: readyProto(ready(observed[resource.Name(o.key)]))}
 	}
-	setDesiredResources(rsp, composed)
 
 	dxr, err := request.GetDesiredCompositeResource(req)
 	if err != nil {
@@ -130,6 +129,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
 		return refuse(rsp, fmt.Errorf("cannot set the desired ProductionStack: %w", err))
 	}
+	// Last, once nothing can refuse the stack: a Fatal response composes
+	// nothing of its own.
+	setDesiredResources(rsp, composed)
 	setConditions(rsp, st)
 	for _, w := range found.warnings {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()

@@ -7,10 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -342,8 +341,8 @@ func writeStatus(xr *composite.Unstructured, st stackStatus) error {
 	// SetValue, which says what is wrong.
 	status, isMap := xr.Object["status"].(map[string]any)
 	if _, exists := xr.Object["status"]; exists && !isMap {
-		for k, v := range fields {
-			if err := xr.SetValue("status."+k, v); err != nil {
+		for _, k := range slices.Sorted(maps.Keys(fields)) { // the same error every time
+			if err := xr.SetValue("status."+k, fields[k]); err != nil {
 				return fmt.Errorf("cannot set status.%s: %w", k, err)
 			}
 		}

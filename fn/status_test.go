@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -618,5 +619,27 @@ func TestObservedExamples(t *testing.T) {
 			}
 			goldenCompare(t, "observed-"+name, statusOnly(rsp))
 		})
+	}
+}
+
+// TestStatusIntoDesiredXR: the status fields join what an earlier step of
+// the pipeline wrote into the desired XR's status; a status that is no
+// object is refused with the path, the same on every call.
+func TestStatusIntoDesiredXR(t *testing.T) {
+	withDesired := func(status any) *fnv1.RunFunctionRequest {
+		r := req(t, minimalXR(), nil, nil)
+		r.Desired = &fnv1.State{Composite: &fnv1.Resource{Resource: toStruct(t, map[string]any{
+			"apiVersion": "serving.vllm.ai/v1alpha1", "kind": "ProductionStack", "status": status})}}
+		return r
+	}
+	st := mustRun(t, withDesired(map[string]any{"earlier": "kept"})).GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+	if st["earlier"] != "kept" || st["readyModels"] != "0/1" {
+		t.Errorf("desired status = %v, want the earlier step's field and the stack's", st)
+	}
+	const want = "cannot write the ProductionStack's status: cannot set status.endpoint: "
+	for range 5 {
+		if got := fatal(t, run(t, withDesired("not an object"))); !strings.HasPrefix(got, want) {
+			t.Fatalf("Fatal message %q, want it to start with %q", got, want)
+		}
 	}
 }
