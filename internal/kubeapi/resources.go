@@ -77,7 +77,7 @@ func ContainerResources(r corev1.ResourceRequirements) []Problem {
 				ps.add(fld, "%s is more than its limit %s: Kubernetes requires a limit of at least the request", q.String(), lim.String())
 			case strings.HasPrefix(s, hugePagesPrefix) && (!hasLim || q.Cmp(lim) != 0):
 				ps.add(fld, "%s needs a limit equal to it: Kubernetes cannot overcommit huge pages", q.String())
-			case !overcommitted(s) && (!hasLim || q.Cmp(lim) != 0):
+			case !overcommitAllowed(s) && (!hasLim || q.Cmp(lim) != 0):
 				ps.add(fld, "%s needs a limit equal to it: Kubernetes cannot overcommit an extended resource such as a GPU", q.String())
 			}
 		}
@@ -88,9 +88,9 @@ func ContainerResources(r corev1.ResourceRequirements) []Problem {
 	return ps.list
 }
 
-// overcommitted: helper.IsOvercommitAllowed, a native resource that is not
+// overcommitAllowed: helper.IsOvercommitAllowed, a native resource that is not
 // huge pages.
-func overcommitted(name string) bool {
+func overcommitAllowed(name string) bool {
 	return (!strings.Contains(name, "/") || native(name)) && !strings.HasPrefix(name, hugePagesPrefix)
 }
 
