@@ -84,7 +84,8 @@ func encodeValue(v reflect.Value, prune bool) (*structpb.Value, error) {
 			return structpb.NewStringValue(validUTF8(is.StrVal)), nil
 		}
 	}
-	if marshals(t) || (t.Kind() != reflect.Pointer && v.CanAddr() && marshals(reflect.PointerTo(t))) {
+	info := infoOf(t)
+	if info.marshals || (t.Kind() != reflect.Pointer && v.CanAddr() && info.ptrMarshals) {
 		return viaJSON(v, prune)
 	}
 	switch t.Kind() {
@@ -94,14 +95,13 @@ func encodeValue(v reflect.Value, prune bool) (*structpb.Value, error) {
 		}
 		return encodeValue(v.Elem(), prune)
 	case reflect.Struct:
-		fields, ok := fieldsOf(t)
-		if !ok {
+		if !info.walkable {
 			return viaJSON(v, prune)
 		}
-		s := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(fields))}
-		for _, f := range fields {
-			fv, ok := fieldValue(v, f.index)
-			if !ok || (f.omitEmpty && isEmptyValue(fv)) || (f.omitZero && omitZeroDrops(fv)) {
+		s := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(info.fields))}
+		for _, f := range info.fields {
+			fv := v.FieldByIndex(f.index) // no embedded pointers: see collectFields
+			if (f.omitEmpty && isEmptyValue(fv)) || (f.omitZero && omitZeroDrops(fv)) {
 				continue
 			}
 			e, err := encodeValue(fv, prune)
@@ -114,7 +114,7 @@ func encodeValue(v reflect.Value, prune bool) (*structpb.Value, error) {
 		}
 		return structpb.NewStructValue(s), nil
 	case reflect.Map:
-		if t.Key().Kind() != reflect.String || marshals(t.Key()) {
+		if t.Key().Kind() != reflect.String || infoOf(t.Key()).marshals {
 			return viaJSON(v, prune)
 		}
 		if v.IsNil() {
@@ -143,7 +143,7 @@ func encodeValue(v reflect.Value, prune bool) (*structpb.Value, error) {
 		if v.IsNil() {
 			return structpb.NewNullValue(), nil
 		}
-		if t.Elem().Kind() == reflect.Uint8 && !marshals(t.Elem()) && !marshals(reflect.PointerTo(t.Elem())) {
+		if elem := infoOf(t.Elem()); t.Elem().Kind() == reflect.Uint8 && !elem.marshals && !elem.ptrMarshals {
 			return structpb.NewStringValue(base64.StdEncoding.EncodeToString(v.Bytes())), nil
 		}
 		return encodeList(v, prune)
@@ -206,20 +206,6 @@ func viaJSON(v reflect.Value, prune bool) (*structpb.Value, error) {
 	return val, err
 }
 
-// marshalsCache holds marshals' answer per type: Implements walks the
-// method set on every call, and took a third of the walk.
-var marshalsCache sync.Map // reflect.Type -> bool
-
-// marshals reports whether encoding/json lets t write itself.
-func marshals(t reflect.Type) bool {
-	if m, ok := marshalsCache.Load(t); ok {
-		return m.(bool)
-	}
-	m := t.Implements(jsonMarshaler) || t.Implements(textMarshaler)
-	marshalsCache.Store(t, m)
-	return m
-}
-
 // validUTF8 is s as encoding/json writes it: each byte of an invalid
 // sequence becomes U+FFFD.
 func validUTF8(s string) string {
@@ -258,7 +244,7 @@ func isEmptyValue(v reflect.Value) bool {
 // where it has one (on the pointer too), else the zero value.
 func omitZeroDrops(v reflect.Value) bool {
 	t := v.Type()
-	switch zeroMethodOf(t) {
+	switch infoOf(t).zero {
 	case zeroOnInterface:
 		return v.IsNil() || (v.Elem().Kind() == reflect.Pointer && v.Elem().IsNil()) || v.Interface().(interface{ IsZero() bool }).IsZero()
 	case zeroOnPointerType:
@@ -287,25 +273,18 @@ const (
 	zeroOnPointer
 )
 
-var zeroMethodCache sync.Map // reflect.Type -> zeroMethod
-
 func zeroMethodOf(t reflect.Type) zeroMethod {
-	if m, ok := zeroMethodCache.Load(t); ok {
-		return m.(zeroMethod)
-	}
-	m := zeroNone
 	switch {
 	case t.Kind() == reflect.Interface && t.Implements(zeroer):
-		m = zeroOnInterface
+		return zeroOnInterface
 	case t.Kind() == reflect.Pointer && t.Implements(zeroer):
-		m = zeroOnPointerType
+		return zeroOnPointerType
 	case t.Implements(zeroer):
-		m = zeroOnValue
+		return zeroOnValue
 	case reflect.PointerTo(t).Implements(zeroer):
-		m = zeroOnPointer
+		return zeroOnPointer
 	}
-	zeroMethodCache.Store(t, m)
-	return m
+	return zeroNone
 }
 
 // A jsonField is a field encoding/json writes: its name, where it is (an
@@ -318,42 +297,56 @@ type jsonField struct {
 	omitZero  bool
 }
 
-type typeFields struct {
-	fields []jsonField
-	ok     bool
+// typeInfo is what the walk needs to know of a type, worked out once: asking
+// reflect whether a type implements an interface walks its method set, and
+// took a third of the walk when done for every value.
+type typeInfo struct {
+	marshals    bool // encoding/json lets it write itself (json or text)
+	ptrMarshals bool // so does a pointer to it
+	zero        zeroMethod
+	// The fields encoding/json writes of a struct, in its order, when the
+	// walk can take the struct (walkable); see collectFields.
+	fields   []jsonField
+	walkable bool
 }
 
-// fieldCache holds the fields of each struct type, worked out once.
-var fieldCache sync.Map // reflect.Type -> typeFields
+var typeInfos sync.Map // reflect.Type -> *typeInfo
 
-// fieldsOf are the fields encoding/json writes for struct type t, in its
-// order; ok is false for a struct the walk leaves to encoding/json: one with
-// a ",string" option, an embedded pointer (nil ones are
-// skipped, not written as null), an embedded type that marshals itself, or
-// two fields of one name.
-func fieldsOf(t reflect.Type) ([]jsonField, bool) {
-	if c, ok := fieldCache.Load(t); ok {
-		tf := c.(typeFields)
-		return tf.fields, tf.ok
+func infoOf(t reflect.Type) *typeInfo {
+	if i, ok := typeInfos.Load(t); ok {
+		return i.(*typeInfo)
 	}
-	fields, ok := collectFields(t, nil, map[reflect.Type]bool{})
-	var out []jsonField
-	if ok {
-		out, ok = dominant(fields)
+	info := &typeInfo{
+		marshals:    implementsMarshaler(t),
+		ptrMarshals: t.Kind() != reflect.Pointer && implementsMarshaler(reflect.PointerTo(t)),
+		zero:        zeroMethodOf(t),
 	}
-	fieldCache.Store(t, typeFields{out, ok})
-	return out, ok
+	if t.Kind() == reflect.Struct {
+		info.fields, info.walkable = collectFields(t, nil, map[reflect.Type]bool{})
+		if info.walkable {
+			info.walkable = uniqueNames(info.fields)
+		}
+	}
+	typeInfos.Store(t, info)
+	return info
 }
 
-type candidate struct{ jsonField }
+func implementsMarshaler(t reflect.Type) bool {
+	return t.Implements(jsonMarshaler) || t.Implements(textMarshaler)
+}
 
-func collectFields(t reflect.Type, index []int, seen map[reflect.Type]bool) ([]candidate, bool) {
+// collectFields are the fields encoding/json writes of struct type t, with
+// their index paths below index; false for a struct the walk leaves to
+// encoding/json: one with a ",string" option, an embedded pointer (nil ones
+// are skipped, not written as null), or an embedded type that marshals
+// itself.
+func collectFields(t reflect.Type, index []int, seen map[reflect.Type]bool) ([]jsonField, bool) {
 	if seen[t] { // an embedding cycle
 		return nil, false
 	}
 	seen[t] = true
 	defer delete(seen, t)
-	var out []candidate
+	var out []jsonField
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		tag := sf.Tag.Get("json")
@@ -361,7 +354,7 @@ func collectFields(t reflect.Type, index []int, seen map[reflect.Type]bool) ([]c
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		if strings.Contains(","+opts+",", ",string,") {
+		if hasOption(opts, "string") {
 			return nil, false
 		}
 		idx := append(slices.Clone(index), i)
@@ -370,7 +363,7 @@ func collectFields(t reflect.Type, index []int, seen map[reflect.Type]bool) ([]c
 			if ft.Kind() == reflect.Pointer {
 				return nil, false
 			}
-			if ft.Kind() == reflect.Struct && (marshals(ft) || marshals(reflect.PointerTo(ft))) {
+			if ft.Kind() == reflect.Struct && (implementsMarshaler(ft) || implementsMarshaler(reflect.PointerTo(ft))) {
 				return nil, false // its methods are the outer type's: the JSON path
 			}
 			if ft.Kind() == reflect.Struct {
@@ -390,31 +383,22 @@ func collectFields(t reflect.Type, index []int, seen map[reflect.Type]bool) ([]c
 		if name == "" {
 			name = sf.Name
 		}
-		out = append(out, candidate{jsonField{name, idx, strings.Contains(","+opts+",", ",omitempty,"), strings.Contains(","+opts+",", ",omitzero,")}})
+		out = append(out, jsonField{name, idx, hasOption(opts, "omitempty"), hasOption(opts, "omitzero")})
 	}
 	return out, true
 }
 
-// dominant: encoding/json resolves fields of one name (the shallowest,
+func hasOption(opts, o string) bool { return strings.Contains(","+opts+",", ","+o+",") }
+
+// uniqueNames: encoding/json resolves fields of one name (the shallowest,
 // then the tagged one, else none); the walk leaves such types to it.
-func dominant(cs []candidate) ([]jsonField, bool) {
-	seen := map[string]bool{}
-	out := make([]jsonField, 0, len(cs))
-	for _, c := range cs {
-		if seen[c.name] {
-			return nil, false
+func uniqueNames(fields []jsonField) bool {
+	seen := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		if seen[f.name] {
+			return false
 		}
-		seen[c.name] = true
-		out = append(out, c.jsonField)
+		seen[f.name] = true
 	}
-	return out, true
-}
-
-// fieldValue is the field at index below v, through embedded structs
-// (never pointers: see collectFields).
-func fieldValue(v reflect.Value, index []int) (reflect.Value, bool) {
-	for _, i := range index {
-		v = v.Field(i)
-	}
-	return v, true
+	return true
 }
