@@ -37,7 +37,7 @@ func validateEngineMistakes(f *findings, e engine) {
 
 func isCUDAImage(repo string) bool {
 	for _, c := range cudaImages {
-		if repo == c || strings.HasSuffix(repo, "/"+c) {
+		if isImageOf(repo, c) {
 			return true
 		}
 	}

@@ -2,7 +2,6 @@ package fn
 
 import (
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -21,7 +20,7 @@ func resolveVLLMVersion(vc *v1alpha1.VLLMConfig, in *v1beta1.Input) (programVers
 	image := imageRef(vc.ImagePullRegistry, vc.Image)
 	repo, tag := upstream.ImageTag(image)
 	fromTag, tagged := upstream.Version{}, false
-	if repo == upstream.VLLMImageRepo || strings.HasSuffix(repo, "/"+upstream.VLLMImageRepo) {
+	if isImageOf(repo, upstream.VLLMImageRepo) {
 		fromTag, tagged = upstream.ParseVersion(tag)
 	}
 	declared, from := vc.EngineVersion, "vllmConfig.engineVersion"
