@@ -8,6 +8,7 @@ package fn
 // the function's code, so they judge what a cluster would actually run.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -504,7 +505,7 @@ func checkDiscovery(router corev1.Container, rules []rbacv1.PolicyRule, engineSe
 		return nil
 	}
 	mode, _ := argValue(router.Args, "--k8s-service-discovery-type")
-	mode = or(mode, "pod-ip")
+	mode = cmp.Or(mode, "pod-ip")
 	var problems []string
 	for _, g := range discoveryGrants[mode] {
 		if missing := ungranted(rules, g.resource, g.verbs); len(missing) > 0 {
@@ -517,7 +518,7 @@ func checkDiscovery(router corev1.Container, rules []rbacv1.PolicyRule, engineSe
 		return append(problems, fmt.Sprintf("--k8s-label-selector %q: %v", raw, err))
 	}
 	port, given := argValue(router.Args, "--k8s-port")
-	port = or(port, defaultK8sPort)
+	port = cmp.Or(port, defaultK8sPort)
 	what := "--k8s-port " + port
 	if !given {
 		what = "no --k8s-port (so " + defaultK8sPort + ")"
@@ -538,8 +539,8 @@ func checkDiscovery(router corev1.Container, rules []rbacv1.PolicyRule, engineSe
 			problems = append(problems, fmt.Sprintf("--k8s-label-selector %q does not select the pods of engine Deployment %s", raw, d.Name))
 		}
 		if c, ok := containerNamed(d, engineContainer); ok {
-			if p, _ := argValue(c.Args, "--port"); or(p, defaultK8sPort) != port {
-				problems = append(problems, fmt.Sprintf("%s: the pods of engine Deployment %s listen on %s", what, d.Name, or(p, defaultK8sPort)))
+			if p, _ := argValue(c.Args, "--port"); cmp.Or(p, defaultK8sPort) != port {
+				problems = append(problems, fmt.Sprintf("%s: the pods of engine Deployment %s listen on %s", what, d.Name, cmp.Or(p, defaultK8sPort)))
 			}
 		}
 	}

@@ -86,18 +86,18 @@ func TestDecoder(t *testing.T) {
 func TestComposedStruct(t *testing.T) {
 	for _, path := range []string{"../example/xr.yaml", "../example/stacks/multi-model.yaml", "../example/stacks/lmcache.yaml", "../example/stacks/production.yaml"} {
 		for _, o := range composedObjects(t, req(t, loadXR(t, path, "llm"), compositionInput(), nil)) {
-			got, err := composedStruct(o.obj)
+			got, err := composedStruct(o.Obj)
 			if err != nil {
-				t.Fatalf("%s %s: %v", path, o.key, err)
+				t.Fatalf("%s %s: %v", path, o.Key, err)
 			}
-			b, err := json.Marshal(o.obj)
+			b, err := json.Marshal(o.Obj)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := reference(t, b)
 			delete(want.Fields, "status")
 			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-				t.Errorf("%s %s (-want +got):\n%s", path, o.key, diff)
+				t.Errorf("%s %s (-want +got):\n%s", path, o.Key, diff)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/vllm-project/function-vllm-stack/stack"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource/composite"
@@ -31,10 +32,10 @@ const crdRequirementPrefix = "crd-"
 
 // optionalKindsOf are the optional kinds among the stack's objects, each
 // once, in the order of the objects.
-func optionalKindsOf(objs []object) []string {
+func optionalKindsOf(objs []stack.Object) []string {
 	var kinds []string
 	for _, o := range objs {
-		k := o.obj.GetObjectKind().GroupVersionKind().Kind
+		k := o.Obj.GetObjectKind().GroupVersionKind().Kind
 		if _, ok := optionalKinds[k]; ok && !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}

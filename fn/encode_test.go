@@ -55,7 +55,7 @@ func TestEncoderIsJSON(t *testing.T) {
 				r = reconciledRequest(t, loadXR(t, path, ""), compositionInput())
 			}
 			for _, o := range composedObjects(t, r) {
-				sameAsJSON(t, path+" "+o.key, o.obj)
+				sameAsJSON(t, path+" "+o.Key, o.Obj)
 				n++
 			}
 		}

@@ -11,30 +11,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"github.com/vllm-project/function-vllm-stack/upstream"
 )
 
 // minimalXR is the smallest valid stack: one model by URL, in namespace llm.
-func minimalXR() map[string]any {
-	return map[string]any{
-		"apiVersion": "serving.vllm.ai/v1alpha1",
-		"kind":       "ProductionStack",
-		"metadata":   map[string]any{"name": "s", "namespace": "llm"},
-		"spec": map[string]any{
-			"model":     map[string]any{"name": "m", "modelURL": "org/m"},
-			"resources": map[string]any{"gpu": "1"},
-		},
-	}
-}
+func minimalXR() map[string]any { return stacktest.MinimalXR() }
 
 // with returns minimalXR with spec fields set at dotted paths below spec.
-func with(kv ...any) map[string]any {
-	xr := minimalXR()
-	for i := 0; i < len(kv); i += 2 {
-		setPath(xr, "spec."+kv[i].(string), kv[i+1])
-	}
-	return xr
-}
+func with(kv ...any) map[string]any { return stacktest.With(kv...) }
 
 var baseArgs = []string{"org/m", "--host", "0.0.0.0", "--port", "8000"}
 

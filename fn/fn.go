@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -19,6 +18,8 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
+	"github.com/vllm-project/function-vllm-stack/stack"
+	"github.com/vllm-project/function-vllm-stack/status"
 )
 
 // DefaultTTL is how long Crossplane may cache a response by default. With
@@ -59,7 +60,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err != nil {
 		return refuse(rsp, err)
 	}
-	if err := validateInput(in); err != nil {
+	if err := stack.ValidateInput(in); err != nil {
 		return refuse(rsp, err)
 	}
 	if in.TTL != nil {
@@ -76,42 +77,36 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err != nil {
 		return refuse(rsp, err)
 	}
-	spec, raw, err := decodeSpec(oxr.Resource)
+	spec, raw, err := stack.DecodeSpec(oxr.Resource.Object["spec"])
 	if err != nil {
 		return refuse(rsp, err)
 	}
-	s := newStack(id, spec, in)
-	found := validate(id, spec, s)
-	found.addSchemaViolations(raw)
-	if len(found.errs) > 0 {
-		log.Info("Invalid ProductionStack", "errors", found.errs)
-		return refuse(rsp, errors.New("invalid ProductionStack: "+joinErrors(found.errs)))
+	s := stack.New(id, spec, in)
+	found := s.Validate(raw)
+	if err := found.Err(); err != nil {
+		log.Info("Invalid ProductionStack", "errors", found.Errors)
+		return refuse(rsp, err)
 	}
 
 	observed := observedComposed(req)
-	_, s.routerRoleExists = observed[resource.Name(routerRoleKey)]
-	groups := composeGroups(s)
-	if err := clashes(s, groups); err != nil {
+	objs, err := s.Compose(func(key string) bool { _, ok := observed[resource.Name(key)]; return ok })
+	if err != nil {
 		return refuse(rsp, err)
-	}
-	var objs []object
-	for _, g := range groups {
-		objs = append(objs, g...)
 	}
 	optional := optionalKindsOf(objs)
 	assumed, err := checkCRDs(req, optional, preview(oxr.Resource))
 	if err != nil {
 		return refuse(rsp, err)
 	}
-	found.warnings = append(found.warnings, assumed...)
+	found.Warnings = append(found.Warnings, assumed...)
 
 	composed := map[string]*fnv1.Resource{}
 	for _, o := range objs {
-		r, err := encodeComposed(o.obj)
+		r, err := encodeComposed(o.Obj)
 		if err != nil {
-			return refuse(rsp, fmt.Errorf("cannot convert %s %q to a composed resource: %w", o.obj.GetObjectKind().GroupVersionKind().Kind, o.key, err))
+			return refuse(rsp, fmt.Errorf("cannot convert %s %q to a composed resource: %w", o.Obj.GetObjectKind().GroupVersionKind().Kind, o.Key, err))
 		}
-		composed[o.key] = &fnv1.Resource{Resource: r, Ready: readyProto(ready(observed[resource.Name(o.key)]))}
+		composed[o.Key] = &fnv1.Resource{Resource: r, Ready: readyOf(observed[resource.Name(o.Key)])}
 	}
 
 	dxr, err := request.GetDesiredCompositeResource(req)
@@ -122,8 +117,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	// next call of this reconcile, and the status explains unready pods.
 	requirePods(rsp, s)
 	requireCRDs(rsp, optional)
-	st := observe(s, observed, requiredPods(req))
-	if err := writeStatus(dxr.Resource, st); err != nil {
+	st := status.Observe(s.Parts(), observedObjects(observed), requiredPods(req))
+	if err := writeStatus(dxr.Resource, st.Fields()); err != nil {
 		return refuse(rsp, fmt.Errorf("cannot write the ProductionStack's status: %w", err))
 	}
 	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
@@ -132,11 +127,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	// Last, once nothing can refuse the stack: a Fatal response composes
 	// nothing of its own.
 	setDesiredResources(rsp, composed)
-	setConditions(rsp, st)
-	for _, w := range found.warnings {
+	setConditions(rsp, st.Conditions())
+	for _, w := range found.Warnings {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
-	log.Debug("Composed ProductionStack", "models", len(s.engines), "resources", len(rsp.GetDesired().GetResources()))
+	log.Debug("Composed ProductionStack", "models", s.Models(), "resources", len(rsp.GetDesired().GetResources()))
 	return rsp, nil
 }
 
@@ -167,39 +162,11 @@ func setDesiredResources(rsp *fnv1.RunFunctionResponse, composed map[string]*fnv
 	maps.Copy(rsp.Desired.Resources, composed)
 }
 
-// readyProto is a readiness as the protocol says it.
-func readyProto(r resource.Ready) fnv1.Ready {
-	switch r {
-	case resource.ReadyTrue:
-		return fnv1.Ready_READY_TRUE
-	case resource.ReadyFalse:
+// readyOf is an observed composed object's readiness as the protocol says
+// it: Crossplane marks the XR Ready only when every composed object is.
+func readyOf(o resource.ObservedComposed) fnv1.Ready {
+	if o.Resource == nil || !status.Ready(&o.Resource.Unstructured) {
 		return fnv1.Ready_READY_FALSE
 	}
-	return fnv1.Ready_READY_UNSPECIFIED
-}
-
-// Bounds of a refusal's message, which goes into events and the XR's
-// conditions: each error, which may quote what the user wrote, and all of
-// them.
-const (
-	maxErrorLength   = 1 << 10
-	maxRefusalLength = 8 << 10
-)
-
-// joinErrors joins validation errors, each clipped, as many as fit in
-// maxRefusalLength, and says how many more there are.
-func joinErrors(errs []string) string {
-	var b strings.Builder
-	for i, e := range errs {
-		e = clip(e, maxErrorLength)
-		if i > 0 && b.Len()+len(e) > maxRefusalLength {
-			fmt.Fprintf(&b, "; and %d more errors", len(errs)-i)
-			break
-		}
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(e)
-	}
-	return b.String()
+	return fnv1.Ready_READY_TRUE
 }

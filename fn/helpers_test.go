@@ -5,10 +5,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/golden from the function's output")
@@ -218,39 +220,27 @@ func goldenCompare(t *testing.T, name string, got *fnv1.RunFunctionResponse) {
 }
 
 // setPath sets a value in an XR map at a dotted path, creating objects.
-func setPath(m map[string]any, path string, v any) {
-	parts := strings.Split(path, ".")
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := m[p].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[p] = next
-		}
-		m = next
-	}
-	if v == nil {
-		delete(m, parts[len(parts)-1])
-		return
-	}
-	m[parts[len(parts)-1]] = v
-}
+func setPath(m map[string]any, path string, v any) { stacktest.SetPath(m, path, v) }
 
 // composedObjects are the objects the function composes for the stack of r,
 // with what r observed (the router's RoleBinding waits for its Role).
-func composedObjects(t *testing.T, r *fnv1.RunFunctionRequest) []object {
+func composedObjects(t *testing.T, r *fnv1.RunFunctionRequest) []stack.Object {
 	t.Helper()
 	oxr := observedComposite(r)
 	id, err := identify(oxr.Resource)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, _, err := decodeSpec(oxr.Resource)
+	spec, _, err := stack.DecodeSpec(oxr.Resource.Object["spec"])
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newStack(id, spec, nil)
-	_, s.routerRoleExists = observedComposed(r)[routerRoleKey]
-	return compose(s)
+	observed := observedComposed(r)
+	objs, err := stack.New(id, spec, nil).Compose(func(key string) bool { _, ok := observed[resource.Name(key)]; return ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
 }
 
 // observedExample is the request of the seed stack (applied without a

@@ -1,77 +1,17 @@
 package fn
 
 import (
-	"encoding/json"
-	"fmt"
-	"reflect"
-	"sort"
-	"strings"
-
 	"google.golang.org/protobuf/types/known/structpb"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	sigsjson "sigs.k8s.io/json"
 
 	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
+	"github.com/vllm-project/function-vllm-stack/stack"
 )
 
-// decodeInput decodes the function's Input strictly. The SDK's decoder
-// words its errors differently from call to call (encoding/json/v2 does so
-// on purpose), which would change the refusal's message, and so the XR's
-// status, on every reconcile; this one's messages are the same every time
-// and name the field.
+// decodeInput decodes the function's Input; a step without one gets the
+// defaults.
 func decodeInput(s *structpb.Struct) (*v1beta1.Input, error) {
-	in := &v1beta1.Input{}
 	if s == nil {
-		return in, nil
+		return &v1beta1.Input{}, nil
 	}
-	raw := s.AsMap()
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return nil, fmt.Errorf("cannot encode the function's Input: %w", err)
-	}
-	strict, err := sigsjson.UnmarshalStrict(b, in)
-	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		msg = goStructField.ReplaceAllString(msg, "the function's Input field ")
-		if !strings.Contains(msg, "Input field") {
-			if at, leaf := locate(raw, reflect.TypeFor[v1beta1.Input](), "Input"); at != "" {
-				msg = "the function's Input field " + strings.TrimPrefix(at, "Input.") + ": " + msg
-				if leaf == reflect.TypeFor[metav1.Duration]() {
-					msg += "; use a duration such as 30s or 2m"
-				}
-			}
-		}
-		return nil, fmt.Errorf("cannot decode the function's Input in the Composition: %s", msg)
-	}
-	if len(strict) > 0 {
-		msgs := make([]string, 0, len(strict))
-		for _, e := range strict {
-			msgs = append(msgs, strings.TrimPrefix(e.Error(), "json: "))
-		}
-		sort.Strings(msgs)
-		return nil, fmt.Errorf("the function's Input in the Composition has fields it does not know: %s; check the spelling against the Input CRD (package/input)", strings.Join(msgs, "; "))
-	}
-	return in, nil
-}
-
-// validateInput checks the fields of the function's Input that go into
-// composed objects. Crossplane does not check an Input against its CRD, and
-// the Composition's author sees the refusal on every stack it composes.
-func validateInput(in *v1beta1.Input) error {
-	var f findings
-	const p = "the function's Input "
-	if s := in.GetStorage(); s.Size != "" {
-		if q, err := parseQuantity(s.Size); err != nil || q.Sign() <= 0 || !quantityInRange(q) {
-			f.errorf("%sstorage.size %s is invalid: use a Kubernetes quantity greater than 0, such as 50Gi", p, clipQuote(s.Size))
-		}
-	}
-	objectName(&f, p+"storage.storageClassName", in.GetStorage().StorageClassName)
-	image(&f, p+"engine.image", in.GetEngine().Image)
-	image(&f, p+"engine.imagePullRegistry", in.GetEngine().ImagePullRegistry)
-	image(&f, p+"router.image", in.GetRouter().Image)
-	image(&f, p+"router.tag", in.GetRouter().Tag)
-	if len(f.errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("invalid Input in the Composition: %s", strings.Join(f.errs, "; "))
+	return stack.DecodeInput(s.AsMap())
 }

@@ -49,7 +49,7 @@ func testPod(name, component, app string, status corev1.PodStatus) corev1.Pod {
 	return corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "llm", Labels: map[string]string{
-			labelName: app, labelInstance: "s", labelComponent: component, labelPartOf: partOf, labelManagedBy: managedBy,
+			labelName: app, labelInstance: "s", labelComponent: component, labelPartOf: "vllm-stack", labelManagedBy: "crossplane",
 		}},
 		Status: status,
 	}
@@ -323,10 +323,10 @@ func TestRouterPods(t *testing.T) {
 // TestLongModelNameGroupsPods: pods carry the engine's id shortened to a
 // label value; a model with a long name still finds its pods.
 func TestLongModelNameGroupsPods(t *testing.T) {
-	name := strings.Repeat("very-long-model-name-", 4) // 84 characters
-	id := shorten(dnsLabel(name), maxLabelLength)
+	name := strings.Repeat("very-long-model-name-", 4)                      // 84 characters
+	id := "very-long-model-name-very-long-model-name-very-long-mo-662910fa" // its DNS label, shortened to 63 characters
 	xr := with("model.name", name)
-	observed := map[string]map[string]any{"engine-" + dnsLabel(name): observedDeployment("d", 1, counts(1, 0, 0), unavailable)}
+	observed := map[string]map[string]any{"engine-" + strings.TrimSuffix(name, "-"): observedDeployment("d", 1, counts(1, 0, 0), unavailable)}
 	rsp := mustRun(t, withPods(t, req(t, xr, nil, observed), testPod("p", componentEngine, id, scheduled(running(false, false)))))
 	got := conditionOfType(t, rsp, conditionEnginesReady).Message
 	if !strings.HasSuffix(got, "; pod p: container vllm has not passed its startup probe yet (downloading or loading the model)") {

@@ -3,11 +3,8 @@ package fn
 import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
+	"github.com/vllm-project/function-vllm-stack/status"
 )
-
-// reasonRefused is the reason of the stack's conditions when the function
-// refused to compose it.
-const reasonRefused = "Refused"
 
 // refuse ends the pipeline with a Fatal result: Crossplane applies nothing,
 // and the running stack stays as it was.
@@ -22,9 +19,7 @@ const reasonRefused = "Refused"
 func refuse(rsp *fnv1.RunFunctionResponse, err error) (*fnv1.RunFunctionResponse, error) {
 	response.Warning(rsp, err).TargetCompositeAndClaim()
 	msg := "The function refused the stack, so nothing was applied and what runs is unchanged: " + err.Error()
-	for _, c := range []string{conditionEnginesReady, conditionRouterReady, conditionStorageReady} {
-		response.ConditionFalse(rsp, c, reasonRefused).WithMessage(msg).TargetCompositeAndClaim()
-	}
+	setConditions(rsp, status.Refused(msg))
 	response.Fatal(rsp, err)
 	return rsp, nil
 }

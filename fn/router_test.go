@@ -42,6 +42,15 @@ func TestRouterArgs(t *testing.T) {
 	}
 }
 
+// chartRouterResources are the router's resources in the Helm chart's
+// values.yaml, which the function takes as its default.
+func chartRouterResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("400m"), corev1.ResourceMemory: resource.MustParse("1000Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1000Mi")},
+	}
+}
+
 func TestRouterDeployment(t *testing.T) {
 	cases := map[string]struct {
 		xr            map[string]any
@@ -50,16 +59,16 @@ func TestRouterDeployment(t *testing.T) {
 		wantReplicas  int32
 		wantResources corev1.ResourceRequirements
 	}{
-		"Defaults":     {xr: minimalXR(), wantImage: "lmcache/lmstack-router:latest", wantReplicas: 1, wantResources: defaultRouterResources()},
-		"InputPinsTag": {xr: minimalXR(), input: compositionInput(), wantImage: "lmcache/lmstack-router:v0.1.12", wantReplicas: 1, wantResources: defaultRouterResources()},
+		"Defaults":     {xr: minimalXR(), wantImage: "lmcache/lmstack-router:latest", wantReplicas: 1, wantResources: chartRouterResources()},
+		"InputPinsTag": {xr: minimalXR(), input: compositionInput(), wantImage: "lmcache/lmstack-router:v0.1.12", wantReplicas: 1, wantResources: chartRouterResources()},
 		"StackOverridesImage": {xr: with("routerConfig.image", "registry.local/router:dev", "routerConfig.replicas", 2), input: compositionInput(),
-			wantImage: "registry.local/router:dev", wantReplicas: 2, wantResources: defaultRouterResources()},
+			wantImage: "registry.local/router:dev", wantReplicas: 2, wantResources: chartRouterResources()},
 		"Resources": {xr: with("routerConfig.resources", map[string]any{"requests": map[string]any{"cpu": "1"}, "limits": map[string]any{"memory": "2Gi"}}),
 			wantImage: "lmcache/lmstack-router:latest", wantReplicas: 1, wantResources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
 			}},
-		"ZeroReplicas": {xr: with("routerConfig.replicas", 0), wantImage: "lmcache/lmstack-router:latest", wantReplicas: 0, wantResources: defaultRouterResources()},
+		"ZeroReplicas": {xr: with("routerConfig.replicas", 0), wantImage: "lmcache/lmstack-router:latest", wantReplicas: 0, wantResources: chartRouterResources()},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

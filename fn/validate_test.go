@@ -1,13 +1,13 @@
 package fn
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
+	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
@@ -511,7 +511,7 @@ func TestFatalLeavesDesiredUntouched(t *testing.T) {
 	var conds []*fnv1.Condition
 	for _, typ := range []string{"EnginesReady", "RouterReady", "StorageReady"} {
 		conds = append(conds, &fnv1.Condition{Type: typ, Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: "Refused",
-			Message: ptrTo("The function refused the stack, so nothing was applied and what runs is unchanged: " + msg), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()})
+			Message: ptr.To("The function refused the stack, so nothing was applied and what runs is unchanged: " + msg), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()})
 	}
 	if diff := cmp.Diff(conds, rsp.GetConditions(), protocmp.Transform()); diff != "" {
 		t.Errorf("conditions (-want +got):\n%s", diff)
@@ -555,26 +555,6 @@ func TestWarnings(t *testing.T) {
 				t.Error("a warning must not stop the stack from being composed")
 			}
 		})
-	}
-}
-
-// TestRefusalBounded: a refusal's message goes into events and conditions;
-// it stays bounded however many errors a stack has and however long the
-// values it quotes.
-func TestRefusalBounded(t *testing.T) {
-	models := make([]any, 200)
-	for i := range models {
-		models[i] = map[string]any{"name": fmt.Sprintf("m%d", i), "maxNumSeqs": 0}
-	}
-	msg := fatal(t, run(t, req(t, with("model", nil, "models", models), nil, nil)))
-	if len(msg) > maxRefusalLength+100 || !strings.HasSuffix(msg, " more errors") {
-		t.Errorf("a refusal of %d bytes, want at most about %d ending in how many more errors there are: ...%s", len(msg), maxRefusalLength, msg[max(0, len(msg)-200):])
-	}
-	long := strings.Repeat("9", 100000)
-	msg = fatal(t, run(t, req(t, with("vllmConfig.gpuMemoryUtilization", long), nil, nil)))
-	want := "invalid ProductionStack: " + clip(`spec.vllmConfig.gpuMemoryUtilization "`+long, maxErrorLength)
-	if msg != want {
-		t.Errorf("Fatal message:\n got: %.300s...\nwant: %.300s...", msg, want)
 	}
 }
 

@@ -56,7 +56,7 @@ func nsFor(name string, legacy bool) string {
 
 // A podReason is a pod-level reason a stack's engine does not serve: the
 // change to the seed that causes it, how the engine pod shows it, and the
-// reason and the pod line the function's EnginesReady gives (fn/pods.go).
+// reason and the pod line the function's EnginesReady gives (status/pods.go).
 type podReason struct {
 	name   string
 	reason string

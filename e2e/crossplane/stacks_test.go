@@ -30,7 +30,7 @@ const (
 // function refuses a stack (fn/refuse.go); the function's error follows.
 const refusedPrefix = "The function refused the stack, so nothing was applied and what runs is unchanged: "
 
-// The stack's own condition types (fn/status.go), besides Crossplane's Ready
+// The stack's own condition types (status/status.go), besides Crossplane's Ready
 // and Synced.
 var stackConditions = []string{"EnginesReady", "RouterReady", "StorageReady"}
 

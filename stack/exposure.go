@@ -1,0 +1,182 @@
+package stack
+
+import (
+	"cmp"
+	"slices"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
+)
+
+const defaultScrapeInterval = "30s"
+
+// on reports whether an optional block with an enabled switch asks for its
+// object: set, and not enabled: false.
+func on(set bool, enabled *bool) bool { return set && (enabled == nil || *enabled) }
+
+// routerIngress exposes the router's Service through an Ingress controller.
+func routerIngress(s *Stack, in *v1alpha1.Ingress) *networkingv1.Ingress {
+	ing := &networkingv1.Ingress{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+		ObjectMeta: withAnnotations(s.meta(s.names.routerIngress(), routerLabels(s)), in.Annotations),
+		Spec: networkingv1.IngressSpec{
+			Rules: []networkingv1.IngressRule{{
+				Host: in.Host,
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+					Paths: []networkingv1.HTTPIngressPath{{
+						Path:     or(in.Path, "/"),
+						PathType: ptr.To(networkingv1.PathTypePrefix),
+						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+							Name: s.names.routerService(),
+							Port: networkingv1.ServiceBackendPort{Number: s.router.servicePort},
+						}},
+					}},
+				}},
+			}},
+		},
+	}
+	if in.ClassName != "" {
+		ing.Spec.IngressClassName = ptr.To(in.ClassName)
+	}
+	if in.TLSSecretName != "" {
+		tls := networkingv1.IngressTLS{SecretName: in.TLSSecretName}
+		if in.Host != "" {
+			tls.Hosts = []string{in.Host}
+		}
+		ing.Spec.TLS = []networkingv1.IngressTLS{tls}
+	}
+	return ing
+}
+
+// routerHTTPRoute attaches the router's Service to Gateways. Gateway API
+// types are CRDs, so the object is built unstructured.
+func routerHTTPRoute(s *Stack, r *v1alpha1.HTTPRoute) *unstructured.Unstructured {
+	parents := make([]any, 0, len(r.ParentRefs))
+	for _, p := range r.ParentRefs {
+		ref := map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": p.Name}
+		if p.Namespace != "" {
+			ref["namespace"] = p.Namespace
+		}
+		if p.SectionName != "" {
+			ref["sectionName"] = p.SectionName
+		}
+		parents = append(parents, ref)
+	}
+	spec := map[string]any{
+		"parentRefs": parents,
+		"rules": []any{map[string]any{
+			"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": or(r.Path, "/")}}},
+			"backendRefs": []any{map[string]any{"name": s.names.routerService(), "port": int64(s.router.servicePort)}},
+		}},
+	}
+	if len(r.Hostnames) > 0 {
+		hosts := make([]any, len(r.Hostnames))
+		for i, h := range r.Hostnames {
+			hosts[i] = h
+		}
+		spec["hostnames"] = hosts
+	}
+	return crd(s, "gateway.networking.k8s.io/v1", "HTTPRoute", s.names.routerHTTPRoute(), routerLabels(s), spec)
+}
+
+// serviceMonitor scrapes /metrics of the Services of one component: vLLM
+// serves its metrics on the same port as the API.
+func serviceMonitor(s *Stack, name, component, port string, m *v1alpha1.ServiceMonitor) *unstructured.Unstructured {
+	l := labels(s.name, component, component)
+	if component == ComponentEngine {
+		// It scrapes every model's engines: no single model names it.
+		delete(l, LabelName)
+	}
+	for k, v := range m.Labels {
+		if _, own := l[k]; !own {
+			l[k] = v
+		}
+	}
+	spec := map[string]any{
+		"selector": map[string]any{"matchLabels": map[string]any{LabelInstance: s.name, LabelComponent: component}},
+		"endpoints": []any{map[string]any{
+			"port": port, "path": "/metrics", "interval": or(m.Interval, defaultScrapeInterval),
+		}},
+	}
+	return crd(s, "monitoring.coreos.com/v1", "ServiceMonitor", name, l, spec)
+}
+
+func crd(s *Stack, apiVersion, kind, name string, labels map[string]string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	u.SetName(name)
+	u.SetNamespace(s.namespace)
+	u.SetLabels(labels)
+	return u
+}
+
+// engineNetworkPolicy lets only the stack's router, and the sources the user
+// names (e.g. Prometheus), reach the engines' port. Engines are otherwise
+// open to every pod of the cluster: vLLM has no authentication by default.
+func engineNetworkPolicy(s *Stack, np *v1alpha1.NetworkPolicy) *networkingv1.NetworkPolicy {
+	from := append([]networkingv1.NetworkPolicyPeer{{
+		PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: s.name, LabelComponent: ComponentRouter}},
+	}}, np.AllowFrom...)
+	l := labels(s.name, ComponentEngine, ComponentEngine)
+	delete(l, LabelName)
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: s.meta(s.names.engineNetworkPolicy(), l),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: s.name, LabelComponent: ComponentEngine}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress:     engineIngress(s, from),
+		},
+	}
+}
+
+// engineIngress: the API port from the router and the named sources; with
+// kvaware routing also the LMCache workers' ports, from the router only,
+// where the LMCache controller calls back: each model's range, one port per
+// tensor-parallel worker.
+func engineIngress(s *Stack, from []networkingv1.NetworkPolicyPeer) []networkingv1.NetworkPolicyIngressRule {
+	rules := []networkingv1.NetworkPolicyIngressRule{{
+		From:  from,
+		Ports: []networkingv1.NetworkPolicyPort{{Port: ptr.To(intstr.FromInt32(enginePort))}},
+	}}
+	var ranges [][2]int32
+	for _, e := range s.engines {
+		if kvAware(s, e) {
+			first, last := workerPorts(e) // validated: within int32
+			ranges = append(ranges, [2]int32{int32(first), int32(last)})
+		}
+	}
+	if len(ranges) == 0 {
+		return rules
+	}
+	var ports []networkingv1.NetworkPolicyPort
+	for _, r := range mergeRanges(ranges) {
+		p := networkingv1.NetworkPolicyPort{Port: ptr.To(intstr.FromInt32(r[0]))}
+		if r[1] > r[0] {
+			p.EndPort = ptr.To(r[1])
+		}
+		ports = append(ports, p)
+	}
+	return append(rules, networkingv1.NetworkPolicyIngressRule{From: from[:1], Ports: ports})
+}
+
+// mergeRanges sorts port ranges and joins the ones that overlap or touch.
+func mergeRanges(ranges [][2]int32) [][2]int32 {
+	slices.SortFunc(ranges, func(a, b [2]int32) int { return cmp.Compare(a[0], b[0]) })
+	out := [][2]int32{ranges[0]}
+	for _, r := range ranges[1:] {
+		last := &out[len(out)-1]
+		if r[0] <= last[1]+1 {
+			last[1] = max(last[1], r[1])
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}

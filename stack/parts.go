@@ -1,0 +1,76 @@
+package stack
+
+import "strconv"
+
+// Parts are what a stack's status reports on, named as the stack composes
+// them: each model's engine Deployment and model cache claim, and the
+// router's Deployment and Service. Keys are composition resource names.
+type Parts struct {
+	Endpoint string // the router's OpenAI-compatible URL inside the cluster
+	Engines  []EnginePart
+	Router   RouterPart
+}
+
+// An EnginePart is one model's engine.
+type EnginePart struct {
+	Model, ServedModelName string
+	Replicas               int32 // as the spec asks; the autoscaler's when Autoscaled
+	Autoscaled             bool
+	Key, Deployment        string
+	PodName                string // the LabelName of its pods
+	// ClaimKey and Claim are the model cache claim the stack composes for
+	// the model; "" when it composes none.
+	ClaimKey, Claim string
+}
+
+// The RouterPart is the router's Deployment and Service.
+type RouterPart struct {
+	RouterType      string
+	Replicas        int32
+	Autoscaled      bool
+	Key, Deployment string
+	ServiceKey      string
+	Service         string
+}
+
+// Parts lists what the stack composes that has a state to observe.
+func (s *Stack) Parts() Parts {
+	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines))}
+	for _, e := range s.engines {
+		ep := EnginePart{
+			Model: e.model.Name, ServedModelName: e.served,
+			Replicas: *e.cfg.Replicas, Autoscaled: autoscaled(e),
+			Key: engineKey(e.id), Deployment: s.names.engineDeployment(e.id),
+			PodName: shorten(e.id, maxLabelLength),
+		}
+		if ownsClaim(e) {
+			ep.ClaimKey, ep.Claim = engineStorageKey(e.id), s.names.storageClaim(e.id)
+		}
+		p.Engines = append(p.Engines, ep)
+	}
+	p.Router = RouterPart{
+		RouterType: s.router.routerType, Replicas: s.router.replicas, Autoscaled: routerAutoscaled(s),
+		Key: routerKey, Deployment: s.names.routerDeployment(),
+		ServiceKey: routerServiceKey, Service: s.names.routerService(),
+	}
+	return p
+}
+
+// endpoint is the router's OpenAI-compatible URL inside the cluster.
+func endpoint(s *Stack) string {
+	host := s.names.routerService() + "." + s.namespace + ".svc.cluster.local"
+	if s.router.servicePort != servicePort {
+		host += ":" + strconv.Itoa(int(s.router.servicePort))
+	}
+	return "http://" + host + "/v1"
+}
+
+// PodLabels are the labels of the stack's pods of a component
+// (ComponentEngine or ComponentRouter); an engine's pods also carry
+// LabelName with their EnginePart's PodName.
+func (s *Stack) PodLabels(component string) map[string]string {
+	return map[string]string{LabelInstance: s.name, LabelComponent: component}
+}
+
+// Namespace is where the stack's objects live.
+func (s *Stack) Namespace() string { return s.namespace }

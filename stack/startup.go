@@ -1,0 +1,121 @@
+package stack
+
+import (
+	"math"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The startup probe's budget: how long an engine may take to download and
+// load its weights before the kubelet restarts it. A restart in the middle
+// of a download starts it over, so a budget that is too short for a large
+// model never lets it start. The budget grows with the size the model's name
+// announces (Llama-3.1-70B-Instruct: 70 billion parameters), and
+// probes.startup overrides it.
+const (
+	startupPeriod = 10 // seconds between startup probes, by default
+	// At least 10 minutes, at most 2 hours.
+	minStartupSeconds = 600
+	maxStartupSeconds = 7200
+	// Seconds for the process to start and the GPU to warm up, plus
+	// seconds per GB of weights: a download at about 100 MB/s, then the load.
+	startupBaseSeconds  = 300
+	startupSecondsPerGB = 10
+)
+
+// paramsInName finds a parameter count in a model name: 70B, 0.5B, 135M,
+// 8x7B (a mixture of experts: all experts are downloaded). The size must
+// stand between separators, so "v3" or "Qwen2" are not sizes.
+var paramsInName = regexp.MustCompile(`(?i)(?:^|[-_./])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?:$|[-_./])`)
+
+// quantizedBytes are the bytes per parameter that a quantization named in
+// the model name implies; unquantized weights are 16-bit: 2 bytes.
+var quantizedBytes = []struct {
+	marker string
+	bytes  float64
+}{
+	{"awq", 0.5}, {"gptq", 0.5}, {"int4", 0.5}, {"4bit", 0.5}, {"w4a16", 0.5}, {"nf4", 0.5},
+	{"fp8", 1}, {"int8", 1}, {"8bit", 1}, {"w8a8", 1},
+}
+
+// modelBillions is the parameter count, in billions, that the model's name
+// announces, and whether it announces one.
+func modelBillions(name string) (float64, bool) {
+	m := paramsInName.FindStringSubmatch(path.Base(name))
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseFloat(m[2], 64)
+	if err != nil {
+		return 0, false
+	}
+	if m[1] != "" {
+		experts, _ := strconv.ParseFloat(m[1], 64)
+		n *= experts
+	}
+	if strings.EqualFold(m[3], "m") {
+		n /= 1000
+	}
+	return n, true
+}
+
+// weightsGB estimates the size of the model's weights from its name.
+func weightsGB(name string) (float64, bool) {
+	b, ok := modelBillions(name)
+	if !ok {
+		return 0, false
+	}
+	bytes := 2.0
+	lower := strings.ToLower(path.Base(name))
+	for _, q := range quantizedBytes {
+		if strings.Contains(lower, q.marker) {
+			bytes = q.bytes
+			break
+		}
+	}
+	return b * bytes, true
+}
+
+// startupProbe is the engine's startup probe: its budget in seconds, the
+// user's overrides applied, turned into a failureThreshold at the probe's
+// period (an override of periodSeconds alone keeps the budget).
+func startupProbe(e engine) *corev1.Probe {
+	o := e.cfg.Probes.Startup
+	period := int32(startupPeriod)
+	if o != nil && o.PeriodSeconds != nil && *o.PeriodSeconds > 0 {
+		period = *o.PeriodSeconds
+	}
+	failures := int32(math.Ceil(float64(startupSeconds(e)) / float64(period)))
+	return tune(httpProbe(enginePort, period, failures), o)
+}
+
+// startupSeconds is how long the engine may take to start.
+func startupSeconds(e engine) int {
+	name := e.model.ModelURL
+	if name == "" {
+		name = e.model.Path
+	}
+	gb, ok := weightsGB(name)
+	if !ok {
+		return minStartupSeconds
+	}
+	seconds := int(math.Ceil(startupBaseSeconds + startupSecondsPerGB*gb))
+	return min(max(seconds, minStartupSeconds), maxStartupSeconds)
+}
+
+// rolloutMarginSeconds is the time, beyond the startup probe's budget, that
+// an engine pod may take to be scheduled, pull its image and pass its first
+// readiness probe: Kubernetes' own default progress deadline.
+const rolloutMarginSeconds = 600
+
+// progressDeadline is the engine Deployment's progressDeadlineSeconds. The
+// default, 600, is shorter than most startup budgets: a healthy rollout of a
+// large model would be reported as failed (ProgressDeadlineExceeded) while
+// the model still downloads, and `kubectl rollout status` would fail.
+func progressDeadline(probe *corev1.Probe) int32 {
+	return probe.InitialDelaySeconds + probe.PeriodSeconds*probe.FailureThreshold + rolloutMarginSeconds
+}

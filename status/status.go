@@ -1,0 +1,463 @@
+// Package status reads a stack's observed objects and pods: whether each
+// composed object is ready, the XR's status fields, and conditions that say
+// what is not ready and why.
+package status
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/vllm-project/function-vllm-stack/internal/text"
+	"github.com/vllm-project/function-vllm-stack/stack"
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
+)
+
+// Custom condition types on the XR. Crossplane owns Ready and Synced and
+// drops them from a function's conditions.
+const (
+	conditionEnginesReady = "EnginesReady"
+	conditionRouterReady  = "RouterReady"
+	conditionStorageReady = "StorageReady"
+)
+
+// Reasons of the conditions.
+const (
+	reasonAvailable = "Available"
+	reasonBound     = "Bound"
+	reasonNoClaims  = "NoClaims"
+
+	reasonUnschedulable    = "Unschedulable"
+	reasonImagePullError   = "ImagePullError"
+	reasonCrashLoopBackOff = "CrashLoopBackOff"
+	reasonContainerConfig  = "ContainerConfigError"
+	reasonPodFailed        = "PodFailed"
+	reasonReplicaFailure   = "ReplicaFailure"
+	reasonProgressDeadline = "ProgressDeadlineExceeded"
+	reasonClaimLost        = "ClaimLost"
+	reasonStarting         = "Starting"
+	reasonNotReady         = "NotReady"
+	reasonContainerWaiting = "ContainerWaiting"
+	reasonPodPending       = "PodPending"
+	reasonClaimPending     = "ClaimPending"
+	reasonRollingOut       = "RollingOut"
+	reasonUnavailable      = "Unavailable"
+	reasonCreating         = "Creating"
+
+	// reasonRefused: the function refused to compose the stack.
+	reasonRefused = "Refused"
+)
+
+// severity orders the reasons of a condition that is False, most severe
+// first: a component with several issues reports the one a person must act
+// on (no GPU free) rather than one that passes by itself (rolling out).
+var severity = []string{
+	reasonUnschedulable, reasonImagePullError, reasonCrashLoopBackOff, reasonContainerConfig,
+	reasonPodFailed, reasonReplicaFailure, reasonProgressDeadline, reasonClaimLost,
+	reasonStarting, reasonNotReady, reasonContainerWaiting, reasonPodPending, reasonClaimPending,
+	reasonRollingOut, reasonUnavailable, reasonCreating,
+}
+
+// worst returns the most severe of reasons.
+func worst(reasons ...string) string {
+	found, rank := "", len(severity)
+	for _, r := range reasons {
+		if i := slices.Index(severity, r); i >= 0 && i < rank {
+			found, rank = r, i
+		}
+	}
+	return found
+}
+
+// maxModelsListed bounds the models the EnginesReady message explains.
+const maxModelsListed = 8
+
+// Bounds of what the status repeats of observed objects, which a broken or
+// hostile cluster could make as large as it likes: a claim's phase (a word
+// in a cluster that works), and every condition message.
+const (
+	maxPhaseLength   = 32
+	maxMessageLength = 8 << 10
+)
+
+// Ready tells whether one composed object is ready, from its observed state
+// (nil: not created yet). Crossplane marks the XR Ready only when every
+// composed object is; it derives nothing by itself for these kinds.
+func Ready(o *unstructured.Unstructured) bool {
+	if o == nil {
+		return false
+	}
+	switch o.GetKind() {
+	case "Deployment":
+		d, err := asDeployment(o)
+		if err != nil || !deploymentReady(d) {
+			return false
+		}
+	case "ScaledObject":
+		// KEDA reports whether it can read the metric and drive the
+		// Deployment's HorizontalPodAutoscaler.
+		if !conditionTrue(o, "Ready") {
+			return false
+		}
+	case "PersistentVolumeClaim":
+		if phase, _ := stringAt(o, "status", "phase"); phase != string(corev1.ClaimBound) {
+			return false
+		}
+	}
+	// Services, ServiceAccounts, Roles, RoleBindings and ConfigMaps are
+	// ready once they exist.
+	return true
+}
+
+// stringAt is the string at path of o, as fieldpath reads it for
+// GetString: false when it is missing or not a string.
+func stringAt(o *unstructured.Unstructured, path ...string) (string, bool) {
+	v, found, err := unstructured.NestedString(o.Object, path...)
+	return v, found && err == nil
+}
+
+// deploymentReady: the controller has seen the latest spec, every replica
+// runs it and is available. A Deployment scaled to 0 is ready once seen.
+func deploymentReady(d *appsv1.Deployment) bool {
+	if d.Status.ObservedGeneration < d.Generation {
+		return false
+	}
+	want := wantReplicas(d)
+	if want == 0 {
+		return true
+	}
+	return d.Status.UpdatedReplicas == want && d.Status.AvailableReplicas == want &&
+		deploymentCondition(d, appsv1.DeploymentAvailable) == corev1.ConditionTrue
+}
+
+// wantReplicas is spec.replicas; the API server defaults it to 1.
+func wantReplicas(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
+}
+
+func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) corev1.ConditionStatus {
+	for _, c := range d.Status.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}
+
+func asDeployment(u *unstructured.Unstructured) (*appsv1.Deployment, error) {
+	d := &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
+		return nil, fmt.Errorf("cannot decode observed Deployment %q: %w", u.GetName(), err)
+	}
+	return d, nil
+}
+
+// Status is what the function observed of a stack.
+type Status struct {
+	Endpoint string
+	Models   []Model
+	Router   Router
+	Claims   []Claim
+}
+
+// A Model is one model's engine as observed.
+type Model struct {
+	v1alpha1.ModelStatus
+	Progress
+}
+
+// The Router is the router as observed.
+type Router struct {
+	v1alpha1.RouterStatus
+	Progress
+}
+
+// Progress says whether a component is ready and, when it is not, why: a
+// reason for the condition and a message for a person to act on.
+type Progress struct {
+	Ready   bool
+	Reason  string
+	Message string
+}
+
+// A Claim is a model cache claim as observed.
+type Claim struct {
+	Name  string
+	Phase string // "" when not created yet
+}
+
+// Observed are the stack's composed objects Crossplane observed, by
+// composition resource name.
+type Observed map[string]*unstructured.Unstructured
+
+// Pods are the pods of one Deployment, decoded on demand: only a Deployment
+// that is not ready needs them.
+type Pods func() []corev1.Pod
+
+// StackPods are the stack's pods: the engines' by their EnginePart's PodName,
+// and the router's. Empty when Crossplane has not sent them (yet).
+type StackPods struct {
+	Engines map[string]Pods
+	Router  Pods
+}
+
+// Observe summarises the observed composed objects and pods of a stack.
+func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
+	st := Status{Endpoint: parts.Endpoint, Models: make([]Model, 0, len(parts.Engines))}
+	for _, e := range parts.Engines {
+		ds, p := deploymentProgress(observed[e.Key], e.Deployment, pods.Engines[e.PodName])
+		replicas := e.Replicas
+		if e.Autoscaled {
+			replicas = ds.Replicas // what the autoscaler runs now
+		}
+		st.Models = append(st.Models, Model{
+			ModelStatus: v1alpha1.ModelStatus{
+				Name: e.Model, ServedModelName: e.ServedModelName, Replicas: replicas,
+				ReadyReplicas: ds.ReadyReplicas, AvailableReplicas: ds.AvailableReplicas, UpdatedReplicas: ds.UpdatedReplicas,
+			},
+			Progress: p,
+		})
+		if e.ClaimKey != "" {
+			c := Claim{Name: e.Claim}
+			if o := observed[e.ClaimKey]; o != nil {
+				c.Phase, _ = stringAt(o, "status", "phase")
+				c.Phase = text.Clip(cmp.Or(c.Phase, string(corev1.ClaimPending)), maxPhaseLength) // no status yet
+			}
+			st.Claims = append(st.Claims, c)
+		}
+	}
+
+	r := parts.Router
+	ds, p := deploymentProgress(observed[r.Key], r.Deployment, pods.Router)
+	// The router routes only through its Service: the endpoint is its DNS name.
+	if observed[r.ServiceKey] == nil {
+		missing := fmt.Sprintf("Service %s is not created yet", r.Service)
+		if p.Ready {
+			p = Progress{Reason: reasonCreating, Message: missing}
+		} else {
+			p.Reason, p.Message = worst(p.Reason, reasonCreating), p.Message+"; "+missing
+		}
+	}
+	routerReplicas := r.Replicas
+	if r.Autoscaled {
+		routerReplicas = ds.Replicas
+	}
+	st.Router = Router{
+		RouterStatus: v1alpha1.RouterStatus{RouterType: r.RouterType, Replicas: routerReplicas, ReadyReplicas: ds.ReadyReplicas},
+		Progress:     p,
+	}
+	return st
+}
+
+// deploymentProgress reads an observed Deployment's replica counts and says
+// whether it is ready and, if not, why: from the Deployment's status and
+// conditions, then from its pods.
+func deploymentProgress(o *unstructured.Unstructured, name string, pods Pods) (appsv1.DeploymentStatus, Progress) {
+	if o == nil {
+		return appsv1.DeploymentStatus{}, Progress{Reason: reasonCreating, Message: fmt.Sprintf("Deployment %s is not created yet", name)}
+	}
+	d, err := asDeployment(o)
+	if err != nil {
+		return appsv1.DeploymentStatus{}, Progress{Reason: reasonUnavailable, Message: clean(err.Error())}
+	}
+	if deploymentReady(d) {
+		return d.Status, Progress{Ready: true, Reason: reasonAvailable}
+	}
+
+	want := wantReplicas(d)
+	p := Progress{Reason: reasonUnavailable, Message: fmt.Sprintf("%d/%d replicas available", d.Status.AvailableReplicas, want)}
+	switch {
+	case d.Status.ObservedGeneration < d.Generation:
+		p.Reason = reasonRollingOut
+		p.Message += ", the Deployment controller has not seen the latest spec yet"
+	case d.Status.UpdatedReplicas < want:
+		p.Reason = reasonRollingOut
+		p.Message += fmt.Sprintf(", %d/%d updated to the latest spec", d.Status.UpdatedReplicas, want)
+	case d.Status.AvailableReplicas >= want:
+		// Every replica counts as available, yet the Deployment does not
+		// say Available: its condition says why.
+		p.Message += ", but the Deployment is not Available"
+		if c := conditionOf(d, appsv1.DeploymentAvailable); c != nil {
+			p.Message += ": " + clean(join(c.Reason, c.Message))
+		}
+	}
+	// A condition type appears once in a Deployment the controller wrote;
+	// of a broken or hostile one's repeats, the first counts.
+	deadline, failure := false, false
+	for _, c := range d.Status.Conditions {
+		switch {
+		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" && !deadline:
+			// The message names a ReplicaSet; the reason is what matters.
+			deadline = true
+			p.Reason = worst(p.Reason, reasonProgressDeadline)
+			p.Message += ": Deployment exceeded its progress deadline"
+		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue && !failure:
+			// e.g. FailedCreate: a ResourceQuota forbids the pods.
+			failure = true
+			p.Reason = worst(p.Reason, reasonReplicaFailure)
+			p.Message += ": " + clean(join(c.Reason, c.Message))
+		}
+	}
+	if reason, lines := podIssues(explaining(pods)); len(lines) > 0 {
+		p.Reason = worst(p.Reason, reason)
+		p.Message += "; " + strings.Join(lines, "; ")
+	}
+	return d.Status, p
+}
+
+func conditionOf(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if d.Status.Conditions[i].Type == t {
+			return &d.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// Fields are the XR's status fields. Every field is declared in the XRD; the
+// API server would prune any other.
+func (st Status) Fields() map[string]any {
+	models := make([]any, 0, len(st.Models))
+	readyModels := 0
+	for _, m := range st.Models {
+		if m.Ready {
+			readyModels++
+		}
+		models = append(models, map[string]any{
+			"name":              m.Name,
+			"servedModelName":   m.ServedModelName,
+			"replicas":          int64(m.Replicas),
+			"readyReplicas":     int64(m.ReadyReplicas),
+			"availableReplicas": int64(m.AvailableReplicas),
+			"updatedReplicas":   int64(m.UpdatedReplicas),
+		})
+	}
+	return map[string]any{
+		"endpoint":    st.Endpoint,
+		"models":      models,
+		"readyModels": fmt.Sprintf("%d/%d", readyModels, len(st.Models)),
+		"router": map[string]any{
+			"routerType":    st.Router.RouterType,
+			"replicas":      int64(st.Router.Replicas),
+			"readyReplicas": int64(st.Router.ReadyReplicas),
+		},
+	}
+}
+
+// A Condition is one of the XR's conditions, for the XR and its claim.
+type Condition struct {
+	Type    string
+	True    bool
+	Reason  string
+	Message string
+}
+
+// Conditions say, for a person, whether the engines, the router and the
+// model caches are ready and what to look at when they are not. The messages
+// hold no times or counters that change by themselves, so an unchanged stack
+// gets unchanged conditions.
+func (st Status) Conditions() []Condition {
+	return []Condition{enginesCondition(st.Models), routerCondition(st.Router), storageCondition(st.Claims)}
+}
+
+// Refused are the conditions of a stack the function refused to compose:
+// every one False, with the refusal's message.
+func Refused(message string) []Condition {
+	conds := make([]Condition, 0, 3)
+	for _, c := range []string{conditionEnginesReady, conditionRouterReady, conditionStorageReady} {
+		conds = append(conds, Condition{c, false, reasonRefused, message})
+	}
+	return conds
+}
+
+func enginesCondition(models []Model) Condition {
+	var scaledDown, reasons []string
+	var waiting []string
+	for _, m := range models {
+		switch {
+		case !m.Ready:
+			reasons = append(reasons, m.Reason)
+			if len(waiting) < maxModelsListed {
+				waiting = append(waiting, m.Name+": "+m.Message)
+			}
+		case m.Replicas == 0:
+			scaledDown = append(scaledDown, m.Name)
+		}
+	}
+	summary := fmt.Sprintf("%d/%d models ready", len(models)-len(reasons), len(models))
+	if len(reasons) == 0 {
+		if len(scaledDown) > 0 {
+			summary += "; scaled to 0 replicas: " + strings.Join(scaledDown, ", ")
+		}
+		return Condition{conditionEnginesReady, true, reasonAvailable, text.Clip(summary, maxMessageLength)}
+	}
+	if more := len(reasons) - len(waiting); more > 0 {
+		waiting = append(waiting, fmt.Sprintf("%d more models not ready", more))
+	}
+	return Condition{conditionEnginesReady, false, worst(reasons...), text.Clip(summary+". "+strings.Join(waiting, ". "), maxMessageLength)}
+}
+
+func routerCondition(r Router) Condition {
+	if !r.Ready {
+		return Condition{conditionRouterReady, false, r.Reason, text.Clip(r.Message, maxMessageLength)}
+	}
+	msg := fmt.Sprintf("%d/%d router replicas ready", r.ReadyReplicas, r.Replicas)
+	if r.Replicas == 0 {
+		msg = "the router is scaled to 0 replicas: nothing answers at the endpoint"
+	}
+	return Condition{conditionRouterReady, true, reasonAvailable, msg}
+}
+
+func storageCondition(claims []Claim) Condition {
+	if len(claims) == 0 {
+		return Condition{conditionStorageReady, true, reasonNoClaims, "the stack creates no model cache claims"}
+	}
+	var problems, reasons []string
+	pending := false
+	for _, c := range claims {
+		switch c.Phase {
+		case string(corev1.ClaimBound):
+			continue
+		case "":
+			reasons = append(reasons, reasonCreating)
+			problems = append(problems, fmt.Sprintf("storage claim %s is not created yet", c.Name))
+		case string(corev1.ClaimLost):
+			reasons = append(reasons, reasonClaimLost)
+			problems = append(problems, fmt.Sprintf("storage claim %s is Lost: its PersistentVolume no longer exists", c.Name))
+		default:
+			pending = true
+			reasons = append(reasons, reasonClaimPending)
+			problems = append(problems, fmt.Sprintf("storage claim %s is %s", c.Name, c.Phase))
+		}
+	}
+	if len(problems) == 0 {
+		return Condition{conditionStorageReady, true, reasonBound, fmt.Sprintf("%d/%d model cache claims bound", len(claims), len(claims))}
+	}
+	msg := strings.Join(problems, "; ")
+	if pending {
+		// With a WaitForFirstConsumer StorageClass (the usual default) a claim
+		// stays Pending until its pod is scheduled: look at EnginesReady too.
+		msg += ": a claim binds once a volume is provisioned for it; with a WaitForFirstConsumer StorageClass, only after its engine pod is scheduled"
+	}
+	return Condition{conditionStorageReady, false, worst(reasons...), text.Clip(msg, maxMessageLength)}
+}
+
+// conditionTrue reports whether an observed object has condition typ True.
+func conditionTrue(u *unstructured.Unstructured, typ string) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			return m["status"] == "True"
+		}
+	}
+	return false
+}
