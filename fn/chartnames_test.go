@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // A stack moved from the production-stack Helm chart keeps the names of its
@@ -36,7 +37,7 @@ var chartNameStacks = map[string]string{
 
 func readChartNames(t *testing.T) []chartNameRow {
 	t.Helper()
-	rows, err := readTSV(filepath.Join("..", "helm", "chart-names.tsv"), 8)
+	rows, err := stacktest.ReadTSV(filepath.Join("testdata", "helm", "chart-names.tsv"), 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestChartNames(t *testing.T) {
 	renders := map[string]*fnv1.RunFunctionResponse{}
 	stackNames := map[string]string{}
 	for id, path := range chartNameStacks {
-		xr := loadXR(t, path, "")
+		xr := stacktest.LoadXR(t, path, "")
 		renders[id] = reconciled(t, xr, nil)
 		if msg, ok := fatalResult(renders[id]); ok {
 			t.Fatalf("%s: %s", path, msg)

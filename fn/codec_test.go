@@ -11,6 +11,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // rawCodec is a client codec that keeps the bytes of the last response.
@@ -50,7 +51,7 @@ func TestGRPCResponsesAreByteIdentical(t *testing.T) {
 	t.Cleanup(func() { _ = conn.Close() })
 	client := fnv1.NewFunctionRunnerServiceClient(conn)
 
-	r := req(t, loadXR(t, "../example/stacks/multi-model.yaml", ""), compositionInput(), nil)
+	r := req(t, stacktest.LoadXR(t, "../example/stacks/multi-model.yaml", ""), compositionInput(), nil)
 	var first []byte
 	for i := range 10 {
 		if _, err := client.RunFunction(t.Context(), r); err != nil {

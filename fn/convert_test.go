@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -85,7 +86,7 @@ func TestDecoder(t *testing.T) {
 // reference converts it.
 func TestComposedStruct(t *testing.T) {
 	for _, path := range []string{"../example/xr.yaml", "../example/stacks/multi-model.yaml", "../example/stacks/lmcache.yaml", "../example/stacks/production.yaml"} {
-		for _, o := range composedObjects(t, req(t, loadXR(t, path, "llm"), compositionInput(), nil)) {
+		for _, o := range composedObjects(t, req(t, stacktest.LoadXR(t, path, "llm"), compositionInput(), nil)) {
 			got, err := composedStruct(o.Obj)
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, o.Key, err)

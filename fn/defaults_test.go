@@ -3,13 +3,14 @@ package fn
 import (
 	"testing"
 
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	appsv1 "k8s.io/api/apps/v1"
 )
 
 // TestMultiModelRendersEachModel: the multi-model example renders one engine
 // per model with merged settings, behind one router.
 func TestMultiModelRendersEachModel(t *testing.T) {
-	rsp := reconciled(t, loadXR(t, "../example/stacks/multi-model.yaml", ""), nil)
+	rsp := reconciled(t, stacktest.LoadXR(t, "../example/stacks/multi-model.yaml", ""), nil)
 	llama := desired(t, rsp, "engine-llama3", &appsv1.Deployment{})
 	mistral := desired(t, rsp, "engine-mistral-7b", &appsv1.Deployment{})
 	if *llama.Spec.Replicas != 2 || *mistral.Spec.Replicas != 1 {

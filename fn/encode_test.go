@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"google.golang.org/protobuf/testing/protocmp"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -50,9 +51,9 @@ func TestEncoderIsJSON(t *testing.T) {
 	n := 0
 	for _, path := range paths {
 		for _, observed := range []bool{false, true} {
-			r := req(t, loadXR(t, path, ""), compositionInput(), nil)
+			r := req(t, stacktest.LoadXR(t, path, ""), compositionInput(), nil)
 			if observed {
-				r = reconciledRequest(t, loadXR(t, path, ""), compositionInput())
+				r = reconciledRequest(t, stacktest.LoadXR(t, path, ""), compositionInput())
 			}
 			for _, o := range composedObjects(t, r) {
 				sameAsJSON(t, path+" "+o.Key, o.Obj)

@@ -416,8 +416,8 @@ func expandRefs(v string, defined map[string]string, missing func(string)) strin
 func TestEnvReferencesResolve(t *testing.T) {
 	userRef := with("lmcacheConfig.enabled", true, "env", []any{map[string]any{"name": "LMCACHE_P2P_HOST", "value": "$(POD_IP)"}})
 	stacks := map[string]map[string]any{"UserPodIPRef": userRef, "KVAware": kvAwareXR()}
-	for _, path := range contractStacks(t) {
-		stacks[path] = loadXR(t, path, "")
+	for _, path := range stacktest.Stacks(t) {
+		stacks[path] = stacktest.LoadXR(t, path, "")
 	}
 	for name, xr := range stacks {
 		rsp := reconciled(t, xr, nil)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -37,19 +38,21 @@ func TestRunFunctionGolden(t *testing.T) {
 			input: compositionInput(),
 		},
 		"claim": {
-			xr: func(t *testing.T) map[string]any { return loadXR(t, "../example/stacks/legacy-xr.yaml", "") },
+			xr: func(t *testing.T) map[string]any { return stacktest.LoadXR(t, "../example/stacks/legacy-xr.yaml", "") },
 		},
 		"multi-model": {
-			xr: func(t *testing.T) map[string]any { return loadXR(t, "../example/stacks/multi-model.yaml", "") },
+			xr: func(t *testing.T) map[string]any {
+				return stacktest.LoadXR(t, "../example/stacks/multi-model.yaml", "")
+			},
 		},
 		"lmcache": {
-			xr: func(t *testing.T) map[string]any { return loadXR(t, "../example/stacks/lmcache.yaml", "") },
+			xr: func(t *testing.T) map[string]any { return stacktest.LoadXR(t, "../example/stacks/lmcache.yaml", "") },
 		},
 		"session": {
-			xr: func(t *testing.T) map[string]any { return loadXR(t, "../example/stacks/session.yaml", "") },
+			xr: func(t *testing.T) map[string]any { return stacktest.LoadXR(t, "../example/stacks/session.yaml", "") },
 		},
 		"production": {
-			xr: func(t *testing.T) map[string]any { return loadXR(t, "../example/stacks/production.yaml", "") },
+			xr: func(t *testing.T) map[string]any { return stacktest.LoadXR(t, "../example/stacks/production.yaml", "") },
 		},
 	}
 	for name, tc := range cases {
@@ -68,7 +71,7 @@ func TestRunFunctionGolden(t *testing.T) {
 // Crossplane never sees a change where there is none.
 func TestDeterministic(t *testing.T) {
 	for _, path := range []string{"../example/xr.yaml", "../example/stacks/multi-model.yaml"} {
-		r := req(t, loadXR(t, path, "llm"), compositionInput(), nil)
+		r := req(t, stacktest.LoadXR(t, path, "llm"), compositionInput(), nil)
 		opts := proto.MarshalOptions{Deterministic: true}
 		first, err := opts.Marshal(mustRun(t, r))
 		if err != nil {

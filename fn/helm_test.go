@@ -20,6 +20,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/chartkeys"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // The "Coming from the Helm chart" table of docs/helm.md maps every key of the
@@ -666,7 +667,7 @@ func helmRows() map[string]func(t *testing.T) {
 			other := with("pod.labels", map[string]any{"environment": "test", "release": "test"})
 			setPath(other, "metadata.name", "t")
 			otherArgs := helmDeployment(t, helmRun(t, other), "router").Spec.Template.Spec.Containers[0].Args
-			otherSel, _ := argValue(otherArgs, "--k8s-label-selector")
+			otherSel, _ := stacktest.ArgValue(otherArgs, "--k8s-label-selector")
 			helmEqual(t, "another stack's selector", "app.kubernetes.io/instance=t,app.kubernetes.io/component=serving-engine", otherSel)
 		},
 

@@ -30,34 +30,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/golden
 // in namespace "llm".
 func seedXR(t *testing.T) map[string]any {
 	t.Helper()
-	return loadXR(t, "../example/xr.yaml", "llm")
-}
-
-func loadXR(t *testing.T, path, namespace string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	xr := map[string]any{}
-	if err := yaml.Unmarshal(b, &xr); err != nil {
-		t.Fatalf("cannot parse %s: %v", path, err)
-	}
-	if namespace != "" {
-		xr["metadata"].(map[string]any)["namespace"] = namespace
-	}
-	return xr
-}
-
-// xrYAML parses an inline XR manifest; namespace "llm" is added unless the
-// manifest has metadata.labels (a legacy XR).
-func xrYAML(t *testing.T, manifest string) map[string]any {
-	t.Helper()
-	xr := map[string]any{}
-	if err := yaml.Unmarshal([]byte(manifest), &xr); err != nil {
-		t.Fatalf("cannot parse manifest: %v", err)
-	}
-	return xr
+	return stacktest.LoadXR(t, "../example/xr.yaml", "llm")
 }
 
 func toStruct(t *testing.T, m map[string]any) *structpb.Struct {
@@ -250,7 +223,7 @@ func observedExample(t *testing.T, state string) (*fnv1.RunFunctionRequest, map[
 	t.Helper()
 	dir := filepath.Join("..", "example", "observed", state)
 	observed := map[string]map[string]any{}
-	for _, o := range loadDocs(t, filepath.Join(dir, "composed.yaml")) {
+	for _, o := range stacktest.LoadDocs(t, filepath.Join(dir, "composed.yaml")) {
 		key, _, _ := unstructured.NestedString(o, "metadata", "annotations", "crossplane.io/composition-resource-name")
 		if key == "" {
 			t.Fatalf("%s: an observed resource has no crossplane.io/composition-resource-name annotation", dir)
@@ -258,12 +231,34 @@ func observedExample(t *testing.T, state string) (*fnv1.RunFunctionRequest, map[
 		observed[key] = o
 	}
 	var pods []corev1.Pod
-	for _, o := range loadDocs(t, filepath.Join(dir, "pods.yaml")) {
+	for _, o := range stacktest.LoadDocs(t, filepath.Join(dir, "pods.yaml")) {
 		p := corev1.Pod{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &p); err != nil {
 			t.Fatal(err)
 		}
 		pods = append(pods, p)
 	}
-	return withPods(t, req(t, loadXR(t, "../example/xr.yaml", "default"), compositionInput(), observed), pods...), observed
+	return withPods(t, req(t, stacktest.LoadXR(t, "../example/xr.yaml", "default"), compositionInput(), observed), pods...), observed
+}
+
+// fatalResult is the message of the response's Fatal result, if any; unlike
+// fatal it does not fail the test when there is none.
+func fatalResult(rsp *fnv1.RunFunctionResponse) (string, bool) {
+	for _, res := range rsp.GetResults() {
+		if res.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return res.GetMessage(), true
+		}
+	}
+	return "", false
+}
+
+// warningsIn are the warnings of a response.
+func warningsIn(rsp *fnv1.RunFunctionResponse) []string {
+	var out []string
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
+			out = append(out, r.GetMessage())
+		}
+	}
+	return out
 }

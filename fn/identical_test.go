@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // responsesFile holds, for every request of identicalRequests, the SHA-256
@@ -40,8 +41,8 @@ func identicalRequests(t *testing.T) map[string]*fnv1.RunFunctionRequest {
 			name  string
 			input map[string]any
 		}{{"", nil}, {" +input", compositionInput()}} {
-			reqs[name+in.name] = req(t, loadXR(t, p, ""), in.input, nil)
-			reqs[name+in.name+" reconciled"] = reconciledRequest(t, loadXR(t, p, ""), in.input)
+			reqs[name+in.name] = req(t, stacktest.LoadXR(t, p, ""), in.input, nil)
+			reqs[name+in.name+" reconciled"] = reconciledRequest(t, stacktest.LoadXR(t, p, ""), in.input)
 		}
 	}
 	for _, state := range []string{"downloading", "ready", "gpu-pending"} {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -139,7 +140,7 @@ func TestRouterSelectsOnlyItsStack(t *testing.T) {
 	b := mustRun(t, req(t, other, nil, nil))
 	engineA := desired(t, a, "engine-m", &appsv1.Deployment{}).Spec.Template.Labels
 	engineB := desired(t, b, "engine-m", &appsv1.Deployment{}).Spec.Template.Labels
-	sel, _ := argValue(desired(t, a, "router", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Args, "--k8s-label-selector")
+	sel, _ := stacktest.ArgValue(desired(t, a, "router", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Args, "--k8s-label-selector")
 	matches := func(l map[string]string) bool {
 		return l["app.kubernetes.io/instance"] == "s" && l["app.kubernetes.io/component"] == "serving-engine"
 	}

@@ -1,10 +1,7 @@
 package fn
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
@@ -555,29 +551,6 @@ func TestStatus(t *testing.T) {
 	got := xrStatus(mustRun(t, req(t, legacy, nil, nil)))["endpoint"]
 	if got != "http://s-router-service.team-a.svc.cluster.local/v1" {
 		t.Errorf("legacy XR: status.endpoint = %v, want the router Service in the claim's namespace", got)
-	}
-}
-
-// loadDocs reads the objects of a multi-document YAML file.
-func loadDocs(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var docs []map[string]any
-	d := k8syaml.NewYAMLOrJSONDecoder(f, 4096)
-	for {
-		doc := map[string]any{}
-		if err := d.Decode(&doc); errors.Is(err, io.EOF) {
-			return docs
-		} else if err != nil {
-			t.Fatalf("cannot parse %s: %v", path, err)
-		}
-		if len(doc) > 0 {
-			docs = append(docs, doc)
-		}
 	}
 }
 

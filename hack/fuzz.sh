@@ -10,7 +10,8 @@
 #   FUZZ_TARGETS="FuzzObserved" hack/fuzz.sh
 #
 # Environment:
-#   FUZZTIME       go test -fuzztime of each target of fn and helm2stack (default 4s)
+#   FUZZTIME       go test -fuzztime of each target of stack, status, fn and
+#                  helm2stack (default 4s)
 #   FUZZTIME_E2E   go test -fuzztime of each target of test/fuzz, which runs
 #                  RunFunction several times per input and starts from a
 #                  larger corpus (default 12s). The defaults make about a
@@ -44,9 +45,11 @@ mkdir -p "${OUT}"
 
 # package target
 ALL=(
-	"./fn FuzzQuantities"
-	"./fn FuzzDurations"
-	"./fn FuzzNames"
+	"./stack FuzzQuantities"
+	"./stack FuzzDurations"
+	"./stack FuzzNames"
+	"./status FuzzPodIssues"
+	"./fn FuzzInputTTL"
 	"./fn FuzzObservedDecode"
 	"./fn FuzzComposedDecoder"
 	"./fn FuzzEncoder"

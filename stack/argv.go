@@ -4,7 +4,7 @@ package stack
 // for, written --name=value in one argv element, so nothing it holds can be
 // read as an option (contract 3 of DEVELOPERS.md). Both programs accept that
 // form for every option that takes a value, at every release the function
-// renders for (test data: fn/testdata/upstream/argv-forms.tsv):
+// renders for (test data: stack/testdata/upstream/argv-forms.tsv):
 //
 //   - vLLM's FlexibleArgumentParser splits an element that starts with "--"
 //     at its first '=' and rewrites only the name (underscores to dashes;

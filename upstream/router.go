@@ -4,7 +4,7 @@ import "strings"
 
 // What the function knows of the production-stack router's command line by
 // release (router-flags.tsv and FACTS.md §4 of the upstream facts, kept as
-// test data in ../fn/testdata/upstream). Router images are tagged with the chart's
+// test data in ../stack/testdata/upstream). Router images are tagged with the chart's
 // release (v0.1.9) or the router's own Version (0.1.10.dev5-g…).
 var (
 	RouterOldest = V(0, 1, 0)

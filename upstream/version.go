@@ -3,7 +3,7 @@
 // LMCache: release numbers and image tags, the releases where a flag, a
 // spelling or a behaviour changed, and the environment variables each vLLM
 // release reads. Each value cites the upstream fact it comes from
-// (../fn/testdata/upstream holds them as test data, with citations). It
+// (../stack/testdata/upstream holds them as test data, with citations). It
 // knows nothing of stacks: the builders ask it.
 package upstream
 

@@ -3,14 +3,14 @@ package upstream
 // What the function knows of `vllm serve` by release: every spelling or
 // switch that changed between the releases it supports. Each row is a fact
 // of the upstream facts file (vllm-flags.tsv, FACTS.md §2-3), kept as test
-// data in ../fn/testdata/upstream for the contract test. Flags and variables not
+// data in ../stack/testdata/upstream for the contract test. Flags and variables not
 // listed here are the same in every supported release.
 var (
 	// The releases the function renders for: the seed stack's 0.8.3 up to
 	// 0.27.1 (out by 2026-08-13), the newest release whose code is readable: main
 	// of 2026-08-17 (017e9f4448) holds every main commit 0.27.1 was cut
 	// from. 0.28.0 (2026-08-26) was cut from later commits no copy here
-	// holds (../fn/testdata/upstream/vllm-flags.tsv, "0.23.0 to 0.27.1").
+	// holds (../stack/testdata/upstream/vllm-flags.tsv, "0.23.0 to 0.27.1").
 	VLLMOldest = V(0, 8, 3)
 	VLLMNewest = V(0, 27, 1)
 

@@ -118,7 +118,7 @@ func containerOf(t *testing.T, d appsv1.Deployment, name string) lists[string] {
 // (stack/argv.go) and the chart writes "--flag value"; argparse reads both as
 // the one value of --flag for every option that takes a value, which are
 // the only options either writes with '=' (argv-forms.tsv in
-// fn/testdata/upstream; a value starting with '-' is where they differ, and
+// stack/testdata/upstream; a value starting with '-' is where they differ, and
 // the chart's form is then the one that breaks).
 func argGroups(words []string) []string {
 	var out []string

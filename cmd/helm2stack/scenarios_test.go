@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -11,16 +10,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/types/known/structpb"
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
-	"github.com/crossplane/function-sdk-go/logging"
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-
-	"github.com/vllm-project/function-vllm-stack/fn"
 	"github.com/vllm-project/function-vllm-stack/helm2stack"
+	"github.com/vllm-project/function-vllm-stack/stack"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/scenarios/<name>.stack.yaml and .report.txt from the converter's output")
@@ -111,8 +105,8 @@ func TestScenariosRender(t *testing.T) {
 	}
 }
 
-// renderStack converts a scenario and renders it as the function does on
-// a stack's second reconcile (every object composed).
+// renderStack converts a scenario and builds it with the stack library as
+// the function does on a stack's second reconcile (every object composed).
 func renderStack(t *testing.T, name string) view {
 	t.Helper()
 	values, err := os.ReadFile(valuesPath(name))
@@ -131,45 +125,23 @@ func renderStack(t *testing.T, name string) view {
 	if err := yaml.Unmarshal(manifest, &xr); err != nil {
 		t.Fatal(err)
 	}
-	rsp := runFunction(t, xr, nil)
-	observed := map[string]*fnv1.Resource{}
-	for k, r := range rsp.GetDesired().GetResources() {
-		observed[k] = r
+	spec, raw, err := stack.DecodeSpec(xr["spec"])
+	if err != nil {
+		t.Fatal(err)
 	}
-	rsp = runFunction(t, xr, observed)
+	st := stack.New(stack.Identity{Name: scenarioName, Namespace: scenarioNamespace}, spec, nil)
+	if err := st.Validate(raw).Err(); err != nil {
+		t.Fatalf("the function refuses the converted stack: %v", err)
+	}
+	objs, err := st.Compose(func(string) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
 	var deployments []appsv1.Deployment
-	for _, r := range rsp.GetDesired().GetResources() {
-		m := r.GetResource().AsMap()
-		if m["kind"] != "Deployment" {
-			continue
+	for _, o := range objs {
+		if d, ok := o.Obj.(*appsv1.Deployment); ok {
+			deployments = append(deployments, *d)
 		}
-		var d appsv1.Deployment
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &d); err != nil {
-			t.Fatal(err)
-		}
-		deployments = append(deployments, d)
 	}
 	return viewOf(t, deployments)
-}
-
-func runFunction(t *testing.T, xr map[string]any, observed map[string]*fnv1.Resource) *fnv1.RunFunctionResponse {
-	t.Helper()
-	s, err := structpb.NewStruct(xr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &fnv1.RunFunctionRequest{
-		Meta:     &fnv1.RequestMeta{Tag: "helm2stack"},
-		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: s}, Resources: observed},
-	}
-	rsp, err := fn.New(logging.NewNopLogger()).RunFunction(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			t.Fatalf("the function refuses the converted stack: %s", r.GetMessage())
-		}
-	}
-	return rsp
 }

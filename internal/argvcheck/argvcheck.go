@@ -2,7 +2,7 @@
 // tests (issue 18): every value a stack's spec gives vLLM or the router must
 // land, once the rendered command line is parsed as argparse parses it, in
 // exactly the option or positional it was meant for. It reads the option
-// tables of fn/testdata/upstream (which options exist, which take a value,
+// tables of stack/testdata/upstream (which options exist, which take a value,
 // which a list) and the rendered objects, never the function's code. Used by
 // fn's tests (every example stack, hostile values) and test/fuzz
 // (FuzzRunFunction: every accepted fuzzed stack).
@@ -24,7 +24,7 @@ import (
 // another is parsed both ways.
 type Table map[string][]string
 
-// LoadTable reads a flag table of fn/testdata/upstream (columns name,
+// LoadTable reads a flag table of stack/testdata/upstream (columns name,
 // first, last, kind, choices, source).
 func LoadTable(path string) (Table, error) {
 	b, err := os.ReadFile(path)

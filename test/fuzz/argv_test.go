@@ -18,10 +18,10 @@ import (
 var argvTables = sync.OnceValues(func() ([2]argvcheck.Table, error) {
 	var ts [2]argvcheck.Table
 	var err error
-	if ts[0], err = argvcheck.LoadTable("../../fn/testdata/upstream/vllm-flags.tsv"); err != nil {
+	if ts[0], err = argvcheck.LoadTable("../../stack/testdata/upstream/vllm-flags.tsv"); err != nil {
 		return ts, err
 	}
-	ts[1], err = argvcheck.LoadTable("../../fn/testdata/upstream/router-flags.tsv")
+	ts[1], err = argvcheck.LoadTable("../../stack/testdata/upstream/router-flags.tsv")
 	return ts, err
 })
 

@@ -1,4 +1,4 @@
-package fn
+package stack
 
 // The contract checker of contract_test.go: what the programs a stack runs
 // (vLLM, vllm-router, LMCache) accept, release by release, read from the
@@ -11,7 +11,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -20,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -126,8 +126,6 @@ type contractFacts struct {
 	lmcache      map[string]lmcacheEnvRow
 }
 
-const upstreamDir = "testdata/upstream"
-
 func loadUpstream(t *testing.T) contractFacts {
 	t.Helper()
 	u := contractFacts{lmcache: map[string]lmcacheEnvRow{}}
@@ -138,7 +136,7 @@ func loadUpstream(t *testing.T) contractFacts {
 	if u.router, err = loadFlagTable("router-flags.tsv"); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := readTSV("lmcache-env.tsv", 4)
+	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, "lmcache-env.tsv"), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +149,7 @@ func loadUpstream(t *testing.T) contractFacts {
 // loadFlagTable reads a table with columns name, first, last, kind, choices
 // (comma-separated) and source.
 func loadFlagTable(name string) (upTable, error) {
-	rows, err := readTSV(name, 6)
+	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, name), 6)
 	if err != nil {
 		return nil, err
 	}
@@ -169,27 +167,6 @@ func loadFlagTable(name string) (upTable, error) {
 		t = append(t, row)
 	}
 	return t, nil
-}
-
-// readTSV reads the rows of a table below its header line, skipping
-// comments; every row must have cols columns.
-func readTSV(name string, cols int) ([][]string, error) {
-	b, err := os.ReadFile(filepath.Join(upstreamDir, name))
-	if err != nil {
-		return nil, err
-	}
-	var rows [][]string
-	for i, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n")[1:] {
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		r := strings.Split(line, "\t")
-		if len(r) != cols {
-			return nil, fmt.Errorf("%s line %d: %d columns, want %d", name, i+2, len(r), cols)
-		}
-		rows = append(rows, r)
-	}
-	return rows, nil
 }
 
 // parsedArgs are the options of a command line by name (without "=value"),
@@ -434,21 +411,6 @@ func envValue(env []corev1.EnvVar, name string) string {
 	return ""
 }
 
-// argValue is the value of the last occurrence of a value option (argparse
-// keeps the last), written "--x v" or "--x=v".
-func argValue(args []string, name string) (string, bool) {
-	value, found := "", false
-	for i, a := range args {
-		switch {
-		case a == name && i+1 < len(args):
-			value, found = args[i+1], true
-		case strings.HasPrefix(a, name+"="):
-			value, found = strings.TrimPrefix(a, name+"="), true
-		}
-	}
-	return value, found
-}
-
 // sessionRoutings need --session-key: the router exits at start-up without
 // it for session (parser.py validate_args, FACTS §4.1); kvaware falls back
 // to it for prefixes no engine holds.
@@ -475,7 +437,7 @@ func (u contractFacts) checkRouter(ver string, c corev1.Container, extra []strin
 			problems = append(problems, name+" is required")
 		}
 	}
-	if logic, _ := argValue(args, "--routing-logic"); slices.Contains(sessionRoutings, logic) {
+	if logic, _ := stacktest.ArgValue(args, "--routing-logic"); slices.Contains(sessionRoutings, logic) {
 		if _, ok := opts["--session-key"]; !ok {
 			problems = append(problems, "--routing-logic "+logic+" needs --session-key")
 		}
@@ -501,10 +463,10 @@ const defaultK8sPort = "8000"
 // selects every engine, and dials the port engines listen on: with pod-ip
 // the vLLM port of the pods, with service-name the engine Services' port.
 func checkDiscovery(router corev1.Container, rules []rbacv1.PolicyRule, engineServices []corev1.Service, engines []appsv1.Deployment) []string {
-	if sd, _ := argValue(router.Args, "--service-discovery"); sd != "k8s" {
+	if sd, _ := stacktest.ArgValue(router.Args, "--service-discovery"); sd != "k8s" {
 		return nil
 	}
-	mode, _ := argValue(router.Args, "--k8s-service-discovery-type")
+	mode, _ := stacktest.ArgValue(router.Args, "--k8s-service-discovery-type")
 	mode = cmp.Or(mode, "pod-ip")
 	var problems []string
 	for _, g := range discoveryGrants[mode] {
@@ -512,12 +474,12 @@ func checkDiscovery(router corev1.Container, rules []rbacv1.PolicyRule, engineSe
 			problems = append(problems, fmt.Sprintf("%s discovery needs %s %s, the router's Role does not grant %s", mode, g.resource, strings.Join(g.verbs, ","), strings.Join(missing, ",")))
 		}
 	}
-	raw, _ := argValue(router.Args, "--k8s-label-selector")
+	raw, _ := stacktest.ArgValue(router.Args, "--k8s-label-selector")
 	sel, err := k8slabels.Parse(raw)
 	if err != nil {
 		return append(problems, fmt.Sprintf("--k8s-label-selector %q: %v", raw, err))
 	}
-	port, given := argValue(router.Args, "--k8s-port")
+	port, given := stacktest.ArgValue(router.Args, "--k8s-port")
 	port = cmp.Or(port, defaultK8sPort)
 	what := "--k8s-port " + port
 	if !given {
@@ -539,7 +501,7 @@ func checkDiscovery(router corev1.Container, rules []rbacv1.PolicyRule, engineSe
 			problems = append(problems, fmt.Sprintf("--k8s-label-selector %q does not select the pods of engine Deployment %s", raw, d.Name))
 		}
 		if c, ok := containerNamed(d, engineContainer); ok {
-			if p, _ := argValue(c.Args, "--port"); cmp.Or(p, defaultK8sPort) != port {
+			if p, _ := stacktest.ArgValue(c.Args, "--port"); cmp.Or(p, defaultK8sPort) != port {
 				problems = append(problems, fmt.Sprintf("%s: the pods of engine Deployment %s listen on %s", what, d.Name, cmp.Or(p, defaultK8sPort)))
 			}
 		}
@@ -590,7 +552,7 @@ func checkController(engine corev1.Container, routerService *corev1.Service, rou
 			problems = append(problems, fmt.Sprintf("env %s=%s: %s", u.env, url, problem))
 			continue
 		}
-		if got, ok := argValue(router.Args, u.flag); !ok || got != strconv.Itoa(int(target)) {
+		if got, ok := stacktest.ArgValue(router.Args, u.flag); !ok || got != strconv.Itoa(int(target)) {
 			problems = append(problems, fmt.Sprintf("env %s=%s leads to router port %d, and the router has no %s %d", u.env, url, target, u.flag, target))
 		}
 	}
@@ -678,6 +640,20 @@ func (r *rendered) add(m map[string]any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, into)
 }
 
+// addObject adds one typed object; other kinds are ignored.
+func (r *rendered) addObject(o runtime.Object) {
+	switch o := o.(type) {
+	case *appsv1.Deployment:
+		r.deployments = append(r.deployments, *o)
+	case *corev1.Service:
+		r.services = append(r.services, *o)
+	case *rbacv1.Role:
+		r.roles = append(r.roles, *o)
+	case *rbacv1.RoleBinding:
+		r.bindings = append(r.bindings, *o)
+	}
+}
+
 func containerNamed(d appsv1.Deployment, name string) (corev1.Container, bool) {
 	for _, c := range d.Spec.Template.Spec.Containers {
 		if c.Name == name {
@@ -691,7 +667,7 @@ func containerNamed(d appsv1.Deployment, name string) (corev1.Container, bool) {
 func (r rendered) withComponent(component string) []appsv1.Deployment {
 	var out []appsv1.Deployment
 	for _, d := range r.deployments {
-		if d.Spec.Template.Labels[labelComponent] == component && len(d.Spec.Template.Spec.Containers) > 0 {
+		if d.Spec.Template.Labels[LabelComponent] == component && len(d.Spec.Template.Spec.Containers) > 0 {
 			out = append(out, d)
 		}
 	}
@@ -720,7 +696,7 @@ func (r rendered) routerService() *corev1.Service {
 func (r rendered) engineServices() []corev1.Service {
 	var out []corev1.Service
 	for _, s := range r.services {
-		if s.Labels[labelComponent] == componentEngine {
+		if s.Labels[LabelComponent] == ComponentEngine {
 			out = append(out, s)
 		}
 	}
@@ -771,7 +747,7 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 	// The router Deployment by its component label, and its one container
 	// whatever its name: the old renders in testdata/upstream/old name it
 	// "router", before it took the chart's name.
-	routers := r.withComponent(componentRouter)
+	routers := r.withComponent(ComponentRouter)
 	if len(routers) != 1 {
 		return []string{fmt.Sprintf("%d router Deployments, want 1", len(routers))}
 	}

@@ -1,4 +1,4 @@
-package fn
+package stack
 
 import (
 	"cmp"
@@ -10,10 +10,9 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
 
 // The behaviour half of the contract: what a release does with what it
@@ -77,17 +76,6 @@ func (b behaviourFacts) reads(name string, v upVersion) bool {
 	return false
 }
 
-// warningsIn are the warnings of a response.
-func warningsIn(rsp *fnv1.RunFunctionResponse) []string {
-	var out []string
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
-			out = append(out, r.GetMessage())
-		}
-	}
-	return out
-}
-
 func warned(warnings []string, parts ...string) bool {
 	return slices.ContainsFunc(warnings, func(w string) bool {
 		for _, p := range parts {
@@ -146,11 +134,11 @@ func (b behaviourFacts) checkBehaviour(r rendered, vllm, router string, warnings
 		c, _ := containerNamed(d, engineContainer)
 		object := "Deployment " + d.Name + " container vllm"
 		v0 := envValue(c.Env, "VLLM_USE_V1") == "0"
-		_, lmcache := argValue(c.Args, "--kv-transfer-config")
+		_, lmcache := stacktest.ArgValue(c.Args, "--kv-transfer-config")
 		if lmcache && stockImage.MatchString(c.Image) && !b.holds("vllm:lmcache-in-image", v) {
 			report(object, "image %s has no LMCache (vLLM's images contain it %s), and --kv-transfer-config loads it", c.Image, b.facts.releases("vllm:lmcache-in-image"))
 		}
-		if cfg, _ := argValue(c.Args, "--kv-transfer-config"); strings.Contains(cfg, `"LMCacheConnector"`) && stockImage.MatchString(c.Image) {
+		if cfg, _ := stacktest.ArgValue(c.Args, "--kv-transfer-config"); strings.Contains(cfg, `"LMCacheConnector"`) && stockImage.MatchString(c.Image) {
 			report(object, "LMCacheConnector imports lmcache.experimental, which the LMCache of no vllm/vllm-openai image has")
 		}
 		if !v0 && b.holds("vllm:v1-forces-chunked-prefill", v) && slices.ContainsFunc(c.Args, chunkedOffRE.MatchString) && !warned(warnings, "enableChunkedPrefill false has no effect") {
@@ -200,11 +188,11 @@ func sameLMCache(a, b string) bool {
 
 // routerLMCache is the LMCache release of a kvaware router, "" otherwise.
 func (b behaviourFacts) routerLMCache(r rendered, router string) string {
-	routers := r.withComponent(componentRouter)
+	routers := r.withComponent(ComponentRouter)
 	if len(routers) != 1 {
 		return ""
 	}
-	if logic, _ := argValue(routers[0].Spec.Template.Spec.Containers[0].Args, "--routing-logic"); logic != "kvaware" {
+	if logic, _ := stacktest.ArgValue(routers[0].Spec.Template.Spec.Containers[0].Args, "--routing-logic"); logic != "kvaware" {
 		return ""
 	}
 	rv, err := parseUpVersion(router)
@@ -225,12 +213,12 @@ func behaviourStack(c corev1.Container, logic string) rendered {
 	deployment := func(component string, c corev1.Container) appsv1.Deployment {
 		d := appsv1.Deployment{}
 		d.Name = "s-" + component
-		d.Spec.Template.Labels = map[string]string{labelComponent: component}
+		d.Spec.Template.Labels = map[string]string{LabelComponent: component}
 		d.Spec.Template.Spec.Containers = []corev1.Container{c}
 		return d
 	}
 	engine := deployment("m-deployment-vllm", c)
-	return rendered{deployments: []appsv1.Deployment{engine, deployment(componentRouter, container("router", routerArgsWith(logic)))}}
+	return rendered{deployments: []appsv1.Deployment{engine, deployment(ComponentRouter, container("router", routerArgsWith(logic)))}}
 }
 
 // TestContractBehaviourChecks: each check finds the defect it is for, as

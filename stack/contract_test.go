@@ -1,7 +1,6 @@
-package fn
+package stack
 
 import (
-	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -9,35 +8,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
-
-// The releases the contract test renders every stack for: the vLLM releases
-// the facts pin (0.22.0 is main of 2026-05-29; 0.23.0 to 0.27.1 are read at
-// their branches or main of 2026-08-17, see vllm-flags.tsv), and every router
-// release (HEAD is production-stack a6c01db).
-var (
-	contractVLLM   = []string{"0.8.3", "0.8.4", "0.8.5", "0.9.2", "0.10.2", "0.11.0", "0.12.0", "0.16.0", "0.22.0", "0.23.0", "0.24.0", "0.26.0", "0.27.1"}
-	contractRouter = []string{"0.1.0", "0.1.1", "0.1.2", "0.1.3", "0.1.4", "0.1.5", "0.1.6", "0.1.7", "0.1.8", "0.1.9", "0.1.10", "0.1.11", "0.1.12", "HEAD"}
-)
-
-// contractStacks are the stack manifests users start from. The claim runs as
-// is (a claim has the namespaced XR's shape); example/stacks/legacy-xr.yaml
-// is the XR Crossplane makes of it.
-func contractStacks(t *testing.T) []string {
-	t.Helper()
-	stacks, err := filepath.Glob("../example/stacks/*.yaml")
-	if err != nil || len(stacks) == 0 {
-		t.Fatalf("no stacks in ../example/stacks: %v", err)
-	}
-	return append([]string{"../example/xr.yaml", "../example/claim.yaml", "../test/render/testdata/full.yaml", "../test/render/testdata/warnings.yaml"}, stacks...)
-}
 
 // TestContract renders every stack for every pair of vLLM and router
 // release and checks what it renders against what those releases accept
@@ -46,11 +23,11 @@ func contractStacks(t *testing.T) []string {
 // names the release it refuses.
 func TestContract(t *testing.T) {
 	u, b := loadUpstream(t), loadBehaviourFacts(t)
-	for _, path := range contractStacks(t) {
+	for _, path := range stacktest.Stacks(t) {
 		t.Run(strings.ReplaceAll(strings.TrimPrefix(path, "../"), "/", "_"), func(t *testing.T) {
 			checked := 0
-			for _, vllm := range contractVLLM {
-				for _, router := range contractRouter {
+			for _, vllm := range stacktest.VLLMReleases {
+				for _, router := range stacktest.RouterReleases {
 					if contractRender(t, u, b, path, vllm, router) {
 						checked++
 					}
@@ -65,12 +42,12 @@ func TestContract(t *testing.T) {
 
 // contractRender renders one stack for one pair of releases and reports
 // every problem; it returns whether the stack was rendered.
-func contractRender(t *testing.T, u contractFacts, b behaviourFacts, path, vllm, router string) bool {
+func contractRender(t *testing.T, u contractFacts, bf behaviourFacts, path, vllm, router string) bool {
 	t.Helper()
-	xr := loadXR(t, path, "")
+	xr := stacktest.LoadXR(t, path, "")
 	pinVersions(xr, vllm, router)
-	rsp := reconciled(t, xr, nil)
-	if msg, ok := fatalResult(rsp); ok {
+	b := build(t, xr)
+	if msg := b.refusal; msg != "" {
 		if !namesVersion(msg, vllm) && !namesVersion(msg, routerTag(router)) {
 			t.Errorf("vLLM %s, router %s: refused without naming the release it refuses: %s", vllm, router, msg)
 		} else {
@@ -79,16 +56,13 @@ func contractRender(t *testing.T, u contractFacts, b behaviourFacts, path, vllm,
 		return false
 	}
 	var r rendered
-	res := rsp.GetDesired().GetResources()
-	for _, key := range slices.Sorted(maps.Keys(res)) {
-		if err := r.add(res[key].GetResource().AsMap()); err != nil {
-			t.Fatalf("cannot decode desired resource %s: %v", key, err)
-		}
+	for _, o := range b.objects {
+		r.addObject(o.Obj)
 	}
 	for _, p := range u.check(r, vllm, router, extraArgsOf(xr)) {
 		t.Errorf("vLLM %s, router %s: %s", vllm, router, p)
 	}
-	for _, p := range b.checkBehaviour(r, vllm, router, warningsIn(rsp), userEnvNames(xr)) {
+	for _, p := range bf.checkBehaviour(r, vllm, router, b.warnings, userEnvNames(xr)) {
 		t.Errorf("vLLM %s, router %s: %s", vllm, router, p)
 	}
 	return true
@@ -110,7 +84,7 @@ func pinVersions(xr map[string]any, vllm, router string) {
 			pinVLLM(m, vllm)
 		}
 	}
-	setPath(xr, "spec.routerConfig.image", "lmcache/lmstack-router:"+routerTag(router))
+	stacktest.SetPath(xr, "spec.routerConfig.image", "lmcache/lmstack-router:"+routerTag(router))
 }
 
 // pinVLLM pins the vllmConfig of an engine block (spec or spec.models[i]).
@@ -141,17 +115,6 @@ func routerTag(router string) string {
 // number: "0.1.1" is not named by "0.1.12".
 func namesVersion(msg, ver string) bool {
 	return regexp.MustCompile(`(^|[^0-9.])v?` + regexp.QuoteMeta(ver) + `($|[^0-9.]|\.($|[^0-9]))`).MatchString(msg)
-}
-
-// fatalResult is the message of the response's Fatal result, if any; unlike
-// fatal it does not fail the test when there is none.
-func fatalResult(rsp *fnv1.RunFunctionResponse) (string, bool) {
-	for _, res := range rsp.GetResults() {
-		if res.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			return res.GetMessage(), true
-		}
-	}
-	return "", false
 }
 
 // extraArgsOf reads a stack's extraArgs: a model's vllmConfig.extraArgs
@@ -248,12 +211,12 @@ func TestContractCatchesKnownDefects(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var r rendered
-			for _, doc := range loadDocs(t, filepath.Join(upstreamDir, "old", tc.fixture)) {
+			for _, doc := range stacktest.LoadDocs(t, filepath.Join(stacktest.UpstreamDir, "old", tc.fixture)) {
 				if err := r.add(doc); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got := u.check(r, tc.vllm, tc.router, extraArgsOf(loadXR(t, tc.stack, "")))
+			got := u.check(r, tc.vllm, tc.router, extraArgsOf(stacktest.LoadXR(t, tc.stack, "")))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("problems of %s at vLLM %s, router %s (-want +got):\n%s", tc.fixture, tc.vllm, tc.router, diff)
 			}
@@ -405,7 +368,7 @@ func rule(resources []string, verbs ...string) rbacv1.PolicyRule {
 }
 
 func TestContractCheckDiscovery(t *testing.T) {
-	engineLabels := map[string]string{labelInstance: "s", labelComponent: componentEngine, labelName: "m"}
+	engineLabels := map[string]string{LabelInstance: "s", LabelComponent: ComponentEngine, LabelName: "m"}
 	svc := corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s-m-engine-service", Labels: engineLabels},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8000)}}}}
 	eng := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "s-m-deployment-vllm"}}
@@ -507,7 +470,7 @@ func TestContractCheckCacheServer(t *testing.T) {
 
 // TestContractPinVersions: the way the test selects releases.
 func TestContractPinVersions(t *testing.T) {
-	xr := xrYAML(t, `
+	xr := stacktest.XRYAML(t, `
 spec:
   vllmConfig: {image: "docker.io/vllm/vllm-openai:v0.8.3"}
   models:
@@ -517,7 +480,7 @@ spec:
     - {name: d, vllmConfig: {tensorParallelSize: 2}}
 `)
 	pinVersions(xr, "0.10.2", "HEAD")
-	want := xrYAML(t, `
+	want := stacktest.XRYAML(t, `
 spec:
   vllmConfig: {image: "docker.io/vllm/vllm-openai:v0.10.2", engineVersion: "0.10.2"}
   models:
@@ -546,5 +509,21 @@ spec:
 		if got := namesVersion(c.msg, c.ver); got != c.want {
 			t.Errorf("namesVersion(%q, %q) = %v, want %v", c.msg, c.ver, got, c.want)
 		}
+	}
+}
+
+// TestNewestReleaseContract: what a stack with LMCache renders for vLLM
+// 0.27.1, the newest release the function knows, keeps its contract.
+func TestNewestReleaseContract(t *testing.T) {
+	b := build(t, stacktest.With("vllmConfig.image", "vllm/vllm-openai:v0.27.1", "vllmConfig.enableChunkedPrefill", false, "lmcacheConfig.enabled", true))
+	if b.refusal != "" {
+		t.Fatal(b.refusal)
+	}
+	var r rendered
+	for _, o := range b.objects {
+		r.addObject(o.Obj)
+	}
+	if p := loadUpstream(t).check(r, "0.27.1", "0.1.12", stackExtraArgs{}); len(p) != 0 {
+		t.Errorf("problems at vLLM 0.27.1: %q", p)
 	}
 }

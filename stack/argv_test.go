@@ -1,51 +1,55 @@
-package fn
+package stack
 
 import (
 	"encoding/json"
-	"maps"
-	"slices"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/vllm-project/function-vllm-stack/internal/argvcheck"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // argvTables are the option tables the invariant parses command lines with.
 func argvTables(t *testing.T) (vllm, router argvcheck.Table) {
 	t.Helper()
-	vllm, err := argvcheck.LoadTable(upstreamDir + "/vllm-flags.tsv")
+	vllm, err := argvcheck.LoadTable(stacktest.UpstreamDir + "/vllm-flags.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	router, err = argvcheck.LoadTable(upstreamDir + "/router-flags.tsv")
+	router, err = argvcheck.LoadTable(stacktest.UpstreamDir + "/router-flags.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return vllm, router
 }
 
-// argvProblems renders xr and checks the argument-injection invariant on
+// argvProblems builds xr and checks the argument-injection invariant on
 // what it composed; ok is false when the function refused the stack.
 func argvProblems(t *testing.T, xr map[string]any) (problems []string, ok bool) {
 	t.Helper()
 	vllm, router := argvTables(t)
-	rsp := reconciled(t, xr, nil)
-	if _, refused := fatalResult(rsp); refused {
+	b := build(t, xr)
+	if b.refusal != "" {
 		return nil, false
 	}
-	b, err := json.Marshal(xr["spec"])
+	j, err := json.Marshal(xr["spec"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	var spec v1alpha1.ProductionStackSpec
-	if err := json.Unmarshal(b, &spec); err != nil {
+	if err := json.Unmarshal(j, &spec); err != nil {
 		t.Fatal(err)
 	}
-	res := rsp.GetDesired().GetResources()
 	var objects []map[string]any
-	for _, k := range slices.Sorted(maps.Keys(res)) {
-		objects = append(objects, res[k].GetResource().AsMap())
+	for _, o := range b.objects {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.Obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objects = append(objects, m)
 	}
 	return argvcheck.CheckObjects(&spec, objects, vllm, router), true
 }
@@ -53,8 +57,8 @@ func argvProblems(t *testing.T, xr map[string]any) (problems []string, ok bool) 
 // TestArgvInvariant: in every example and test stack, every value of the
 // spec lands in exactly the option or positional it was meant for.
 func TestArgvInvariant(t *testing.T) {
-	for _, path := range contractStacks(t) {
-		problems, ok := argvProblems(t, loadXR(t, path, ""))
+	for _, path := range stacktest.Stacks(t) {
+		problems, ok := argvProblems(t, stacktest.LoadXR(t, path, ""))
 		if !ok {
 			t.Errorf("%s: refused", path)
 		}
@@ -68,24 +72,24 @@ func TestArgvInvariant(t *testing.T) {
 // options, or hold '=', ',' or spaces, still land where they belong.
 func TestArgvInvariantHostile(t *testing.T) {
 	cases := map[string]map[string]any{
-		"SessionKeyLikeAnOption": with("routerConfig.routerType", "session", "routerConfig.sessionKey", "--static-backends"),
-		"SessionKeyShortOption":  with("routerConfig.routerType", "session", "routerConfig.sessionKey", "-h"),
-		"KVAwareSessionKey": with("routerConfig.routerType", "kvaware", "routerConfig.sessionKey", "--config", "lmcacheConfig.enabled", true,
+		"SessionKeyLikeAnOption": stacktest.With("routerConfig.routerType", "session", "routerConfig.sessionKey", "--static-backends"),
+		"SessionKeyShortOption":  stacktest.With("routerConfig.routerType", "session", "routerConfig.sessionKey", "-h"),
+		"KVAwareSessionKey": stacktest.With("routerConfig.routerType", "kvaware", "routerConfig.sessionKey", "--config", "lmcacheConfig.enabled", true,
 			"routerConfig.kvAwareThreshold", 3),
-		"RevisionWithDots": with("model.revision", "v1.0/refs.pr"),
-		"ServedNameDotted": with("model.servedModelName", "org/a.b:c"),
-		"LoRAPathWithComma": with("model.enableLoRA", true, "model.loraAdapters", []any{
+		"RevisionWithDots": stacktest.With("model.revision", "v1.0/refs.pr"),
+		"ServedNameDotted": stacktest.With("model.servedModelName", "org/a.b:c"),
+		"LoRAPathWithComma": stacktest.With("model.enableLoRA", true, "model.loraAdapters", []any{
 			map[string]any{"name": "a", "path": "/data/a,b=c"}, map[string]any{"name": "b_2", "path": "org/b"}}),
-		"PathWithSpaces":   with("model.path", "/models/my model", "model.name", "my"),
-		"ModelURLOnS3":     with("model.modelURL", "s3://bucket/models/llama"),
-		"ExtraArgsKept":    with("vllmConfig.extraArgs", []any{"--seed", "1"}, "routerConfig.extraArgs", []any{"--log-level", "debug"}),
-		"ToolParserDotted": with("model.enableTool", true, "model.toolCallParser", "my.parser-2"),
+		"PathWithSpaces":   stacktest.With("model.path", "/models/my model", "model.name", "my"),
+		"ModelURLOnS3":     stacktest.With("model.modelURL", "s3://bucket/models/llama"),
+		"ExtraArgsKept":    stacktest.With("vllmConfig.extraArgs", []any{"--seed", "1"}, "routerConfig.extraArgs", []any{"--log-level", "debug"}),
+		"ToolParserDotted": stacktest.With("model.enableTool", true, "model.toolCallParser", "my.parser-2"),
 	}
 	for name, xr := range cases {
 		t.Run(name, func(t *testing.T) {
 			problems, ok := argvProblems(t, xr)
 			if !ok {
-				t.Fatalf("refused: %s", fatal(t, reconciled(t, xr, nil)))
+				t.Fatalf("refused: %s", refusal(t, xr))
 			}
 			for _, p := range problems {
 				t.Error(p)
@@ -150,7 +154,7 @@ func TestArgvCheckCatchesInjection(t *testing.T) {
 // TestArgvForms: every release the contract test renders for reads
 // --flag=value with its value verbatim (testdata/upstream/argv-forms.tsv).
 func TestArgvForms(t *testing.T) {
-	rows, err := readTSV("argv-forms.tsv", 5)
+	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, "argv-forms.tsv"), 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,12 +172,12 @@ func TestArgvForms(t *testing.T) {
 		}
 		return false
 	}
-	for _, r := range contractVLLM {
+	for _, r := range stacktest.VLLMReleases {
 		if !covered("vllm", r) {
 			t.Errorf("vLLM %s: argv-forms.tsv has no eq-verbatim row: read how it parses --flag=value first", r)
 		}
 	}
-	for _, r := range contractRouter {
+	for _, r := range stacktest.RouterReleases {
 		if !covered("router", r) {
 			t.Errorf("router %s: argv-forms.tsv has no eq-verbatim row", r)
 		}
@@ -188,28 +192,28 @@ func TestModelShapes(t *testing.T) {
 		xr   map[string]any
 		want string
 	}{
-		"PathLikeAnOption": {with("model.path", "--trust-remote-code"),
+		"PathLikeAnOption": {stacktest.With("model.path", "--trust-remote-code"),
 			`spec.model.path "--trust-remote-code" is invalid: use an absolute path to the model files, such as /data/models/llama-3 (starting with '/', without control characters)`},
-		"RelativePath": {with("model.path", "models/m"),
+		"RelativePath": {stacktest.With("model.path", "models/m"),
 			`spec.model.path "models/m" is invalid: use an absolute path to the model files, such as /data/models/llama-3 (starting with '/', without control characters)`},
-		"ModelURLLikeAnOption": {with("model.modelURL", "-h"),
+		"ModelURLLikeAnOption": {stacktest.With("model.modelURL", "-h"),
 			`spec.model.modelURL "-h" is invalid: use a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct (letters, digits, '.', '_' and '-', starting with a letter, digit or '_', with at most one '/' between organization and name), an absolute path, or a URL such as s3://bucket/model`},
-		"ModelURLWithSpace": {with("model.modelURL", "meta-llama/Llama 3"),
+		"ModelURLWithSpace": {stacktest.With("model.modelURL", "meta-llama/Llama 3"),
 			`spec.model.modelURL "meta-llama/Llama 3" is invalid: use a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct (letters, digits, '.', '_' and '-', starting with a letter, digit or '_', with at most one '/' between organization and name), an absolute path, or a URL such as s3://bucket/model`},
-		"ServedName": {with("model.servedModelName", "--trust-remote-code"),
+		"ServedName": {stacktest.With("model.servedModelName", "--trust-remote-code"),
 			`spec.model.servedModelName "--trust-remote-code" is invalid: use letters, digits, '.', '_', ':', '/' and '-', starting with a letter, digit or '_', such as llama3 or meta-llama/Llama-3.2-1B-Instruct`},
-		"ToolParser": {with("model.enableTool", true, "model.toolCallParser", "hermes --trust-remote-code"),
+		"ToolParser": {stacktest.With("model.enableTool", true, "model.toolCallParser", "hermes --trust-remote-code"),
 			`spec.model.toolCallParser "hermes --trust-remote-code" is invalid: use a parser name such as hermes, llama3_json or mistral (letters, digits, '.', '_' and '-', starting with a letter, digit or '_')`},
-		"LoRAName": {with("model.enableLoRA", true, "model.loraAdapters", []any{map[string]any{"name": "-a", "path": "/a"}}),
+		"LoRAName": {stacktest.With("model.enableLoRA", true, "model.loraAdapters", []any{map[string]any{"name": "-a", "path": "/a"}}),
 			`spec.model.loraAdapters[0].name "-a" is invalid: use letters, digits, '.', '_', ':', '/' and '-', starting with a letter, digit or '_', such as llama3 or meta-llama/Llama-3.2-1B-Instruct`},
-		"LoRAPath": {with("model.enableLoRA", true, "model.loraAdapters", []any{map[string]any{"name": "a", "path": "--x"}}),
+		"LoRAPath": {stacktest.With("model.enableLoRA", true, "model.loraAdapters", []any{map[string]any{"name": "a", "path": "--x"}}),
 			`spec.model.loraAdapters[0].path "--x" is invalid: use a Hugging Face adapter ID such as org/sql-lora or an absolute path such as /data/lora-adapters/sql`},
-		"ModelsItem": {with("model", nil, "models", []any{map[string]any{"name": "a", "modelURL": "--a"}}),
+		"ModelsItem": {stacktest.With("model", nil, "models", []any{map[string]any{"name": "a", "modelURL": "--a"}}),
 			`spec.models[0].modelURL "--a" is invalid: use a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct (letters, digits, '.', '_' and '-', starting with a letter, digit or '_', with at most one '/' between organization and name), an absolute path, or a URL such as s3://bucket/model`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := fatal(t, run(t, req(t, tc.xr, nil, nil))); got != m+tc.want {
+			if got := refusal(t, tc.xr); got != m+tc.want {
 				t.Errorf("Fatal message:\n got: %s\nwant: %s", got, m+tc.want)
 			}
 		})
