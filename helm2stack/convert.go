@@ -266,6 +266,9 @@ func (c *converter) finish() error {
 		ObjectMeta: metav1.ObjectMeta{Name: c.opts.Name, Namespace: c.opts.Namespace},
 		Spec:       spec,
 	}
+	if err := c.check(); err != nil {
+		return err
+	}
 	slices.SortStableFunc(c.res.Dropped, byKey)
 	slices.SortStableFunc(c.res.Notes, byKey)
 	return nil

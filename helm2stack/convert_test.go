@@ -50,8 +50,33 @@ func (tc convertCase) run(t *testing.T) {
 	if diff := cmp.Diff(tc.dropped, keys(res.Dropped)); diff != "" {
 		t.Errorf("dropped keys (-want +got):\n%s\n%v", diff, res.Dropped)
 	}
-	if diff := cmp.Diff(tc.notes, keys(res.Notes)); diff != "" {
+	// The function's own warnings (no GPU in most cases here) are
+	// TestFunctionWarnings' business.
+	own := slices.DeleteFunc(slices.Clone(res.Notes), func(f Finding) bool { return f.Key == functionWarning })
+	if diff := cmp.Diff(tc.notes, keys(own)); diff != "" {
 		t.Errorf("noted keys (-want +got):\n%s\n%v", diff, res.Notes)
+	}
+}
+
+// TestFunctionWarnings: the converted stack is built with the library the
+// function runs; what the function would warn about comes out as notes, and
+// a stack it would refuse is an error that says so.
+func TestFunctionWarnings(t *testing.T) {
+	res, err := Convert([]byte(modelHead), Options{Name: "s", Namespace: "llm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Finding{{functionWarning, "spec: resources.gpu is unset and vllm/vllm-openai is vLLM built for NVIDIA GPUs, which fails at start without one: set resources.gpu, or use a CPU image of vLLM"}}
+	if diff := cmp.Diff(want, res.Notes); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	// The chart renders VLLM_USE_V1=0 for any image; the function refuses
+	// V0 on a vLLM without it, and so does the converter.
+	latestV0 := strings.Replace(modelHead, "tag: v0.10.2", "tag: latest", 1) + "      vllmConfig: {v0: 1}\n"
+	_, err = Convert([]byte(latestV0), Options{Name: "s", Namespace: "llm"})
+	const refused = "the function would refuse the converted stack: invalid ProductionStack: spec.vllmConfig.v1 is false, which needs vLLM's V0 engine, and the engine runs vLLM 0.27.1 (the newest known, as vllmConfig.image names no release): vLLM 0.11.0 removed the V0 engine; remove v1 or use an image of an older vLLM"
+	if err == nil || err.Error() != refused {
+		t.Errorf("error:\n got: %v\nwant: %s", err, refused)
 	}
 }
 
@@ -118,7 +143,7 @@ servingEngineSpec:
       runtimeClassName: ""
       priorityClassName: high
       env: [{name: B, value: model}]
-      vllmConfig: {v0: 1, runner: pooling, convert: embed, prometheusMultiprocDir: /prom}
+      vllmConfig: {runner: pooling, convert: embed, prometheusMultiprocDir: /prom}
       modelRevision: abc123
 `,
 			want: `
@@ -126,9 +151,12 @@ model: {name: m, modelURL: x, revision: abc123}
 env: [{name: A, value: shared}, {name: B, value: model}, {name: PROMETHEUS_MULTIPROC_DIR, value: /prom}]
 scheduling: {priorityClassName: high}
 storage: {enabled: false}
-vllmConfig: {image: "lmcache/vllm-openai:latest", v1: false, extraArgs: [--runner, pooling, --convert, embed]}
+vllmConfig: {image: "lmcache/vllm-openai:latest", extraArgs: [--runner, pooling, --convert, embed]}
 `,
 			notes: []string{"servingEngineSpec.modelSpec[0]", "servingEngineSpec.modelSpec[0].tag"}},
+		"v0 on a release that has the V0 engine": {
+			values: modelHead + "      vllmConfig: {v0: 1}\n",
+			want:   modelSpecHead + `vllmConfig: {image: "vllm/vllm-openai:v0.10.2", v1: false}` + "\n"},
 		"runtimeClassName per model, KEDA's default trigger": {
 			values: `
 servingEngineSpec:
