@@ -14,13 +14,7 @@ import (
 )
 
 // compositionInput is the Input of example/composition.yaml.
-func compositionInput() map[string]any {
-	return map[string]any{
-		"apiVersion": "vllmstack.fn.crossplane.io/v1beta1",
-		"kind":       "Input",
-		"router":     map[string]any{"image": "lmcache/lmstack-router", "tag": "v0.1.12"},
-	}
-}
+func compositionInput() map[string]any { return stacktest.CompositionInput() }
 
 // TestRunFunctionGolden renders each example stack and compares the whole
 // response, every object, arg and env var, with a reviewed golden file.

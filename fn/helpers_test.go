@@ -262,3 +262,8 @@ func warningsIn(rsp *fnv1.RunFunctionResponse) []string {
 	}
 	return out
 }
+
+func minimalXR() map[string]any { return stacktest.MinimalXR() }
+
+// with returns minimalXR with spec fields set at dotted paths below spec.
+func with(kv ...any) map[string]any { return stacktest.With(kv...) }

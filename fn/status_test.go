@@ -616,3 +616,45 @@ func TestStatusIntoDesiredXR(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoscaledStatus: the XR reports the replicas the autoscaler runs, and
+// the ScaledObject is ready when KEDA says so.
+func TestAutoscaledStatus(t *testing.T) {
+	xr := with("autoscaling", map[string]any{"maxReplicas": 4, "prometheusAddress": "http://p:9090"})
+	observed := map[string]map[string]any{
+		"engine-m": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "s-m-deployment-vllm", "generation": 2},
+			"spec":   map[string]any{"replicas": 3},
+			"status": map[string]any{"observedGeneration": 2, "replicas": 3, "updatedReplicas": 3, "availableReplicas": 3, "readyReplicas": 3, "conditions": []any{map[string]any{"type": "Available", "status": "True"}}}},
+		"engine-m-autoscaler": {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": map[string]any{"name": "s-m-scaledobject"},
+			"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}}},
+	}
+	rsp := mustRun(t, req(t, xr, nil, observed))
+	models := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["models"].([]any)
+	if got := models[0].(map[string]any)["replicas"]; got != float64(3) {
+		t.Errorf("status.models[0].replicas = %v, want the 3 the autoscaler runs", got)
+	}
+	if got := rsp.GetDesired().GetResources()["engine-m"].GetReady(); got != fnv1.Ready_READY_TRUE {
+		t.Errorf("engine Deployment readiness %v, want true", got)
+	}
+	if got := rsp.GetDesired().GetResources()["engine-m-autoscaler"].GetReady(); got != fnv1.Ready_READY_FALSE {
+		t.Errorf("ScaledObject readiness %v, want false while KEDA is not Ready", got)
+	}
+	observed["engine-m-autoscaler"]["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	rsp = mustRun(t, req(t, xr, nil, observed))
+	if got := rsp.GetDesired().GetResources()["engine-m-autoscaler"].GetReady(); got != fnv1.Ready_READY_TRUE {
+		t.Errorf("ScaledObject readiness %v, want true once KEDA is Ready", got)
+	}
+}
+
+func TestEndpointNamesServicePort(t *testing.T) {
+	for port, want := range map[int]string{
+		80:   "http://s-router-service.llm.svc.cluster.local/v1",
+		8080: "http://s-router-service.llm.svc.cluster.local:8080/v1",
+	} {
+		rsp := mustRun(t, req(t, with("routerConfig.service.port", port), nil, nil))
+		got := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["endpoint"]
+		if got != want {
+			t.Errorf("port %d: endpoint %v, want %s", port, got, want)
+		}
+	}
+}

@@ -15,7 +15,7 @@ import (
 // servingEngineSpec.modelSpec[].x for a key of a modelSpec item,
 // loraAdapters[].x, routerSpec.route.main.x for a key of a route. The
 // docs/helm.md's table has a row for each (fn/helm_keys_test.go).
-const chartKeysFile = "../fn/testdata/helm/chart-keys.tsv"
+const chartKeysFile = "../stack/testdata/helm/chart-keys.tsv"
 
 // wholeBlocks are the table's entries that take a block of the chart the
 // stack does not include whole, dropped when switched on: any key inside

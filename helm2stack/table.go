@@ -8,7 +8,7 @@ import (
 )
 
 // table is every key of the chart's values, vllm-stack 0.1.12 to HEAD as
-// fn/testdata/helm/chart-keys.tsv lists them, plus notChartKeys, in the
+// stack/testdata/helm/chart-keys.tsv lists them, plus notChartKeys, in the
 // order of the "Coming from the Helm chart" table (docs/helm.md): what it
 // becomes, or (drop) why the stack does not support it, in the row's words.
 // A key not here is an error. An entry may take a block whole (ingress,

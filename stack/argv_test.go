@@ -31,7 +31,7 @@ func argvTables(t *testing.T) (vllm, router argvcheck.Table) {
 func argvProblems(t *testing.T, xr map[string]any) (problems []string, ok bool) {
 	t.Helper()
 	vllm, router := argvTables(t)
-	b := build(t, xr)
+	b := reconciled(t, xr, nil)
 	if b.refusal != "" {
 		return nil, false
 	}
@@ -44,8 +44,8 @@ func argvProblems(t *testing.T, xr map[string]any) (problems []string, ok bool) 
 		t.Fatal(err)
 	}
 	var objects []map[string]any
-	for _, o := range b.objects {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.Obj)
+	for _, k := range b.keys {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(b.objects[k])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,18 +72,18 @@ func TestArgvInvariant(t *testing.T) {
 // options, or hold '=', ',' or spaces, still land where they belong.
 func TestArgvInvariantHostile(t *testing.T) {
 	cases := map[string]map[string]any{
-		"SessionKeyLikeAnOption": stacktest.With("routerConfig.routerType", "session", "routerConfig.sessionKey", "--static-backends"),
-		"SessionKeyShortOption":  stacktest.With("routerConfig.routerType", "session", "routerConfig.sessionKey", "-h"),
-		"KVAwareSessionKey": stacktest.With("routerConfig.routerType", "kvaware", "routerConfig.sessionKey", "--config", "lmcacheConfig.enabled", true,
+		"SessionKeyLikeAnOption": with("routerConfig.routerType", "session", "routerConfig.sessionKey", "--static-backends"),
+		"SessionKeyShortOption":  with("routerConfig.routerType", "session", "routerConfig.sessionKey", "-h"),
+		"KVAwareSessionKey": with("routerConfig.routerType", "kvaware", "routerConfig.sessionKey", "--config", "lmcacheConfig.enabled", true,
 			"routerConfig.kvAwareThreshold", 3),
-		"RevisionWithDots": stacktest.With("model.revision", "v1.0/refs.pr"),
-		"ServedNameDotted": stacktest.With("model.servedModelName", "org/a.b:c"),
-		"LoRAPathWithComma": stacktest.With("model.enableLoRA", true, "model.loraAdapters", []any{
+		"RevisionWithDots": with("model.revision", "v1.0/refs.pr"),
+		"ServedNameDotted": with("model.servedModelName", "org/a.b:c"),
+		"LoRAPathWithComma": with("model.enableLoRA", true, "model.loraAdapters", []any{
 			map[string]any{"name": "a", "path": "/data/a,b=c"}, map[string]any{"name": "b_2", "path": "org/b"}}),
-		"PathWithSpaces":   stacktest.With("model.path", "/models/my model", "model.name", "my"),
-		"ModelURLOnS3":     stacktest.With("model.modelURL", "s3://bucket/models/llama"),
-		"ExtraArgsKept":    stacktest.With("vllmConfig.extraArgs", []any{"--seed", "1"}, "routerConfig.extraArgs", []any{"--log-level", "debug"}),
-		"ToolParserDotted": stacktest.With("model.enableTool", true, "model.toolCallParser", "my.parser-2"),
+		"PathWithSpaces":   with("model.path", "/models/my model", "model.name", "my"),
+		"ModelURLOnS3":     with("model.modelURL", "s3://bucket/models/llama"),
+		"ExtraArgsKept":    with("vllmConfig.extraArgs", []any{"--seed", "1"}, "routerConfig.extraArgs", []any{"--log-level", "debug"}),
+		"ToolParserDotted": with("model.enableTool", true, "model.toolCallParser", "my.parser-2"),
 	}
 	for name, xr := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -192,23 +192,23 @@ func TestModelShapes(t *testing.T) {
 		xr   map[string]any
 		want string
 	}{
-		"PathLikeAnOption": {stacktest.With("model.path", "--trust-remote-code"),
+		"PathLikeAnOption": {with("model.path", "--trust-remote-code"),
 			`spec.model.path "--trust-remote-code" is invalid: use an absolute path to the model files, such as /data/models/llama-3 (starting with '/', without control characters)`},
-		"RelativePath": {stacktest.With("model.path", "models/m"),
+		"RelativePath": {with("model.path", "models/m"),
 			`spec.model.path "models/m" is invalid: use an absolute path to the model files, such as /data/models/llama-3 (starting with '/', without control characters)`},
-		"ModelURLLikeAnOption": {stacktest.With("model.modelURL", "-h"),
+		"ModelURLLikeAnOption": {with("model.modelURL", "-h"),
 			`spec.model.modelURL "-h" is invalid: use a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct (letters, digits, '.', '_' and '-', starting with a letter, digit or '_', with at most one '/' between organization and name), an absolute path, or a URL such as s3://bucket/model`},
-		"ModelURLWithSpace": {stacktest.With("model.modelURL", "meta-llama/Llama 3"),
+		"ModelURLWithSpace": {with("model.modelURL", "meta-llama/Llama 3"),
 			`spec.model.modelURL "meta-llama/Llama 3" is invalid: use a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct (letters, digits, '.', '_' and '-', starting with a letter, digit or '_', with at most one '/' between organization and name), an absolute path, or a URL such as s3://bucket/model`},
-		"ServedName": {stacktest.With("model.servedModelName", "--trust-remote-code"),
+		"ServedName": {with("model.servedModelName", "--trust-remote-code"),
 			`spec.model.servedModelName "--trust-remote-code" is invalid: use letters, digits, '.', '_', ':', '/' and '-', starting with a letter, digit or '_', such as llama3 or meta-llama/Llama-3.2-1B-Instruct`},
-		"ToolParser": {stacktest.With("model.enableTool", true, "model.toolCallParser", "hermes --trust-remote-code"),
+		"ToolParser": {with("model.enableTool", true, "model.toolCallParser", "hermes --trust-remote-code"),
 			`spec.model.toolCallParser "hermes --trust-remote-code" is invalid: use a parser name such as hermes, llama3_json or mistral (letters, digits, '.', '_' and '-', starting with a letter, digit or '_')`},
-		"LoRAName": {stacktest.With("model.enableLoRA", true, "model.loraAdapters", []any{map[string]any{"name": "-a", "path": "/a"}}),
+		"LoRAName": {with("model.enableLoRA", true, "model.loraAdapters", []any{map[string]any{"name": "-a", "path": "/a"}}),
 			`spec.model.loraAdapters[0].name "-a" is invalid: use letters, digits, '.', '_', ':', '/' and '-', starting with a letter, digit or '_', such as llama3 or meta-llama/Llama-3.2-1B-Instruct`},
-		"LoRAPath": {stacktest.With("model.enableLoRA", true, "model.loraAdapters", []any{map[string]any{"name": "a", "path": "--x"}}),
+		"LoRAPath": {with("model.enableLoRA", true, "model.loraAdapters", []any{map[string]any{"name": "a", "path": "--x"}}),
 			`spec.model.loraAdapters[0].path "--x" is invalid: use a Hugging Face adapter ID such as org/sql-lora or an absolute path such as /data/lora-adapters/sql`},
-		"ModelsItem": {stacktest.With("model", nil, "models", []any{map[string]any{"name": "a", "modelURL": "--a"}}),
+		"ModelsItem": {with("model", nil, "models", []any{map[string]any{"name": "a", "modelURL": "--a"}}),
 			`spec.models[0].modelURL "--a" is invalid: use a Hugging Face model ID such as meta-llama/Llama-3.2-1B-Instruct (letters, digits, '.', '_' and '-', starting with a letter, digit or '_', with at most one '/' between organization and name), an absolute path, or a URL such as s3://bucket/model`},
 	}
 	for name, tc := range cases {

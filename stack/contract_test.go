@@ -46,7 +46,7 @@ func contractRender(t *testing.T, u contractFacts, bf behaviourFacts, path, vllm
 	t.Helper()
 	xr := stacktest.LoadXR(t, path, "")
 	pinVersions(xr, vllm, router)
-	b := build(t, xr)
+	b := reconciled(t, xr, nil)
 	if msg := b.refusal; msg != "" {
 		if !namesVersion(msg, vllm) && !namesVersion(msg, routerTag(router)) {
 			t.Errorf("vLLM %s, router %s: refused without naming the release it refuses: %s", vllm, router, msg)
@@ -56,8 +56,8 @@ func contractRender(t *testing.T, u contractFacts, bf behaviourFacts, path, vllm
 		return false
 	}
 	var r rendered
-	for _, o := range b.objects {
-		r.addObject(o.Obj)
+	for _, k := range b.keys {
+		r.addObject(b.objects[k])
 	}
 	for _, p := range u.check(r, vllm, router, extraArgsOf(xr)) {
 		t.Errorf("vLLM %s, router %s: %s", vllm, router, p)
@@ -515,13 +515,13 @@ spec:
 // TestNewestReleaseContract: what a stack with LMCache renders for vLLM
 // 0.27.1, the newest release the function knows, keeps its contract.
 func TestNewestReleaseContract(t *testing.T) {
-	b := build(t, stacktest.With("vllmConfig.image", "vllm/vllm-openai:v0.27.1", "vllmConfig.enableChunkedPrefill", false, "lmcacheConfig.enabled", true))
+	b := reconciled(t, with("vllmConfig.image", "vllm/vllm-openai:v0.27.1", "vllmConfig.enableChunkedPrefill", false, "lmcacheConfig.enabled", true), nil)
 	if b.refusal != "" {
 		t.Fatal(b.refusal)
 	}
 	var r rendered
-	for _, o := range b.objects {
-		r.addObject(o.Obj)
+	for _, k := range b.keys {
+		r.addObject(b.objects[k])
 	}
 	if p := loadUpstream(t).check(r, "0.27.1", "0.1.12", stackExtraArgs{}); len(p) != 0 {
 		t.Errorf("problems at vLLM 0.27.1: %q", p)

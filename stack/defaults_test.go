@@ -6,7 +6,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 )
@@ -116,4 +118,21 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestMultiModelRendersEachModel: the multi-model example renders one engine
+// per model with merged settings, behind one router.
+func TestMultiModelRendersEachModel(t *testing.T) {
+	rsp := reconciled(t, stacktest.LoadXR(t, "../example/stacks/multi-model.yaml", ""), nil)
+	llama := desired(t, rsp, "engine-llama3", &appsv1.Deployment{})
+	mistral := desired(t, rsp, "engine-mistral-7b", &appsv1.Deployment{})
+	if *llama.Spec.Replicas != 2 || *mistral.Spec.Replicas != 1 {
+		t.Errorf("replicas: llama3 %d (set 2), mistral %d (default 1)", *llama.Spec.Replicas, *mistral.Spec.Replicas)
+	}
+	if got := mistral.Spec.Template.Spec.Containers[0].Env; got[len(got)-1].Value != "DEBUG" || len(got) != 4 {
+		t.Errorf("mistral's env must override VLLM_LOG_LEVEL in place: %v", got)
+	}
+	if n := len(rsp.objects); n != 11 {
+		t.Errorf("got %d resources, want 2x(Deployment, Service, PVC) + 5 router objects: %v", n, keys(rsp))
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"github.com/vllm-project/function-vllm-stack/internal/text"
 )
 
@@ -17,12 +16,12 @@ func TestRefusalBounded(t *testing.T) {
 	for i := range models {
 		models[i] = map[string]any{"name": fmt.Sprintf("m%d", i), "maxNumSeqs": 0}
 	}
-	msg := refusal(t, stacktest.With("model", nil, "models", models))
+	msg := refusal(t, with("model", nil, "models", models))
 	if len(msg) > maxRefusalLength+100 || !strings.HasSuffix(msg, " more errors") {
 		t.Errorf("a refusal of %d bytes, want at most about %d ending in how many more errors there are: ...%s", len(msg), maxRefusalLength, msg[max(0, len(msg)-200):])
 	}
 	long := strings.Repeat("9", 100000)
-	msg = refusal(t, stacktest.With("vllmConfig.gpuMemoryUtilization", long))
+	msg = refusal(t, with("vllmConfig.gpuMemoryUtilization", long))
 	want := "invalid ProductionStack: " + text.Clip(`spec.vllmConfig.gpuMemoryUtilization "`+long, maxErrorLength)
 	if msg != want {
 		t.Errorf("Fatal message:\n got: %.300s...\nwant: %.300s...", msg, want)

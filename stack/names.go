@@ -57,7 +57,7 @@ func isLabelValue(v string) bool {
 }
 
 // names holds every object name of one stack. Names are those of the vLLM
-// production-stack Helm chart 0.1.12 (fn/testdata/helm/chart-names.tsv cites
+// production-stack Helm chart 0.1.12 (stack/testdata/helm/chart-names.tsv cites
 // each template), so a stack moved from Helm keeps its Service DNS names and
 // every name a script, dashboard or copied values file refers to. The engine
 // HPA and the NetworkPolicy, which the chart does not have, follow its

@@ -1,4 +1,4 @@
-// Package chartkeys reads fn/testdata/helm/chart-keys.tsv, the values keys of
+// Package chartkeys reads stack/testdata/helm/chart-keys.tsv, the values keys of
 // the vLLM production-stack Helm chart at vllm-stack-0.1.12 and HEAD (its
 // header says how they were chosen), for the tests that hold docs/helm.md's
 // Helm table (fn) and the converter's table (helm2stack) to it.

@@ -34,7 +34,7 @@ func TestRead(t *testing.T) {
 
 // The repository's own list reads.
 func TestReadChartKeys(t *testing.T) {
-	keys, err := Read("../../fn/testdata/helm/chart-keys.tsv")
+	keys, err := Read("../../stack/testdata/helm/chart-keys.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,3 +45,13 @@ func SetPath(m map[string]any, path string, v any) {
 	}
 	m[parts[len(parts)-1]] = v
 }
+
+// CompositionInput is the Input of example/composition.yaml: the router
+// pinned to the chart's release.
+func CompositionInput() map[string]any {
+	return map[string]any{
+		"apiVersion": "vllmstack.fn.crossplane.io/v1beta1",
+		"kind":       "Input",
+		"router":     map[string]any{"image": "lmcache/lmstack-router", "tag": "v0.1.12"},
+	}
+}

@@ -1,4 +1,4 @@
-package fn
+package stack
 
 import (
 	"strings"
@@ -16,11 +16,6 @@ import (
 )
 
 // minimalXR is the smallest valid stack: one model by URL, in namespace llm.
-func minimalXR() map[string]any { return stacktest.MinimalXR() }
-
-// with returns minimalXR with spec fields set at dotted paths below spec.
-func with(kv ...any) map[string]any { return stacktest.With(kv...) }
-
 var baseArgs = []string{"org/m", "--host", "0.0.0.0", "--port", "8000"}
 
 func args(extra ...string) []string { return append(append([]string{}, baseArgs...), extra...) }
@@ -422,7 +417,7 @@ func TestEnvReferencesResolve(t *testing.T) {
 	for name, xr := range stacks {
 		rsp := reconciled(t, xr, nil)
 		for _, k := range keys(rsp) {
-			if kind := rsp.GetDesired().GetResources()[k].GetResource().GetFields()["kind"].GetStringValue(); kind != "Deployment" {
+			if _, ok := rsp.objects[k].(*appsv1.Deployment); !ok {
 				continue
 			}
 			for _, c := range desired(t, rsp, k, &appsv1.Deployment{}).Spec.Template.Spec.Containers {

@@ -1,4 +1,4 @@
-package fn
+package stack
 
 import (
 	"testing"
@@ -7,15 +7,13 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
-
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
 
 // specReplicas returns a desired Deployment's spec.replicas as sent, and
 // whether it was sent at all.
-func specReplicas(t *testing.T, rsp *fnv1.RunFunctionResponse, key string) (any, bool) {
+func specReplicas(t *testing.T, rsp response, key string) (any, bool) {
 	t.Helper()
-	spec := rsp.GetDesired().GetResources()[key].GetResource().AsMap()["spec"].(map[string]any)
+	spec := objectMap(t, rsp, key)["spec"].(map[string]any)
 	v, ok := spec["replicas"]
 	return v, ok
 }
@@ -30,7 +28,7 @@ func TestKEDAScaledObject(t *testing.T) {
 	if v, sent := specReplicas(t, rsp, "engine-m"); sent {
 		t.Errorf("spec.replicas = %v is sent, but KEDA owns the replicas", v)
 	}
-	got := rsp.GetDesired().GetResources()["engine-m-autoscaler"].GetResource().AsMap()
+	got := objectMap(t, rsp, "engine-m-autoscaler")
 	want := map[string]any{
 		"apiVersion": "keda.sh/v1alpha1",
 		"kind":       "ScaledObject",
@@ -83,7 +81,7 @@ func TestHPA(t *testing.T) {
 func TestAutoscalingDisabled(t *testing.T) {
 	rsp := mustRun(t, req(t, with("autoscaling", map[string]any{"enabled": false, "maxReplicas": 4}, "replicas", 2,
 		"storage.accessModes", []any{"ReadWriteMany"}), nil, nil))
-	if _, ok := rsp.GetDesired().GetResources()["engine-m-autoscaler"]; ok {
+	if _, ok := rsp.objects["engine-m-autoscaler"]; ok {
 		t.Error("a disabled autoscaler must not be rendered")
 	}
 	if v, sent := specReplicas(t, rsp, "engine-m"); !sent || v != float64(2) {
@@ -109,34 +107,5 @@ func TestAutoscalingValidation(t *testing.T) {
 				t.Errorf("Fatal message:\n got: %s\nwant: %s", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestAutoscaledStatus: the XR reports the replicas the autoscaler runs, and
-// the ScaledObject is ready when KEDA says so.
-func TestAutoscaledStatus(t *testing.T) {
-	xr := with("autoscaling", map[string]any{"maxReplicas": 4, "prometheusAddress": "http://p:9090"})
-	observed := map[string]map[string]any{
-		"engine-m": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "s-m-deployment-vllm", "generation": 2},
-			"spec":   map[string]any{"replicas": 3},
-			"status": map[string]any{"observedGeneration": 2, "replicas": 3, "updatedReplicas": 3, "availableReplicas": 3, "readyReplicas": 3, "conditions": []any{map[string]any{"type": "Available", "status": "True"}}}},
-		"engine-m-autoscaler": {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": map[string]any{"name": "s-m-scaledobject"},
-			"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}}},
-	}
-	rsp := mustRun(t, req(t, xr, nil, observed))
-	models := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["models"].([]any)
-	if got := models[0].(map[string]any)["replicas"]; got != float64(3) {
-		t.Errorf("status.models[0].replicas = %v, want the 3 the autoscaler runs", got)
-	}
-	if got := rsp.GetDesired().GetResources()["engine-m"].GetReady(); got != fnv1.Ready_READY_TRUE {
-		t.Errorf("engine Deployment readiness %v, want true", got)
-	}
-	if got := rsp.GetDesired().GetResources()["engine-m-autoscaler"].GetReady(); got != fnv1.Ready_READY_FALSE {
-		t.Errorf("ScaledObject readiness %v, want false while KEDA is not Ready", got)
-	}
-	observed["engine-m-autoscaler"]["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-	rsp = mustRun(t, req(t, xr, nil, observed))
-	if got := rsp.GetDesired().GetResources()["engine-m-autoscaler"].GetReady(); got != fnv1.Ready_READY_TRUE {
-		t.Errorf("ScaledObject readiness %v, want true once KEDA is Ready", got)
 	}
 }

@@ -1,4 +1,4 @@
-package fn
+package stack
 
 import (
 	"slices"
@@ -16,8 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/chartkeys"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
@@ -66,16 +64,16 @@ func helmRouterArgs(middle ...string) []string {
 
 // helmRun runs the function as a stack's second reconcile sees it, when
 // every object is composed, and fails on a Fatal result.
-func helmRun(t *testing.T, xr map[string]any) *fnv1.RunFunctionResponse {
+func helmRun(t *testing.T, xr map[string]any) response {
 	t.Helper()
 	rsp := reconciled(t, xr, nil)
-	if msg, ok := fatalResult(rsp); ok {
+	if msg := rsp.refusal; msg != "" {
 		t.Fatalf("unexpected Fatal result: %s", msg)
 	}
 	return rsp
 }
 
-func helmDeployment(t *testing.T, rsp *fnv1.RunFunctionResponse, key string) *appsv1.Deployment {
+func helmDeployment(t *testing.T, rsp response, key string) *appsv1.Deployment {
 	t.Helper()
 	return desired(t, rsp, key, &appsv1.Deployment{})
 }
@@ -96,7 +94,7 @@ func helmFatal(t *testing.T, xr map[string]any, want string) {
 	}
 }
 
-func helmKeys(rsp *fnv1.RunFunctionResponse) []string {
+func helmKeys(rsp response) []string {
 	k := keys(rsp)
 	slices.Sort(k)
 	return k
@@ -402,9 +400,9 @@ func helmRows() map[string]func(t *testing.T) {
 			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}`), c.Args)
 			// The chart's VLLM_RPC_TIMEOUT only where the V0 engine runs, the
 			// one reader (v1: false, on an LMCache image of that era).
-			setPath(xr, "spec.vllmConfig.v1", false)
-			setPath(xr, "spec.vllmConfig.image", "lmcache/vllm-openai:2025-04-18")
-			setPath(xr, "spec.vllmConfig.engineVersion", "0.8.4")
+			stacktest.SetPath(xr, "spec.vllmConfig.v1", false)
+			stacktest.SetPath(xr, "spec.vllmConfig.image", "lmcache/vllm-openai:2025-04-18")
+			stacktest.SetPath(xr, "spec.vllmConfig.engineVersion", "0.8.4")
 			v0 := engineContainer0(t, helmRun(t, xr), "engine-m")
 			helmEqual(t, "env on the V0 engine", engineEnvOf("HF_HOME", "/data", "VLLM_USE_V1", "0", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO",
 				"LMCACHE_LOCAL_CPU", "True", "LMCACHE_MAX_LOCAL_CPU_SIZE", "60",
@@ -600,7 +598,7 @@ func helmRows() map[string]func(t *testing.T) {
 			if v, sent := specReplicas(t, rsp, "engine-m"); sent {
 				t.Errorf("spec.replicas = %v is sent, but KEDA owns the replicas", v)
 			}
-			so := rsp.GetDesired().GetResources()["engine-m-autoscaler"].GetResource().AsMap()
+			so := objectMap(t, rsp, "engine-m-autoscaler")
 			helmEqual(t, "ScaledObject", []any{"keda.sh/v1alpha1", "ScaledObject", "s-m-scaledobject"},
 				[]any{so["apiVersion"], so["kind"], so["metadata"].(map[string]any)["name"]})
 			spec := so["spec"].(map[string]any)
@@ -616,7 +614,7 @@ func helmRows() map[string]func(t *testing.T) {
 		"`modelSpec[].keda.triggers`": func(t *testing.T) {
 			trigger := func(xr map[string]any) any {
 				rsp := helmRun(t, xr)
-				return rsp.GetDesired().GetResources()["engine-m-autoscaler"].GetResource().AsMap()["spec"].(map[string]any)["triggers"]
+				return objectMap(t, rsp, "engine-m-autoscaler")["spec"].(map[string]any)["triggers"]
 			}
 			prom := "http://prometheus-operated.monitoring.svc:9090"
 			helmEqual(t, "default trigger", []any{map[string]any{"type": "prometheus", "metadata": map[string]any{
@@ -629,7 +627,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].keda.{initialCooldownPeriod, advanced}`": func(t *testing.T) {
 			rsp := helmRun(t, with("autoscaling", map[string]any{"maxReplicas": 5, "prometheusAddress": "http://prometheus:9090"}))
-			spec := rsp.GetDesired().GetResources()["engine-m-autoscaler"].GetResource().AsMap()["spec"].(map[string]any)
+			spec := objectMap(t, rsp, "engine-m-autoscaler")["spec"].(map[string]any)
 			var fields []string
 			for k := range spec {
 				fields = append(fields, k)
@@ -665,7 +663,7 @@ func helmRows() map[string]func(t *testing.T) {
 			helmEqual(t, "engine pod labels", wantLabels, helmDeployment(t, rsp, "engine-m").Spec.Template.Labels)
 			helmEqual(t, "router args", helmRouterArgs("--routing-logic=roundrobin"), helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Args)
 			other := with("pod.labels", map[string]any{"environment": "test", "release": "test"})
-			setPath(other, "metadata.name", "t")
+			stacktest.SetPath(other, "metadata.name", "t")
 			otherArgs := helmDeployment(t, helmRun(t, other), "router").Spec.Template.Spec.Containers[0].Args
 			otherSel, _ := stacktest.ArgValue(otherArgs, "--k8s-label-selector")
 			helmEqual(t, "another stack's selector", "app.kubernetes.io/instance=t,app.kubernetes.io/component=serving-engine", otherSel)
@@ -740,12 +738,12 @@ func helmRows() map[string]func(t *testing.T) {
 		"`servingEngineSpec.serviceMonitor.*`, `routerSpec.serviceMonitor.*`": func(t *testing.T) {
 			rsp := helmRun(t, with("monitoring.serviceMonitor", map[string]any{"interval": "15s", "labels": map[string]any{"release": "kube-prometheus-stack"}}))
 			for key, port := range map[string]string{"engine-servicemonitor": "service-port", "servicemonitor-router": "router-sport"} {
-				sm := rsp.GetDesired().GetResources()[key].GetResource().AsMap()
+				sm := objectMap(t, rsp, key)
 				helmEqual(t, key+" endpoints", []any{map[string]any{"port": port, "path": "/metrics", "interval": "15s"}}, sm["spec"].(map[string]any)["endpoints"])
 				helmEqual(t, key+" release label", "kube-prometheus-stack", sm["metadata"].(map[string]any)["labels"].(map[string]any)["release"])
 			}
 			for key, name := range map[string]string{"engine-servicemonitor": "s-engine-servicemonitor", "servicemonitor-router": "s-router-servicemonitor"} {
-				helmEqual(t, key+" name", name, rsp.GetDesired().GetResources()[key].GetResource().AsMap()["metadata"].(map[string]any)["name"])
+				helmEqual(t, key+" name", name, objectMap(t, rsp, key)["metadata"].(map[string]any)["name"])
 			}
 		},
 
@@ -1024,7 +1022,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`routerSpec.route.*`": func(t *testing.T) {
 			rsp := helmRun(t, with("routerConfig.httpRoute", map[string]any{"parentRefs": []any{map[string]any{"name": "acme-gw"}}, "hostnames": []any{"llm.example.com"}}))
-			route := rsp.GetDesired().GetResources()["httproute-router"].GetResource().AsMap()
+			route := objectMap(t, rsp, "httproute-router")
 			helmEqual(t, "HTTPRoute", []any{"s-router", "gateway.networking.k8s.io/v1", "HTTPRoute", map[string]any{
 				"parentRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "acme-gw"}},
 				"hostnames":  []any{"llm.example.com"},
@@ -1110,14 +1108,10 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`extraObjects`": func(t *testing.T) {
-			extra := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "extra", "namespace": "llm"}, "data": map[string]any{"k": "v"}}
-			// As a second reconcile sees it, with the first's objects observed.
-			r := req(t, minimalXR(), nil, nil)
-			r.Observed = reconciledRequest(t, minimalXR(), nil).GetObserved()
-			r.Desired = &fnv1.State{Resources: map[string]*fnv1.Resource{"extra": {Resource: toStruct(t, extra)}}}
-			rsp := mustRun(t, r)
-			helmEqual(t, "objects", append([]string{"engine-m", "engine-m-service", "engine-m-storage", "extra"}, helmStackKeys[3:]...), helmKeys(rsp))
-			helmEqual(t, "earlier step's object", extra, rsp.GetDesired().GetResources()["extra"].GetResource().AsMap())
+			// The stack composes its own objects only; other objects come
+			// from earlier steps of the pipeline, which the function keeps
+			// as they are (fn's TestKeepsOtherDesiredResources).
+			helmEqual(t, "objects", append([]string{"engine-m", "engine-m-service", "engine-m-storage"}, helmStackKeys[3:]...), helmKeys(helmRun(t, minimalXR())))
 		},
 
 		"`grafanaDashboards.*`, `kube-prometheus-stack.*`, `prometheus-adapter.*`": func(t *testing.T) {
@@ -1128,7 +1122,7 @@ func helmRows() map[string]func(t *testing.T) {
 				if component == "router" {
 					want["app.kubernetes.io/name"] = "router"
 				}
-				helmEqual(t, key+" labels", want, rsp.GetDesired().GetResources()[key].GetResource().AsMap()["metadata"].(map[string]any)["labels"])
+				helmEqual(t, key+" labels", want, objectMap(t, rsp, key)["metadata"].(map[string]any)["labels"])
 			}
 		},
 	}

@@ -1,4 +1,4 @@
-package fn
+package stack
 
 import (
 	"os"
@@ -12,8 +12,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
@@ -65,12 +65,12 @@ func (r chartNameRow) expand(pattern, stack string) string {
 
 func TestChartNames(t *testing.T) {
 	rows := readChartNames(t)
-	renders := map[string]*fnv1.RunFunctionResponse{}
+	renders := map[string]response{}
 	stackNames := map[string]string{}
 	for id, path := range chartNameStacks {
 		xr := stacktest.LoadXR(t, path, "")
 		renders[id] = reconciled(t, xr, nil)
-		if msg, ok := fatalResult(renders[id]); ok {
+		if msg := renders[id].refusal; msg != "" {
 			t.Fatalf("%s: %s", path, msg)
 		}
 		stackNames[id] = xr["metadata"].(map[string]any)["name"].(string)
@@ -107,9 +107,9 @@ func TestChartNames(t *testing.T) {
 // chartNamesOf returns the names of kind in the composed resource key: the
 // object's own name for an object kind (which must match), else the names
 // of its containers, container ports, Service ports or pod volumes.
-func chartNamesOf(t *testing.T, rsp *fnv1.RunFunctionResponse, kind, key string) []string {
+func chartNamesOf(t *testing.T, rsp response, kind, key string) []string {
 	t.Helper()
-	r, ok := rsp.GetDesired().GetResources()[key]
+	o, ok := rsp.objects[key]
 	if !ok {
 		t.Errorf("no composed resource %q; have %v", key, keys(rsp))
 		return nil
@@ -138,24 +138,22 @@ func chartNamesOf(t *testing.T, rsp *fnv1.RunFunctionResponse, kind, key string)
 			names = append(names, p.Name)
 		}
 	default:
-		f := r.GetResource().GetFields()
-		if got := f["kind"].GetStringValue(); got != kind {
+		if got := o.GetObjectKind().GroupVersionKind().Kind; got != kind {
 			t.Errorf("%s is a %s, the row says %s", key, got, kind)
 		}
-		names = append(names, f["metadata"].GetStructValue().GetFields()["name"].GetStringValue())
+		names = append(names, o.(metav1.Object).GetName())
 	}
 	return names
 }
 
 // keyPattern is a composed resource key with its model's name replaced by
 // M: engine-llama3-70b-service becomes engine-M-service.
-func keyPattern(key string, rsp *fnv1.RunFunctionResponse) string {
+func keyPattern(key string, rsp response) string {
 	var models []string
-	for _, r := range rsp.GetDesired().GetResources() {
-		f := r.GetResource().GetFields()
-		labels := f["metadata"].GetStructValue().GetFields()["labels"].GetStructValue().GetFields()
-		if labels[labelComponent].GetStringValue() == componentEngine {
-			models = append(models, labels[labelName].GetStringValue())
+	for _, o := range rsp.objects {
+		labels := o.(metav1.Object).GetLabels()
+		if labels[LabelComponent] == ComponentEngine {
+			models = append(models, labels[LabelName])
 		}
 	}
 	// The longest first, so llama3-70b is not taken for llama3.

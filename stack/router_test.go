@@ -1,4 +1,4 @@
-package fn
+package stack
 
 import (
 	"testing"
@@ -61,8 +61,8 @@ func TestRouterDeployment(t *testing.T) {
 		wantResources corev1.ResourceRequirements
 	}{
 		"Defaults":     {xr: minimalXR(), wantImage: "lmcache/lmstack-router:latest", wantReplicas: 1, wantResources: chartRouterResources()},
-		"InputPinsTag": {xr: minimalXR(), input: compositionInput(), wantImage: "lmcache/lmstack-router:v0.1.12", wantReplicas: 1, wantResources: chartRouterResources()},
-		"StackOverridesImage": {xr: with("routerConfig.image", "registry.local/router:dev", "routerConfig.replicas", 2), input: compositionInput(),
+		"InputPinsTag": {xr: minimalXR(), input: stacktest.CompositionInput(), wantImage: "lmcache/lmstack-router:v0.1.12", wantReplicas: 1, wantResources: chartRouterResources()},
+		"StackOverridesImage": {xr: with("routerConfig.image", "registry.local/router:dev", "routerConfig.replicas", 2), input: stacktest.CompositionInput(),
 			wantImage: "registry.local/router:dev", wantReplicas: 2, wantResources: chartRouterResources()},
 		"Resources": {xr: with("routerConfig.resources", map[string]any{"requests": map[string]any{"cpu": "1"}, "limits": map[string]any{"memory": "2Gi"}}),
 			wantImage: "lmcache/lmstack-router:latest", wantReplicas: 1, wantResources: corev1.ResourceRequirements{
@@ -136,7 +136,7 @@ func TestRouterRBAC(t *testing.T) {
 func TestRouterSelectsOnlyItsStack(t *testing.T) {
 	a := mustRun(t, req(t, minimalXR(), nil, nil))
 	other := minimalXR()
-	setPath(other, "metadata.name", "other")
+	stacktest.SetPath(other, "metadata.name", "other")
 	b := mustRun(t, req(t, other, nil, nil))
 	engineA := desired(t, a, "engine-m", &appsv1.Deployment{}).Spec.Template.Labels
 	engineB := desired(t, b, "engine-m", &appsv1.Deployment{}).Spec.Template.Labels
@@ -213,10 +213,10 @@ func TestRouterPod(t *testing.T) {
 // composed once a reconcile observes the Role.
 func TestRoleBindingAfterRole(t *testing.T) {
 	first := mustRun(t, req(t, minimalXR(), nil, nil))
-	if _, ok := first.GetDesired().GetResources()[routerRoleBindingKey]; ok {
+	if _, ok := first.objects[routerRoleBindingKey]; ok {
 		t.Errorf("the RoleBinding is composed before its Role was observed")
 	}
-	if _, ok := first.GetDesired().GetResources()[routerRoleKey]; !ok {
+	if _, ok := first.objects[routerRoleKey]; !ok {
 		t.Fatalf("the Role is not composed")
 	}
 	rb := desired(t, reconciled(t, minimalXR(), nil), routerRoleBindingKey, &rbacv1.RoleBinding{})

@@ -1,4 +1,4 @@
-package fn
+package stack
 
 import (
 	"strings"
@@ -32,7 +32,7 @@ func TestIngress(t *testing.T) {
 		t.Errorf("Ingress %s annotations %v", ing.Name, ing.Annotations)
 	}
 	off := mustRun(t, req(t, with("routerConfig.ingress", map[string]any{"enabled": false}), nil, nil))
-	if _, ok := off.GetDesired().GetResources()["ingress-router"]; ok {
+	if _, ok := off.objects["ingress-router"]; ok {
 		t.Error("a disabled Ingress must not be rendered")
 	}
 }
@@ -42,7 +42,7 @@ func TestHTTPRoute(t *testing.T) {
 		"parentRefs": []any{map[string]any{"name": "public", "namespace": "gateways", "sectionName": "https"}},
 		"hostnames":  []any{"llm.example.com"},
 	}, "routerConfig.service.port", 8080), nil, nil))
-	got := rsp.GetDesired().GetResources()["httproute-router"].GetResource().AsMap()
+	got := objectMap(t, rsp, "httproute-router")
 	want := map[string]any{
 		"parentRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "public", "namespace": "gateways", "sectionName": "https"}},
 		"hostnames":  []any{"llm.example.com"},
@@ -71,7 +71,7 @@ func TestServiceMonitors(t *testing.T) {
 			"endpoints": []any{map[string]any{"port": "router-sport", "path": "/metrics", "interval": "15s"}},
 		},
 	} {
-		got := rsp.GetDesired().GetResources()[key].GetResource().AsMap()
+		got := objectMap(t, rsp, key)
 		if diff := cmp.Diff(want, got["spec"]); diff != "" {
 			t.Errorf("%s spec (-want +got):\n%s", key, diff)
 		}
@@ -101,7 +101,7 @@ func TestNetworkPolicy(t *testing.T) {
 	if diff := cmp.Diff(want, np.Spec); diff != "" {
 		t.Errorf("NetworkPolicy (-want +got):\n%s", diff)
 	}
-	if _, ok := mustRun(t, req(t, minimalXR(), nil, nil)).GetDesired().GetResources()["engines-networkpolicy"]; ok {
+	if _, ok := mustRun(t, req(t, minimalXR(), nil, nil)).objects["engines-networkpolicy"]; ok {
 		t.Error("the NetworkPolicy is off by default")
 	}
 }

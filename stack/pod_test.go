@@ -1,4 +1,4 @@
-package fn
+package stack
 
 import (
 	"testing"
@@ -80,7 +80,7 @@ func TestPodConfig(t *testing.T) {
 	})
 	d := engineDeployment0(t, xr)
 	pod := d.Spec.Template
-	if pod.Annotations["prometheus.io/scrape"] != "true" || pod.Labels["team"] != "ml" || pod.Labels[labelInstance] != "s" {
+	if pod.Annotations["prometheus.io/scrape"] != "true" || pod.Labels["team"] != "ml" || pod.Labels[LabelInstance] != "s" {
 		t.Errorf("pod metadata: annotations %v labels %v", pod.Annotations, pod.Labels)
 	}
 	if _, ok := d.Labels["team"]; ok {
@@ -142,7 +142,7 @@ func TestRollingUpdate(t *testing.T) {
 
 func TestPodDisruptionBudgets(t *testing.T) {
 	sel := func(name, component string) *metav1.LabelSelector {
-		return &metav1.LabelSelector{MatchLabels: map[string]string{labelName: name, labelInstance: "s", labelComponent: component}}
+		return &metav1.LabelSelector{MatchLabels: map[string]string{LabelName: name, LabelInstance: "s", LabelComponent: component}}
 	}
 	cases := map[string]struct {
 		xr         map[string]any
@@ -164,7 +164,7 @@ func TestPodDisruptionBudgets(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rsp := mustRun(t, req(t, tc.xr, nil, nil))
 			if tc.wantAbsent {
-				if _, ok := rsp.GetDesired().GetResources()[tc.key]; ok {
+				if _, ok := rsp.objects[tc.key]; ok {
 					t.Errorf("%s must not be rendered", tc.key)
 				}
 				return
@@ -214,7 +214,7 @@ func TestStorageModes(t *testing.T) {
 			if diff := cmp.Diff(tc.wantMounts, d.Spec.Template.Spec.Containers[0].VolumeMounts); diff != "" {
 				t.Errorf("mounts (-want +got):\n%s", diff)
 			}
-			if _, ok := rsp.GetDesired().GetResources()["engine-m-storage"]; ok != tc.wantClaim {
+			if _, ok := rsp.objects["engine-m-storage"]; ok != tc.wantClaim {
 				t.Errorf("claim rendered = %v, want %v", ok, tc.wantClaim)
 			}
 		})
@@ -249,18 +249,5 @@ func TestRouterExtras(t *testing.T) {
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Spec.Ports[0].Port != 8080 || svc.Spec.Ports[0].TargetPort.IntValue() != 8000 ||
 		svc.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"] != "true" {
 		t.Errorf("router Service: %+v %+v", svc.Spec, svc.Annotations)
-	}
-}
-
-func TestEndpointNamesServicePort(t *testing.T) {
-	for port, want := range map[int]string{
-		80:   "http://s-router-service.llm.svc.cluster.local/v1",
-		8080: "http://s-router-service.llm.svc.cluster.local:8080/v1",
-	} {
-		rsp := mustRun(t, req(t, with("routerConfig.service.port", port), nil, nil))
-		got := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["endpoint"]
-		if got != want {
-			t.Errorf("port %d: endpoint %v, want %s", port, got, want)
-		}
 	}
 }

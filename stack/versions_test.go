@@ -1,12 +1,11 @@
-package fn
+package stack
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // TestVLLMVersionSources: where the engine's vLLM release comes from, read
@@ -35,7 +34,7 @@ func TestVLLMVersionSources(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			setPath(tc.xr, "spec.vllmConfig.enableChunkedPrefill", false)
+			stacktest.SetPath(tc.xr, "spec.vllmConfig.enableChunkedPrefill", false)
 			args := engineContainer0(t, mustRun(t, req(t, tc.xr, tc.input, nil)), "engine-m").Args
 			if !strings.Contains(strings.Join(args, " "), tc.want) {
 				t.Errorf("args %q do not hold %s", args, tc.want)
@@ -114,13 +113,7 @@ func TestVersionFatals(t *testing.T) {
 // warningsOf runs a stack that must compose and returns its warnings.
 func warningsOf(t *testing.T, xr map[string]any) []string {
 	t.Helper()
-	var got []string
-	for _, r := range mustRun(t, req(t, xr, nil, nil)).GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
-			got = append(got, r.GetMessage())
-		}
-	}
-	return got
+	return mustRun(t, req(t, xr, nil, nil)).warnings
 }
 
 // TestVersionWarnings: what a release ignores is a warning, never silent.
