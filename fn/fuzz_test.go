@@ -14,6 +14,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"github.com/vllm-project/function-vllm-stack/stack"
 	"github.com/vllm-project/function-vllm-stack/status"
 )
@@ -54,9 +55,9 @@ func FuzzInputTTL(f *testing.F) {
 // issues of its pods) take any object a cluster could send: no panic, the
 // same answer twice, conditions within their bound.
 func FuzzObservedDecode(f *testing.F) {
-	d := observedDeployment("s-deployment-router", 1, counts(1, 0, 0), unavailable)
-	for _, p := range []corev1.Pod{unschedulablePod("p"), startingPod("q"), modelPod("r", scheduled(waiting("CrashLoopBackOff", "back-off")))} {
-		b, _ := json.Marshal(toMap(&p))
+	d := stacktest.ObservedDeployment("s-deployment-router", 1, stacktest.Counts(1, 0, 0), stacktest.Unavailable)
+	for _, p := range []corev1.Pod{stacktest.UnschedulablePod("p"), stacktest.StartingPod("q"), stacktest.ModelPod("r", stacktest.Scheduled(stacktest.Waiting("CrashLoopBackOff", "back-off")))} {
+		b, _ := json.Marshal(stacktest.ToMap(&p))
 		db, _ := json.Marshal(d)
 		f.Add(db, b)
 	}

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -145,12 +144,6 @@ func keys(rsp *fnv1.RunFunctionResponse) []string {
 		ks = append(ks, k)
 	}
 	return ks
-}
-
-func engineContainer0(t *testing.T, rsp *fnv1.RunFunctionResponse, key string) corev1.Container {
-	t.Helper()
-	d := desired(t, rsp, key, &appsv1.Deployment{})
-	return d.Spec.Template.Spec.Containers[0]
 }
 
 // goldenCompare compares a response with testdata/golden/<name>.yaml, a

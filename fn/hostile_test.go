@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 
@@ -19,7 +20,7 @@ import (
 // condition thousands of times made a RouterReady message of 90 kB; the
 // first of each type counts.
 func TestRepeatedDeploymentConditions(t *testing.T) {
-	router := observedDeployment("s-deployment-router", 1, counts(1, 1, 1), unavailable)
+	router := stacktest.ObservedDeployment("s-deployment-router", 1, stacktest.Counts(1, 1, 1), stacktest.Unavailable)
 	conds := router["status"].(map[string]any)["conditions"].([]any)
 	for range 3000 {
 		conds = append(conds,
@@ -27,7 +28,7 @@ func TestRepeatedDeploymentConditions(t *testing.T) {
 			map[string]any{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded"})
 	}
 	router["status"].(map[string]any)["conditions"] = conds
-	rsp := mustRun(t, req(t, minimalXR(), nil, observedWith("router", router)))
+	rsp := mustRun(t, req(t, minimalXR(), nil, stacktest.ObservedWith("router", router)))
 	want := cond{condFalse, "ReplicaFailure", "1/1 replicas available, but the Deployment is not Available: MinimumReplicasUnavailable: Deployment does not have minimum availability: FailedCreate: quota exceeded: Deployment exceeded its progress deadline"}
 	if diff := cmp.Diff(want, conditionOfType(t, rsp, conditionRouterReady)); diff != "" {
 		t.Errorf("RouterReady (-want +got):\n%s", diff)
@@ -38,12 +39,12 @@ func TestRepeatedDeploymentConditions(t *testing.T) {
 // does not decode, each far longer than any cluster writes, are clipped.
 func TestHugeObservedStrings(t *testing.T) {
 	long := strings.Repeat("x", 100000)
-	observed := observedWith(
-		"engine-m", observedDeployment("s-m-deployment-vllm", 1, counts(1, 0, 0), unavailable),
-		"engine-m-storage", observedClaim("s-m-storage-claim", long),
+	observed := stacktest.ObservedWith(
+		"engine-m", stacktest.ObservedDeployment("s-m-deployment-vllm", 1, stacktest.Counts(1, 0, 0), stacktest.Unavailable),
+		"engine-m-storage", stacktest.ObservedClaim("s-m-storage-claim", long),
 		"router", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": long}, "status": map[string]any{"replicas": "many"}},
 	)
-	rsp := mustRun(t, withPods(t, req(t, minimalXR(), nil, observed), unschedulablePod(long)))
+	rsp := mustRun(t, withPods(t, req(t, minimalXR(), nil, observed), stacktest.UnschedulablePod(long)))
 	for typ, want := range map[string]cond{
 		conditionEnginesReady: {condFalse, "Unschedulable", "0/1 models ready. m: 0/1 replicas available; pod " + strings.Repeat("x", maxPodNameLength-3) + "...: unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod"},
 		conditionRouterReady:  {condFalse, "Unavailable", `cannot decode observed Deployment "` + strings.Repeat("x", maxDetailLength-len(`cannot decode observed Deployment "`)-3) + "..."},
@@ -59,11 +60,11 @@ func TestHugeObservedStrings(t *testing.T) {
 // never would) gave a status that followed the order they came in.
 func TestPodsOfOneName(t *testing.T) {
 	const name = "s-m-deployment-vllm-5d8f7b9c6d-x7k2p"
-	a := unschedulablePod(name)
-	b := unschedulablePod(name)
+	a := stacktest.UnschedulablePod(name)
+	b := stacktest.UnschedulablePod(name)
 	b.Status.Conditions[0].Message = "0/3 nodes are available: 3 node(s) had untolerated taint"
 	xr := with("replicas", int64(2))
-	observed := observedWith("engine-m", observedDeployment("s-m-deployment-vllm", 2, counts(2, 0, 0), unavailable))
+	observed := stacktest.ObservedWith("engine-m", stacktest.ObservedDeployment("s-m-deployment-vllm", 2, stacktest.Counts(2, 0, 0), stacktest.Unavailable))
 	first := mustRun(t, withPods(t, req(t, xr, nil, observed), a, b))
 	again := mustRun(t, withPods(t, req(t, xr, nil, observed), b, a))
 	if !proto.Equal(first, again) {
@@ -75,7 +76,7 @@ func TestPodsOfOneName(t *testing.T) {
 // not what it asked for says nothing: a ConfigMap among the engine pods is
 // no unready pod, and a ConfigMap is not the CRD a stack needs.
 func TestRequiredResourcesOfTheWrongKind(t *testing.T) {
-	observed := observedWith("engine-m", observedDeployment("s-m-deployment-vllm", 1, counts(1, 0, 0), unavailable))
+	observed := stacktest.ObservedWith("engine-m", stacktest.ObservedDeployment("s-m-deployment-vllm", 1, stacktest.Counts(1, 0, 0), stacktest.Unavailable))
 	r := req(t, minimalXR(), nil, observed)
 	cm := &fnv1.Resource{Resource: toStruct(t, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{
 		"name": "cm", "labels": map[string]any{labelName: "m"}}})}
@@ -98,11 +99,11 @@ func TestRequiredResourcesOfTheWrongKind(t *testing.T) {
 // container status with resources of 1e-17170000 took apimachinery five
 // seconds a pod to decode.
 func TestQuantityInPodStatus(t *testing.T) {
-	p := unschedulablePod("s-m-deployment-vllm-5d8f7b9c6d-x7k2p")
-	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "vllm", Image: engineImage}}
-	pod := toMap(&p)
+	p := stacktest.UnschedulablePod("s-m-deployment-vllm-5d8f7b9c6d-x7k2p")
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "vllm", Image: stacktest.EngineImage}}
+	pod := stacktest.ToMap(&p)
 	pod["status"].(map[string]any)["containerStatuses"].([]any)[0].(map[string]any)["allocatedResources"] = map[string]any{"cpu": "1e-17170000"}
-	observed := observedWith("engine-m", observedDeployment("s-m-deployment-vllm", 1, counts(1, 0, 0), unavailable))
+	observed := stacktest.ObservedWith("engine-m", stacktest.ObservedDeployment("s-m-deployment-vllm", 1, stacktest.Counts(1, 0, 0), stacktest.Unavailable))
 	r := withPods(t, req(t, minimalXR(), nil, observed))
 	r.RequiredResources[enginePodsRequirement] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: toStruct(t, pod)}}}
 	start := time.Now()
