@@ -134,11 +134,13 @@ func (b behaviourFacts) checkBehaviour(r rendered, vllm, router string, warnings
 		c, _ := containerNamed(d, engineContainer)
 		object := "Deployment " + d.Name + " container vllm"
 		v0 := envValue(c.Env, "VLLM_USE_V1") == "0"
-		_, lmcache := stacktest.ArgValue(c.Args, "--kv-transfer-config")
+		// Either LMCache connector loads LMCache (NixlConnector does not).
+		cfg, _ := stacktest.ArgValue(c.Args, "--kv-transfer-config")
+		lmcache := strings.Contains(cfg, `"LMCacheConnector`)
 		if lmcache && stockImage.MatchString(c.Image) && !b.holds("vllm:lmcache-in-image", v) {
 			report(object, "image %s has no LMCache (vLLM's images contain it %s), and --kv-transfer-config loads it", c.Image, b.facts.releases("vllm:lmcache-in-image"))
 		}
-		if cfg, _ := stacktest.ArgValue(c.Args, "--kv-transfer-config"); strings.Contains(cfg, `"LMCacheConnector"`) && stockImage.MatchString(c.Image) {
+		if strings.Contains(cfg, `"LMCacheConnector"`) && stockImage.MatchString(c.Image) {
 			report(object, "LMCacheConnector imports lmcache.experimental, which the LMCache of no vllm/vllm-openai image has")
 		}
 		if !v0 && b.holds("vllm:v1-forces-chunked-prefill", v) && slices.ContainsFunc(c.Args, chunkedOffRE.MatchString) && !warned(warnings, "enableChunkedPrefill false has no effect") {

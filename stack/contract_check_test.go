@@ -305,6 +305,9 @@ func (u contractFacts) checkEngine(ver string, c corev1.Container, extra []strin
 	}
 	for _, cfg := range opts["--kv-transfer-config"] {
 		problems = append(problems, u.checkKVTransfer(v, cfg, c.Env)...)
+		if strings.Contains(cfg, `"NixlConnector"`) {
+			problems = append(problems, checkNIXLPorts(v, c, opts)...)
+		}
 	}
 	problems = append(problems, u.checkVLLMEnv(v, c.Env)...)
 	return append(problems, u.checkLMCacheEnv(c.Env)...)
@@ -334,10 +337,125 @@ func (u contractFacts) checkKVTransfer(v upVersion, cfg string, env []corev1.Env
 	if !slices.Contains(kvRoles, kv.Role) {
 		problems = append(problems, fmt.Sprintf("--kv-transfer-config kv_role %q must be one of %s with kv_connector set", kv.Role, strings.Join(kvRoles, ", ")))
 	}
+	if kv.Connector == "NixlConnector" {
+		problems = append(problems, checkNIXL(v, cfg, kv.Role, env)...)
+	}
 	// LMCacheConnector is the V0 engine's; the chart pairs it with
 	// VLLM_USE_V1=0 (FACTS §2.3, §2.4).
 	if kv.Connector == "LMCacheConnector" && envValue(env, "VLLM_USE_V1") != "0" {
 		problems = append(problems, "--kv-transfer-config kv_connector LMCacheConnector needs the V0 engine: env VLLM_USE_V1=0")
+	}
+	return problems
+}
+
+// The NIXL path (disagg.tsv): the vllm/vllm-openai image has NIXL from
+// 0.10.2; the side channel binds VLLM_NIXL_SIDE_CHANNEL_HOST, which must be
+// the pod's IP (its default, localhost, is unreachable from the decode pod),
+// on an explicit port (its default moved at 0.11.0); vLLM makes engine_id,
+// and kv_ip/kv_port are other connectors'.
+var nixlImageSince, nixlOneListener = mustUpVersion("0.10.2"), mustUpVersion("0.11.1")
+
+func mustUpVersion(s string) upVersion {
+	v, err := parseUpVersion(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func checkNIXL(v upVersion, cfg, role string, env []corev1.EnvVar) []string {
+	var problems []string
+	if slices.Compare(v[:], nixlImageSince[:]) < 0 {
+		problems = append(problems, fmt.Sprintf("NixlConnector needs vLLM %s or later: the vllm/vllm-openai image of %s has no NIXL", nixlImageSince, v))
+	}
+	if role != "kv_producer" && role != "kv_consumer" {
+		problems = append(problems, fmt.Sprintf("NixlConnector kv_role %q: a prefill engine is kv_producer and a decode engine kv_consumer (kv_both is deprecated from 0.23.0)", role))
+	}
+	var fields map[string]any
+	_ = json.Unmarshal([]byte(cfg), &fields)
+	for _, k := range []string{"engine_id", "kv_ip", "kv_port"} {
+		if _, ok := fields[k]; ok {
+			problems = append(problems, "NixlConnector: --kv-transfer-config sets "+k+", which vLLM makes or the NIXL path does not read")
+		}
+	}
+	i := slices.IndexFunc(env, func(e corev1.EnvVar) bool { return e.Name == "VLLM_NIXL_SIDE_CHANNEL_HOST" })
+	if i < 0 || env[i].ValueFrom == nil || env[i].ValueFrom.FieldRef == nil || env[i].ValueFrom.FieldRef.FieldPath != "status.podIP" {
+		problems = append(problems, "NixlConnector: VLLM_NIXL_SIDE_CHANNEL_HOST must be the pod's IP (fieldRef status.podIP): the listener binds it and the decode engine dials it")
+	}
+	if envValue(env, "VLLM_NIXL_SIDE_CHANNEL_PORT") == "" {
+		problems = append(problems, "NixlConnector: VLLM_NIXL_SIDE_CHANNEL_PORT must be set: its default moved from 5557 to 5600 at 0.11.0")
+	}
+	return problems
+}
+
+// checkDisaggregatedRouting: with disaggregated_prefill_orchestrated the
+// router sends a request to an engine whose pod label "model" is one of
+// --prefill-model-labels, then to one of --decode-model-labels, and gives
+// the decode engine the prefill endpoint's host to pull the KV cache from,
+// which must be the pod (pod-ip discovery), not a Service (disagg.tsv router
+// rows). Every NIXL producer must be a prefill engine and every consumer a
+// decode engine, and each group must have one.
+func checkDisaggregatedRouting(router corev1.Container, engines []appsv1.Deployment) []string {
+	roles := map[string]string{} // model label -> kv_role
+	for _, d := range engines {
+		c, _ := containerNamed(d, engineContainer)
+		cfg, _ := stacktest.ArgValue(c.Args, "--kv-transfer-config")
+		if strings.Contains(cfg, `"NixlConnector"`) {
+			var kv struct {
+				Role string `json:"kv_role"`
+			}
+			_ = json.Unmarshal([]byte(cfg), &kv)
+			roles[d.Spec.Template.Labels[labelModel]] = kv.Role
+		}
+	}
+	logic, _ := stacktest.ArgValue(router.Args, "--routing-logic")
+	if logic != "disaggregated_prefill_orchestrated" {
+		if len(roles) > 0 {
+			return []string{fmt.Sprintf("engines use NixlConnector but --routing-logic is %s: no request would reach both", logic)}
+		}
+		return nil
+	}
+	var problems []string
+	if d, ok := stacktest.ArgValue(router.Args, "--k8s-service-discovery-type"); ok && d != "pod-ip" {
+		problems = append(problems, "disaggregated_prefill_orchestrated needs pod-ip discovery: the decode engine pulls the KV cache from the prefill endpoint's host, got "+d)
+	}
+	for flag, role := range map[string]string{"--prefill-model-labels": "kv_producer", "--decode-model-labels": "kv_consumer"} {
+		v, _ := stacktest.ArgValue(router.Args, flag)
+		labels := strings.Split(v, ",")
+		if v == "" {
+			problems = append(problems, "disaggregated_prefill_orchestrated needs "+flag)
+		}
+		for _, l := range labels {
+			if l != "" && roles[l] != role {
+				problems = append(problems, fmt.Sprintf("%s names %s, which is not the model label of a NixlConnector %s engine", flag, l, role))
+			}
+		}
+		for l, r := range roles {
+			if r == role && !slices.Contains(labels, l) {
+				problems = append(problems, fmt.Sprintf("the %s engines labelled %s are not in %s: the router never sends them a request", r, l, flag))
+			}
+		}
+	}
+	return problems
+}
+
+// checkNIXLPorts: the side channel listens on VLLM_NIXL_SIDE_CHANNEL_PORT,
+// plus one port per further tensor parallel rank up to 0.11.0 (one listener
+// per data parallel rank from 0.11.1); each must be a container port.
+func checkNIXLPorts(v upVersion, c corev1.Container, opts parsedArgs) []string {
+	base, err := strconv.Atoi(envValue(c.Env, "VLLM_NIXL_SIDE_CHANNEL_PORT"))
+	if err != nil {
+		return nil // checkNIXL says so
+	}
+	listeners := 1
+	if tp := opts["--tensor-parallel-size"]; len(tp) > 0 && slices.Compare(v[:], nixlOneListener[:]) < 0 {
+		listeners, _ = strconv.Atoi(tp[len(tp)-1])
+	}
+	var problems []string
+	for p := base; p < base+listeners; p++ {
+		if !slices.ContainsFunc(c.Ports, func(cp corev1.ContainerPort) bool { return int(cp.ContainerPort) == p }) {
+			problems = append(problems, fmt.Sprintf("NixlConnector: vLLM %s listens on side channel port %d, not a container port", v, p))
+		}
 	}
 	return problems
 }
@@ -762,6 +880,7 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 		report(object, u.checkEngine(vllm, c, extra.engine(d)))
 		report(object, checkController(c, r.routerService(), rc))
 	}
+	report("Deployment "+rd.Name+" container router", checkDisaggregatedRouting(rc, engines))
 	for _, d := range r.withContainer(cacheServerContainer) {
 		c, _ := containerNamed(d, cacheServerContainer)
 		report("Deployment "+d.Name+" container "+cacheServerContainer, checkCacheServer(c))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -270,6 +271,7 @@ func TestContractCheckEngine(t *testing.T) {
 	cases := map[string]struct {
 		ver   string
 		c     corev1.Container
+		tp    string // --tensor-parallel-size, appended
 		extra []string
 		want  []string
 	}{
@@ -300,12 +302,23 @@ func TestContractCheckEngine(t *testing.T) {
 		"NoKVRole":             {ver: "0.22.0", c: container("vllm", engineArgsWith("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1"}`)), want: []string{`--kv-transfer-config kv_role "" must be one of kv_producer, kv_consumer, kv_both with kv_connector set`}},
 		"KVNotJSON":            {ver: "0.22.0", c: container("vllm", engineArgsWith("--kv-transfer-config", "LMCacheConnectorV1")), want: []string{"--kv-transfer-config LMCacheConnectorV1 is not a JSON object: invalid character 'L' looking for beginning of value"}},
 		"UseV1ZeroAt0102":      {ver: "0.10.2", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "0"))},
-		"UseV1OneAt0110":       {ver: "0.11.0", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "1"))},
-		"UseV1ZeroAt0110":      {ver: "0.11.0", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "0")), want: []string{"env VLLM_USE_V1=0 is wrong for vLLM 0.11.0 (read with that value only in 0.8.3–0.10.2)"}},
-		"UseV1NotReadAt0120":   {ver: "0.12.0", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "1")), want: []string{"env VLLM_USE_V1=1 is wrong for vLLM 0.12.0 (read with that value only in 0.8.3–0.11.0)"}},
-		"UseV1True":            {ver: "0.9.2", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "true")), want: []string{"env VLLM_USE_V1=true is wrong for vLLM 0.9.2 (read with that value in no release)"}},
-		"LMCacheUnknownEnv":    {ver: "0.22.0", c: container("vllm", engineArgsWith(), envVar("LMCACHE_FOO", "1")), want: []string{"env LMCACHE_FOO is unknown to the contract table lmcache-env.tsv"}},
-		"LMCacheDroppedEnv":    {ver: "0.22.0", c: container("vllm", engineArgsWith(), envVar("LMCACHE_INSTANCE_ID", "x")), want: []string{"env LMCACHE_INSTANCE_ID is not read by current LMCache"}},
+		"NIXLRight":            {ver: "0.12.0", c: nixlContainer(`{"kv_connector":"NixlConnector","kv_role":"kv_producer"}`, nixlTestEnv()...)},
+		"NIXLImageWithoutNIXL": {ver: "0.10.0", c: nixlContainer(`{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}`, nixlTestEnv()...), want: []string{"NixlConnector needs vLLM 0.10.2 or later: the vllm/vllm-openai image of 0.10.0 has no NIXL"}},
+		"NIXLKVBoth":           {ver: "0.23.0", c: nixlContainer(`{"kv_connector":"NixlConnector","kv_role":"kv_both"}`, nixlTestEnv()...), want: []string{`NixlConnector kv_role "kv_both": a prefill engine is kv_producer and a decode engine kv_consumer (kv_both is deprecated from 0.23.0)`}},
+		"NIXLOwnAddress":       {ver: "0.22.0", c: nixlContainer(`{"kv_connector":"NixlConnector","kv_role":"kv_producer","kv_port":14579}`, nixlTestEnv()...), want: []string{"NixlConnector: --kv-transfer-config sets kv_port, which vLLM makes or the NIXL path does not read"}},
+		"NIXLLocalhost": {ver: "0.22.0", c: nixlContainer(`{"kv_connector":"NixlConnector","kv_role":"kv_producer"}`, envVar("VLLM_NIXL_SIDE_CHANNEL_PORT", "5600")),
+			want: []string{"NixlConnector: VLLM_NIXL_SIDE_CHANNEL_HOST must be the pod's IP (fieldRef status.podIP): the listener binds it and the decode engine dials it"}},
+		"NIXLDefaultPort": {ver: "0.22.0", c: nixlContainer(`{"kv_connector":"NixlConnector","kv_role":"kv_producer"}`, nixlTestEnv()[0]),
+			want: []string{"NixlConnector: VLLM_NIXL_SIDE_CHANNEL_PORT must be set: its default moved from 5557 to 5600 at 0.11.0"}},
+		"NIXLListenerPerRank": {ver: "0.11.0", c: nixlContainer(`{"kv_connector":"NixlConnector","kv_role":"kv_producer"}`, nixlTestEnv()...), tp: "2",
+			want: []string{"NixlConnector: vLLM 0.11.0 listens on side channel port 5601, not a container port"}},
+		"NIXLOneListenerFrom0111": {ver: "0.11.1", c: nixlContainer(`{"kv_connector":"NixlConnector","kv_role":"kv_producer"}`, nixlTestEnv()...), tp: "2"},
+		"UseV1OneAt0110":          {ver: "0.11.0", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "1"))},
+		"UseV1ZeroAt0110":         {ver: "0.11.0", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "0")), want: []string{"env VLLM_USE_V1=0 is wrong for vLLM 0.11.0 (read with that value only in 0.8.3–0.10.2)"}},
+		"UseV1NotReadAt0120":      {ver: "0.12.0", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "1")), want: []string{"env VLLM_USE_V1=1 is wrong for vLLM 0.12.0 (read with that value only in 0.8.3–0.11.0)"}},
+		"UseV1True":               {ver: "0.9.2", c: container("vllm", engineArgsWith(), envVar("VLLM_USE_V1", "true")), want: []string{"env VLLM_USE_V1=true is wrong for vLLM 0.9.2 (read with that value in no release)"}},
+		"LMCacheUnknownEnv":       {ver: "0.22.0", c: container("vllm", engineArgsWith(), envVar("LMCACHE_FOO", "1")), want: []string{"env LMCACHE_FOO is unknown to the contract table lmcache-env.tsv"}},
+		"LMCacheDroppedEnv":       {ver: "0.22.0", c: container("vllm", engineArgsWith(), envVar("LMCACHE_INSTANCE_ID", "x")), want: []string{"env LMCACHE_INSTANCE_ID is not read by current LMCache"}},
 		"ControllerIncomplete": {ver: "0.22.0", c: container("vllm", engineArgsWith(), envVar("LMCACHE_ENABLE_CONTROLLER", "true"), envVar("LMCACHE_LMCACHE_WORKER_PORTS", "")), want: []string{
 			"env LMCACHE_CONTROLLER_PULL_URL must be set with LMCACHE_ENABLE_CONTROLLER true",
 			"env LMCACHE_CONTROLLER_REPLY_URL must be set with LMCACHE_ENABLE_CONTROLLER true",
@@ -317,6 +330,9 @@ func TestContractCheckEngine(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			if tc.tp != "" {
+				tc.c.Args = append(tc.c.Args, "--tensor-parallel-size", tc.tp)
+			}
 			if diff := cmp.Diff(tc.want, u.checkEngine(tc.ver, tc.c, tc.extra)); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
 			}
@@ -365,6 +381,59 @@ func TestContractCheckRouter(t *testing.T) {
 
 func rule(resources []string, verbs ...string) rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{APIGroups: []string{""}, Resources: resources, Verbs: verbs}
+}
+
+// nixlContainer is an engine of a disaggregated model with a NIXL
+// --kv-transfer-config and its side channel's container port 5600.
+func nixlContainer(kv string, env ...corev1.EnvVar) corev1.Container {
+	c := container("vllm", engineArgsWith("--kv-transfer-config", kv), env...)
+	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 8000}, {Name: "nixl", ContainerPort: 5600}}
+	return c
+}
+
+// nixlTestEnv is the side channel's address: the pod's IP, port 5600.
+func nixlTestEnv() []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: "VLLM_NIXL_SIDE_CHANNEL_HOST", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+		envVar("VLLM_NIXL_SIDE_CHANNEL_PORT", "5600"),
+	}
+}
+
+// TestContractCheckDisaggregatedRouting: the router's groups are the NIXL
+// engines' model labels, by role, found by pod IP.
+func TestContractCheckDisaggregatedRouting(t *testing.T) {
+	engine := func(label, role string) appsv1.Deployment {
+		d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "s-" + label + "-deployment-vllm"}}
+		d.Spec.Template.Labels = map[string]string{labelModel: label}
+		d.Spec.Template.Spec.Containers = []corev1.Container{nixlContainer(`{"kv_connector":"NixlConnector","kv_role":"`+role+`"}`, nixlTestEnv()...)}
+		return d
+	}
+	engines := []appsv1.Deployment{engine("m-prefill", "kv_producer"), engine("m-decode", "kv_consumer")}
+	labels := []string{"--prefill-model-labels=m-prefill", "--decode-model-labels=m-decode"}
+	const logic = "disaggregated_prefill_orchestrated"
+	cases := map[string]struct {
+		args []string
+		want []string
+	}{
+		"Right":        {args: routerArgsWith(logic, labels...)},
+		"RoundRobin":   {args: routerArgsWith("roundrobin"), want: []string{"engines use NixlConnector but --routing-logic is roundrobin: no request would reach both"}},
+		"ServiceName":  {args: routerArgsWith(logic, append(labels, "--k8s-service-discovery-type", "service-name")...), want: []string{"disaggregated_prefill_orchestrated needs pod-ip discovery: the decode engine pulls the KV cache from the prefill endpoint's host, got service-name"}},
+		"NoDecodeFlag": {args: routerArgsWith(logic, labels[0]), want: []string{"disaggregated_prefill_orchestrated needs --decode-model-labels", "the kv_consumer engines labelled m-decode are not in --decode-model-labels: the router never sends them a request"}},
+		"Swapped": {args: routerArgsWith(logic, "--prefill-model-labels=m-decode", "--decode-model-labels=m-prefill"), want: []string{
+			"--prefill-model-labels names m-decode, which is not the model label of a NixlConnector kv_producer engine",
+			"the kv_producer engines labelled m-prefill are not in --prefill-model-labels: the router never sends them a request",
+			"--decode-model-labels names m-prefill, which is not the model label of a NixlConnector kv_consumer engine",
+			"the kv_consumer engines labelled m-decode are not in --decode-model-labels: the router never sends them a request",
+		}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := checkDisaggregatedRouting(container("router", tc.args), engines)
+			if diff := cmp.Diff(tc.want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func TestContractCheckDiscovery(t *testing.T) {

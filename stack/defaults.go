@@ -49,6 +49,9 @@ type engine struct {
 	id     string                // the model name made a DNS label (M)
 	label  string                // value of the pod label "model"
 	served string                // the name clients use in the OpenAI API
+	// role is the group of a disaggregated model the engine serves
+	// (rolePrefill, roleDecode), "" for an ordinary engine.
+	role string
 	// Names of the pod's model cache and chat template volumes, which the
 	// chart derives from the stack's name: see names.modelCacheVolume.
 	cacheVolume, templatesVolume string
@@ -102,14 +105,22 @@ type router struct {
 // engines merges the top-level engine blocks into each model and applies
 // defaults. It does not validate; see validate.
 func engines(spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input, n names) []engine {
-	if spec.Model != nil {
-		return []engine{newEngine("spec.model", "spec", *spec.Model, resolveConfig(spec.EngineConfig, in), in, n)}
+	var out []engine
+	add := func(e engine) {
+		if disaggregated(e.cfg) {
+			out = append(out, split(e, n)...)
+			return
+		}
+		out = append(out, e)
 	}
-	out := make([]engine, 0, len(spec.Models))
+	if spec.Model != nil {
+		add(newEngine("spec.model", "spec", *spec.Model, resolveConfig(spec.EngineConfig, in), in, n))
+		return out
+	}
 	for i, m := range spec.Models {
 		cfg := resolveConfig(mergeConfig(spec.EngineConfig, m.EngineConfig), in)
 		p := fmt.Sprintf("spec.models[%d]", i)
-		out = append(out, newEngine(p, p, m.Model, cfg, in, n))
+		add(newEngine(p, p, m.Model, cfg, in, n))
 	}
 	return out
 }

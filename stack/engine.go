@@ -129,7 +129,7 @@ func enginePorts(s *Stack, e engine) []corev1.ContainerPort {
 	if kvAware(s, e) {
 		ports = append(ports, corev1.ContainerPort{Name: lmcacheWorkerPortName, ContainerPort: workerPort(e), Protocol: corev1.ProtocolTCP})
 	}
-	return ports
+	return append(ports, nixlPorts(e)...)
 }
 
 func httpProbe(port int32, period, failures int32) *corev1.Probe {
@@ -199,6 +199,7 @@ func engineArgs(e engine) []string {
 	}
 	args = append(args, loraArgs(e)...)
 	args = append(args, lmcacheArgs(e)...)
+	args = append(args, nixlArgs(e)...)
 	return append(args, v.ExtraArgs...)
 }
 
@@ -236,6 +237,7 @@ func engineEnv(s *Stack, e engine) []corev1.EnvVar {
 	}
 	env = append(env, useV1Env(e)...)
 	env = append(env, lmcacheEnv(s, e)...)
+	env = append(env, nixlEnv(e)...)
 	return overrideEnv(env, e.cfg.Env)
 }
 

@@ -3,6 +3,7 @@ package stack
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vllm-project/function-vllm-stack/internal/text"
@@ -16,11 +17,20 @@ type Findings struct {
 	Warnings []string
 }
 
+// errorf and warnf add a finding once: the groups of a disaggregated model
+// are checked alike, and share most of their settings.
 func (f *Findings) errorf(format string, a ...any) {
-	f.Errors = append(f.Errors, fmt.Sprintf(format, a...))
+	f.Errors = appendOnce(f.Errors, fmt.Sprintf(format, a...))
 }
 func (f *Findings) warnf(format string, a ...any) {
-	f.Warnings = append(f.Warnings, fmt.Sprintf(format, a...))
+	f.Warnings = appendOnce(f.Warnings, fmt.Sprintf(format, a...))
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // Err is the refusal of a stack with errors, nil for one without.

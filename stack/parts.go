@@ -11,10 +11,12 @@ type Parts struct {
 	Router   RouterPart
 }
 
-// An EnginePart is one model's engine.
+// An EnginePart is one model's engine, or one group of a disaggregated
+// model's.
 type EnginePart struct {
 	Model, ServedModelName string
-	Replicas               int32 // as the spec asks; the autoscaler's when Autoscaled
+	Role                   string // "prefill" or "decode" for a group, else ""
+	Replicas               int32  // as the spec asks; the autoscaler's when Autoscaled
 	Autoscaled             bool
 	Key, Deployment        string
 	PodName                string // the LabelName of its pods
@@ -38,7 +40,7 @@ func (s *Stack) Parts() Parts {
 	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines))}
 	for _, e := range s.engines {
 		ep := EnginePart{
-			Model: e.model.Name, ServedModelName: e.served,
+			Model: e.model.Name, ServedModelName: e.served, Role: e.role,
 			Replicas: *e.cfg.Replicas, Autoscaled: autoscaled(e),
 			Key: engineKey(e.id), Deployment: s.names.engineDeployment(e.id),
 			PodName: shorten(e.id, maxLabelLength),

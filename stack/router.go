@@ -222,6 +222,10 @@ func routerArgs(s *Stack) []string {
 		if n := r.prefixMinMatch; n != nil {
 			args = append(args, opt("--prefix-min-match-length", strconv.Itoa(int(*n))))
 		}
+	case routingDisaggregated:
+		// The groups, by their engines' pod label "model".
+		prefill, decode, _ := disaggregatedLabels(s)
+		args = append(args, opt("--prefill-model-labels", prefill), opt("--decode-model-labels", decode))
 	case routingKVAware:
 		// The router runs the LMCache controller on this port; engines
 		// register with it and report the KV cache chunks they hold. A

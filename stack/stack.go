@@ -77,6 +77,11 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 		id:   id,
 		spec: spec,
 	}
+	if _, _, ok := disaggregatedLabels(st); ok && !routerTypeChosen(spec.RouterConfig) {
+		// The router's logic for a disaggregated model; another routerType
+		// is refused (validateDisaggregation).
+		st.router.routerType = routingDisaggregated
+	}
 	if spec.Monitoring != nil {
 		st.serviceMonitor = spec.Monitoring.ServiceMonitor
 	}

@@ -58,6 +58,7 @@ func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *Stack) Finding
 	}
 	validateRouter(&f, spec.RouterConfig, r)
 	validateRouting(&f, spec.RouterConfig, r, engs)
+	validateDisaggregation(&f, spec, s)
 	if len(f.Errors) == 0 {
 		// The router's version is checked against the arguments it would
 		// get, which only a valid stack has.
@@ -92,6 +93,9 @@ func validateModels(f *Findings, engs []engine) {
 	byName := map[string]string{}
 	byID := map[string]engine{}
 	for _, e := range engs {
+		if e.role == roleDecode {
+			continue // a disaggregated model is checked once, with its prefill group
+		}
 		m, p := e.model, e.path
 		switch {
 		case m.Name == "":
@@ -383,7 +387,8 @@ func validateEngine(f *Findings, e engine) {
 	validateExtraMounts(f, e)
 	validateStartupBudget(f, e)
 	n, err := gpus(c.Resources.GPU)
-	if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && int64(*tp) > n {
+	// A group's are checked with its own field names (validateDisaggregation).
+	if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && int64(*tp) > n && e.role == "" {
 		f.errorf("%s: vllmConfig.tensorParallelSize %d needs %d GPUs but resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", p, *tp, *tp, c.Resources.GPU)
 	}
 	for _, l := range []struct{ name, request, limit string }{
@@ -414,7 +419,9 @@ func validateEngine(f *Findings, e engine) {
 
 func validateRouter(f *Findings, rc *v1alpha1.RouterConfig, r router) {
 	const p = "spec.routerConfig"
-	oneOf(f, p+".routerType", r.routerType, routerTypes)
+	if r.routerType != routingDisaggregated { // set for a disaggregated model, never by the stack
+		oneOf(f, p+".routerType", r.routerType, routerTypes)
+	}
 	for _, c := range r.sessionKey {
 		if !isTokenChar(c) {
 			f.errorf("%s.sessionKey %q is not an HTTP header name: use letters, digits and '-', e.g. x-user-id", p, r.sessionKey)

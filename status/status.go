@@ -221,7 +221,7 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 		}
 		st.Models = append(st.Models, Model{
 			ModelStatus: v1alpha1.ModelStatus{
-				Name: e.Model, ServedModelName: e.ServedModelName, Replicas: replicas,
+				Name: e.Model, Role: e.Role, ServedModelName: e.ServedModelName, Replicas: replicas,
 				ReadyReplicas: ds.ReadyReplicas, AvailableReplicas: ds.AvailableReplicas, UpdatedReplicas: ds.UpdatedReplicas,
 			},
 			Progress: p,
@@ -327,24 +327,25 @@ func conditionOf(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1
 // API server would prune any other.
 func (st Status) Fields() map[string]any {
 	models := make([]any, 0, len(st.Models))
-	readyModels := 0
 	for _, m := range st.Models {
-		if m.Ready {
-			readyModels++
-		}
-		models = append(models, map[string]any{
+		fields := map[string]any{
 			"name":              m.Name,
 			"servedModelName":   m.ServedModelName,
 			"replicas":          int64(m.Replicas),
 			"readyReplicas":     int64(m.ReadyReplicas),
 			"availableReplicas": int64(m.AvailableReplicas),
 			"updatedReplicas":   int64(m.UpdatedReplicas),
-		})
+		}
+		if m.Role != "" {
+			fields["role"] = m.Role
+		}
+		models = append(models, fields)
 	}
+	ready, total := readyModels(st.Models)
 	return map[string]any{
 		"endpoint":    st.Endpoint,
 		"models":      models,
-		"readyModels": fmt.Sprintf("%d/%d", readyModels, len(st.Models)),
+		"readyModels": fmt.Sprintf("%d/%d", ready, total),
 		"router": map[string]any{
 			"routerType":    st.Router.RouterType,
 			"replicas":      int64(st.Router.Replicas),
@@ -379,6 +380,33 @@ func Refused(message string) []Condition {
 	return conds
 }
 
+// readyModels counts the models, and those ready: a disaggregated model is
+// ready when both its groups are.
+func readyModels(models []Model) (ready, total int) {
+	unready := map[string]bool{}
+	var names []string
+	for _, m := range models {
+		if _, seen := unready[m.Name]; !seen {
+			names = append(names, m.Name)
+		}
+		unready[m.Name] = unready[m.Name] || !m.Ready
+	}
+	for _, n := range names {
+		if !unready[n] {
+			ready++
+		}
+	}
+	return ready, len(names)
+}
+
+// displayName names a model, and the group of a disaggregated one.
+func (m Model) displayName() string {
+	if m.Role == "" {
+		return m.Name
+	}
+	return m.Name + " (" + m.Role + ")"
+}
+
 func enginesCondition(models []Model) Condition {
 	var scaledDown, reasons []string
 	var waiting []string
@@ -387,13 +415,14 @@ func enginesCondition(models []Model) Condition {
 		case !m.Ready:
 			reasons = append(reasons, m.Reason)
 			if len(waiting) < maxModelsListed {
-				waiting = append(waiting, m.Name+": "+m.Message)
+				waiting = append(waiting, m.displayName()+": "+m.Message)
 			}
 		case m.Replicas == 0:
-			scaledDown = append(scaledDown, m.Name)
+			scaledDown = append(scaledDown, m.displayName())
 		}
 	}
-	summary := fmt.Sprintf("%d/%d models ready", len(models)-len(reasons), len(models))
+	ready, total := readyModels(models)
+	summary := fmt.Sprintf("%d/%d models ready", ready, total)
 	if len(reasons) == 0 {
 		if len(scaledDown) > 0 {
 			summary += "; scaled to 0 replicas: " + strings.Join(scaledDown, ", ")

@@ -453,3 +453,42 @@ func TestEndpointNamesServicePort(t *testing.T) {
 		}
 	}
 }
+
+// TestDisaggregatedStatus: a disaggregated model is listed once per group,
+// ready when both groups are, and a condition names the group that is not.
+func TestDisaggregatedStatus(t *testing.T) {
+	xr := with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "routerConfig.image", "lmcache/lmstack-router:v0.1.12",
+		"disaggregation", map[string]any{"decode": map[string]any{"replicas": 2}})
+	observed := stacktest.ObservedWith(
+		"engine-m", nil, "engine-m-service", nil, "engine-m-storage", nil,
+		"engine-m-prefill", stacktest.ObservedDeployment("s-m-prefill-deployment-vllm", 1),
+		"engine-m-prefill-service", stacktest.ObservedObject("v1", "Service", "s-m-prefill-engine-service"),
+		"engine-m-prefill-storage", stacktest.ObservedClaim("s-m-prefill-storage-claim", "Bound"),
+		"engine-m-decode", stacktest.ObservedDeployment("s-m-decode-deployment-vllm", 2, stacktest.Counts(2, 1, 1), stacktest.Unavailable),
+		"engine-m-decode-service", stacktest.ObservedObject("v1", "Service", "s-m-decode-engine-service"),
+		"engine-m-decode-storage", stacktest.ObservedClaim("s-m-decode-storage-claim", "Bound"),
+	)
+	rsp := mustRun(t, req(t, xr, nil, observed))
+	want := cond{condFalse, "Unavailable", "0/1 models ready. m (decode): 1/2 replicas available"}
+	if diff := cmp.Diff(want, conditionOfType(t, rsp, conditionEnginesReady)); diff != "" {
+		t.Errorf("EnginesReady (-want +got):\n%s", diff)
+	}
+	st := xrStatus(rsp)
+	if st["readyModels"] != "0/1" {
+		t.Errorf("readyModels %v, want 0/1", st["readyModels"])
+	}
+	var roles []any
+	for _, m := range st["models"].([]any) {
+		roles = append(roles, m.(map[string]any)["role"])
+	}
+	if diff := cmp.Diff([]any{"prefill", "decode"}, roles); diff != "" {
+		t.Errorf("status.models roles (-want +got):\n%s", diff)
+	}
+	if got := st["router"].(map[string]any)["routerType"]; got != "disaggregated_prefill_orchestrated" {
+		t.Errorf("router type %v", got)
+	}
+	observed["engine-m-decode"] = stacktest.ObservedDeployment("s-m-decode-deployment-vllm", 2)
+	if got := xrStatus(mustRun(t, req(t, xr, nil, observed)))["readyModels"]; got != "1/1" {
+		t.Errorf("readyModels %v once both groups are ready, want 1/1", got)
+	}
+}

@@ -294,6 +294,85 @@ type EngineConfig struct {
 	// /data/lora-adapters for runtime loading.
 	// +optional
 	LoRASidecar *LoRASidecar `json:"loraSidecar,omitempty"`
+
+	// Serve the model disaggregated: a prefill group of engines computes
+	// each prompt's KV cache and hands it to a decode group, which
+	// generates the tokens; the router sends every request to both. Each
+	// group is a Deployment with its own replicas, resources, tensor
+	// parallelism and nodes; the rest of the model's settings are shared. A stack serves one disaggregated model: the router's routing
+	// logic applies to every model.
+	// +optional
+	Disaggregation *Disaggregation `json:"disaggregation,omitempty"`
+}
+
+// Disaggregation splits a model's engines into a prefill and a decode group.
+type Disaggregation struct {
+	// Disaggregate the model. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// How the KV cache goes from a prefill engine to a decode engine:
+	// nixl, vLLM's NixlConnector (the decode engine pulls the blocks from
+	// the prefill pod over NIXL; the router's
+	// disaggregated_prefill_orchestrated logic). Needs vLLM 0.10.2 or later
+	// (the first vllm/vllm-openai image with NIXL), router 0.1.11 or later
+	// and pod-ip discovery. Default: nixl.
+	// +optional
+	// +kubebuilder:validation:Enum="";nixl
+	Transfer string `json:"transfer,omitempty"`
+
+	// UCX transports NIXL may use (UCX_TLS of both groups' engines), e.g.
+	// cuda_ipc,cuda_copy,tcp. Unset leaves UCX's default.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_,^]*$`
+	UCXTLS string `json:"ucxTLS,omitempty"`
+
+	// The prefill group's engines.
+	// +optional
+	Prefill *DisaggregationGroup `json:"prefill,omitempty"`
+
+	// The decode group's engines.
+	// +optional
+	Decode *DisaggregationGroup `json:"decode,omitempty"`
+}
+
+// DisaggregationGroup is what a group of a disaggregated model sets apart
+// from the model's engine settings.
+type DisaggregationGroup struct {
+	// Number of engine replicas of the group. Default: the model's replicas.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Resources of each engine of the group, replacing the model's fields
+	// the group sets.
+	// +optional
+	Resources *Resources `json:"resources,omitempty"`
+
+	// Number of GPUs each engine of the group splits the model across
+	// (--tensor-parallel-size). Default: the model's.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	TensorParallelSize *int32 `json:"tensorParallelSize,omitempty"`
+
+	// Node labels a node must have to run the group's pods, replacing the
+	// model's scheduling.nodeSelector, e.g. to put prefill and decode on
+	// different GPU pools.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Taints the group's pods tolerate, replacing the model's
+	// scheduling.tolerations.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Extra arguments of the group's engines, after the model's
+	// vllmConfig.extraArgs.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	ExtraArgs []string `json:"extraArgs,omitempty"`
 }
 
 // LoRASidecar configures the adapter download sidecar.
@@ -1150,6 +1229,9 @@ type ProductionStackStatus struct {
 type ModelStatus struct {
 	// Name of the model in the spec.
 	Name string `json:"name"`
+	// Group of a disaggregated model: prefill or decode.
+	// +optional
+	Role string `json:"role,omitempty"`
 	// Name clients use in the OpenAI API.
 	// +optional
 	ServedModelName string `json:"servedModelName,omitempty"`

@@ -1,0 +1,247 @@
+package stack
+
+import (
+	"reflect"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vllm-project/function-vllm-stack/upstream"
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
+)
+
+// A disaggregated model is served by two groups of ordinary engines, the
+// production-stack chart's recipe: a prefill group that computes each
+// prompt's KV cache and a decode group that pulls it and generates. The
+// router's disaggregated_prefill_orchestrated logic (router 0.1.11) sends a
+// request to a prefill engine with max_tokens 1, then to a decode engine
+// with the kv_transfer_params the prefill engine returned, its remote_host
+// replaced by the prefill endpoint's host; the decode engine then dials the
+// prefill pod's NIXL side channel directly (facts:
+// testdata/upstream/disagg.tsv, DISAGG-MULTINODE.md §1).
+const (
+	rolePrefill = "prefill"
+	roleDecode  = "decode"
+
+	transferNIXL = "nixl"
+
+	routingDisaggregated = "disaggregated_prefill_orchestrated"
+
+	// nixlSideChannelPort is where a prefill engine's NIXL handshake
+	// listener binds (VLLM_NIXL_SIDE_CHANNEL_PORT), rendered explicitly: the
+	// default moved from 5557 to 5600 at 0.11.0.
+	nixlSideChannelPort = 5600
+	nixlPortName        = "nixl"
+)
+
+// roleGroups are the groups of a disaggregated model, in the order their
+// engines are built.
+var roleGroups = []string{rolePrefill, roleDecode}
+
+// Releases of the NIXL path: NixlConnector is registered from vLLM 0.9.0,
+// but the vllm/vllm-openai image has NIXL only from 0.10.2; from 0.11.1 the
+// side channel is one listener per data parallel rank instead of one per
+// tensor parallel rank.
+var (
+	nixlSince             = upstream.V(0, 10, 2)
+	nixlOneListenerSince  = upstream.V(0, 11, 1)
+	routerDisaggregatedAt = upstream.V(0, 1, 11)
+)
+
+// disaggregated reports whether a merged engine configuration asks for
+// disaggregation.
+func disaggregated(c v1alpha1.EngineConfig) bool {
+	d := c.Disaggregation
+	return d != nil && (d.Enabled == nil || *d.Enabled)
+}
+
+// groupOf is the group block of a role.
+func groupOf(d *v1alpha1.Disaggregation, role string) *v1alpha1.DisaggregationGroup {
+	g := d.Prefill
+	if role == roleDecode {
+		g = d.Decode
+	}
+	if g == nil {
+		return &v1alpha1.DisaggregationGroup{}
+	}
+	return g
+}
+
+// split makes the engines of a disaggregated model: one per group, named
+// and labelled M-prefill and M-decode (the router tells the groups apart by
+// the pod label "model"), serving the model under the same name, each with
+// the group's settings over the model's.
+func split(e engine, n names) []engine {
+	out := make([]engine, 0, len(roleGroups))
+	for _, role := range roleGroups {
+		g := e
+		g.role = role
+		g.id = shorten(e.id+"-"+role, maxLabelLength)
+		g.label = e.label + "-" + role
+		if !isLabelValue(g.label) {
+			g.label = g.id
+		}
+		g.templatesVolume = n.chatTemplatesVolume(g.id)
+		g.cfg = groupConfig(e.cfg, groupOf(e.cfg.Disaggregation, role))
+		out = append(out, g)
+	}
+	return out
+}
+
+// groupConfig is a model's merged engine configuration with a group's
+// settings over it. Nothing of c is changed.
+func groupConfig(c v1alpha1.EngineConfig, g *v1alpha1.DisaggregationGroup) v1alpha1.EngineConfig {
+	if g.Replicas != nil {
+		c.Replicas = g.Replicas
+	}
+	if g.Resources != nil {
+		r := *c.Resources
+		overlay(reflect.ValueOf(&r).Elem(), reflect.ValueOf(*g.Resources))
+		c.Resources = &r
+	}
+	v := *c.VLLMConfig
+	if g.TensorParallelSize != nil {
+		v.TensorParallelSize = g.TensorParallelSize
+	}
+	if len(g.ExtraArgs) > 0 {
+		v.ExtraArgs = slices.Concat(v.ExtraArgs, g.ExtraArgs)
+	}
+	c.VLLMConfig = &v
+	if g.NodeSelector != nil || g.Tolerations != nil {
+		sc := v1alpha1.Scheduling{}
+		if c.Scheduling != nil {
+			sc = *c.Scheduling
+		}
+		if g.NodeSelector != nil {
+			sc.NodeSelector = g.NodeSelector
+		}
+		if g.Tolerations != nil {
+			sc.Tolerations = g.Tolerations
+		}
+		c.Scheduling = &sc
+	}
+	return c
+}
+
+// nixlArgs make a group's engine a NIXL producer (prefill) or consumer
+// (decode). Up to vLLM 0.22.0 the connector reads no kv_role; from 0.23.0
+// kv_both is deprecated in favour of these two. engine_id, kv_ip and kv_port
+// are not rendered: vLLM makes the id, and the NIXL path uses neither.
+func nixlArgs(e engine) []string {
+	if e.role == "" {
+		return nil
+	}
+	kvRole := "kv_producer"
+	if e.role == roleDecode {
+		kvRole = "kv_consumer"
+	}
+	return []string{"--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"` + kvRole + `"}`}
+}
+
+// nixlEnv: the side channel binds the pod's IP (its default, localhost,
+// cannot be reached from the decode pod) on an explicit port; UCX_TLS only
+// when the stack sets it (UCX reads it, not vLLM).
+func nixlEnv(e engine) []corev1.EnvVar {
+	if e.role == "" {
+		return nil
+	}
+	env := []corev1.EnvVar{
+		{Name: "VLLM_NIXL_SIDE_CHANNEL_HOST", ValueFrom: podIPEnv.ValueFrom},
+		{Name: "VLLM_NIXL_SIDE_CHANNEL_PORT", Value: strconv.Itoa(nixlSideChannelPort)},
+	}
+	if t := e.cfg.Disaggregation.UCXTLS; t != "" {
+		env = append(env, corev1.EnvVar{Name: "UCX_TLS", Value: t})
+	}
+	return env
+}
+
+// nixlPorts are the side channel's listeners: one per tensor parallel rank
+// up to vLLM 0.11.0, one from 0.11.1 (data parallel size 1).
+func nixlPorts(e engine) []corev1.ContainerPort {
+	if e.role == "" {
+		return nil
+	}
+	n := int32(1)
+	if e.vllm.version.Less(nixlOneListenerSince) && e.cfg.VLLMConfig.TensorParallelSize != nil {
+		n = *e.cfg.VLLMConfig.TensorParallelSize
+	}
+	ports := make([]corev1.ContainerPort, 0, n)
+	for i := range n {
+		name := nixlPortName
+		if i > 0 {
+			name += "-" + strconv.Itoa(int(i))
+		}
+		ports = append(ports, corev1.ContainerPort{Name: name, ContainerPort: nixlSideChannelPort + i, Protocol: corev1.ProtocolTCP})
+	}
+	return ports
+}
+
+// routerTypeChosen reports whether the stack chose a routing logic: one
+// other than the default, roundrobin, which the API server writes into every
+// stack that sets none (the XRD's default).
+func routerTypeChosen(rc *v1alpha1.RouterConfig) bool {
+	return rc != nil && rc.RouterType != "" && rc.RouterType != DefaultRouterType
+}
+
+// disaggregatedLabels are the values of the pod label "model" of the
+// stack's prefill and decode engines, for the router's flags.
+func disaggregatedLabels(s *Stack) (prefill, decode string, ok bool) {
+	for _, e := range s.engines {
+		switch e.role {
+		case rolePrefill:
+			prefill = e.label
+		case roleDecode:
+			decode = e.label
+		}
+	}
+	return prefill, decode, prefill != "" && decode != ""
+}
+
+// validateDisaggregation refuses a disaggregated model the programs could not
+// serve as asked, naming the release or setting that stands in the way.
+func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack) {
+	var groups []engine
+	for _, e := range s.engines {
+		if e.role != "" {
+			groups = append(groups, e)
+		}
+	}
+	if len(groups) == 0 {
+		return
+	}
+	e := groups[0] // the model's own settings are those of both groups
+	p := e.block + ".disaggregation"
+	if len(s.engines) > len(groups) || len(groups) > len(roleGroups) {
+		f.errorf("%s: a stack with a disaggregated model serves that model alone: the router's routing logic (%s) applies to every model; serve the other models from stacks of their own", p, routingDisaggregated)
+	}
+	if t := e.cfg.Disaggregation.Transfer; t != "" && t != transferNIXL {
+		f.errorf("%s.transfer %q is not supported: use nixl", p, t)
+	}
+	if e.vllmErr == nil && e.vllm.version.Less(nixlSince) {
+		f.errorf("%s.transfer nixl needs vLLM %s or later, the first vllm/vllm-openai image with NIXL, and the engine runs vLLM %s: use a newer image", p, nixlSince, e.vllm)
+	}
+	if lmcacheOn(e) {
+		f.errorf("%s: lmcacheConfig.enabled and disaggregation both set the engines' --kv-transfer-config: turn LMCache off for a disaggregated model", p)
+	}
+	if autoscaled(e) {
+		f.errorf("%s: autoscaling scales one Deployment per model and a disaggregated model has two: turn autoscaling off and set each group's replicas", p)
+	}
+	r := s.router
+	if routerTypeChosen(spec.RouterConfig) {
+		f.errorf("spec.routerConfig.routerType %s cannot route a disaggregated model: remove routerType, the router then uses %s", spec.RouterConfig.RouterType, routingDisaggregated)
+	}
+	if r.discoveryType == discoveryServiceName {
+		f.errorf("spec.routerConfig.k8sServiceDiscoveryType %s cannot route a disaggregated model: the decode engine pulls the KV cache from the host the router names, which must be the prefill pod, not its Service; use pod-ip", discoveryServiceName)
+	}
+	if r.versionErr == nil && r.version.version.Less(routerDisaggregatedAt) {
+		f.errorf("%s needs router %s or later, the first with --routing-logic %s, and the router is %s: use a newer router image", p, routerDisaggregatedAt, routingDisaggregated, r.version)
+	}
+	for _, g := range groups {
+		gp := p + "." + g.role
+		n, err := gpus(g.cfg.Resources.GPU)
+		if tp := g.cfg.VLLMConfig.TensorParallelSize; tp != nil && err == nil && int64(*tp) > n {
+			f.errorf("%s: tensorParallelSize %d needs %d GPUs but the group's resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", gp, *tp, *tp, g.cfg.Resources.GPU)
+		}
+	}
+}
