@@ -253,6 +253,8 @@ type expectation struct {
 
 type expectedModel struct {
 	name     string
+	role     string // the group of a disaggregated model, else ""
+	label    string // its pods' label "model"
 	replicas int64
 }
 
@@ -263,16 +265,33 @@ func (s *testStack) expect() expectation {
 	spec, _ := s.obj.Object["spec"].(map[string]any)
 	top := num(spec["replicas"], 1)
 	var e expectation
+	// add expects a model, or the groups of a disaggregated one, each with
+	// its group's replicas, else the model's.
+	add := func(name string, replicas int64, d map[string]any) {
+		if d == nil || d["enabled"] == false {
+			e.models = append(e.models, expectedModel{name: name, label: name, replicas: replicas})
+			return
+		}
+		for _, role := range []string{"prefill", "decode"} {
+			g, _ := d[role].(map[string]any)
+			e.models = append(e.models, expectedModel{name: name, role: role, label: name + "-" + role, replicas: num(g["replicas"], replicas)})
+		}
+	}
+	topDisagg, _ := spec["disaggregation"].(map[string]any)
 	if ms, ok := spec["models"].([]any); ok {
 		for _, m := range ms {
 			mm, _ := m.(map[string]any)
 			name, _ := mm["name"].(string)
-			e.models = append(e.models, expectedModel{name: name, replicas: num(mm["replicas"], top)})
+			d, _ := mm["disaggregation"].(map[string]any)
+			if d == nil {
+				d = topDisagg
+			}
+			add(name, num(mm["replicas"], top), d)
 		}
 	} else {
 		m, _ := spec["model"].(map[string]any)
 		name, _ := m["name"].(string)
-		e.models = []expectedModel{{name: name, replicas: top}}
+		add(name, top, topDisagg)
 	}
 	rc, _ := spec["routerConfig"].(map[string]any)
 	e.router = num(rc["replicas"], 1)
@@ -335,7 +354,11 @@ func (s *testStack) readyState(t *testing.T, e expectation) (bool, string) {
 
 	// Status fields only the function writes, against the pods.
 	models, _, _ := unstructured.NestedSlice(xr.Object, "status", "models")
-	if got, want := str(xr, "status", "readyModels"), fmt.Sprintf("%d/%d", len(e.models), len(e.models)); got != want {
+	names := map[string]bool{} // a disaggregated model counts once
+	for _, m := range e.models {
+		names[m.name] = true
+	}
+	if got, want := str(xr, "status", "readyModels"), fmt.Sprintf("%d/%d", len(names), len(names)); got != want {
 		bad = append(bad, fmt.Sprintf("status.readyModels %q, want %q", got, want))
 	}
 	if got := str(xr, "status", "endpoint"); got != e.endpoint {
@@ -349,13 +372,13 @@ func (s *testStack) readyState(t *testing.T, e expectation) (bool, string) {
 			break
 		}
 		sm, _ := models[i].(map[string]any)
-		pods := s.podsOf(t, "serving-engine", m.name)
+		pods := s.podsOf(t, "serving-engine", m.label)
 		ready := readyPods(pods)
-		if sm["name"] != m.name || num(sm["replicas"], -1) != m.replicas || num(sm["readyReplicas"], -1) != m.replicas {
-			bad = append(bad, fmt.Sprintf("status.models[%d] %v, want %s with %d/%d ready", i, sm, m.name, m.replicas, m.replicas))
+		if role, _ := sm["role"].(string); sm["name"] != m.name || role != m.role || num(sm["replicas"], -1) != m.replicas || num(sm["readyReplicas"], -1) != m.replicas {
+			bad = append(bad, fmt.Sprintf("status.models[%d] %v, want %s with %d/%d ready", i, sm, m.label, m.replicas, m.replicas))
 		}
 		if int64(len(pods)) != m.replicas || ready != len(pods) {
-			bad = append(bad, fmt.Sprintf("model %s: %d pods, %d ready; want %d", m.name, len(pods), ready, m.replicas))
+			bad = append(bad, fmt.Sprintf("model %s: %d pods, %d ready; want %d", m.label, len(pods), ready, m.replicas))
 		}
 	}
 	pods := s.podsOf(t, "router", "")
