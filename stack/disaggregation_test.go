@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
@@ -160,5 +162,21 @@ func TestDisaggregationTakesDefaultRouterType(t *testing.T) {
 	router := engineContainer0(t, mustRun(t, req(t, pdXR("routerConfig.routerType", "roundrobin"), nil, nil)), "router")
 	if !slices.Contains(router.Args, "--routing-logic=disaggregated_prefill_orchestrated") {
 		t.Errorf("router args %q", router.Args)
+	}
+}
+
+// TestDisaggregatedNetworkPolicy: with the engines' NetworkPolicy on, the
+// decode engines still reach the prefill pods, on every port (the NIXL side
+// channel, then UCX's transports, whose TCP ports are not fixed).
+func TestDisaggregatedNetworkPolicy(t *testing.T) {
+	np := desired(t, mustRun(t, req(t, pdXR("networkPolicy", map[string]any{}), nil, nil)), "engines-networkpolicy", &networkingv1.NetworkPolicy{})
+	want := networkingv1.NetworkPolicyIngressRule{From: []networkingv1.NetworkPolicyPeer{{
+		PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "serving-engine"}},
+	}}}
+	if len(np.Spec.Ingress) != 2 {
+		t.Fatalf("ingress rules %+v, want the router's and the engines'", np.Spec.Ingress)
+	}
+	if diff := cmp.Diff(want, np.Spec.Ingress[1]); diff != "" {
+		t.Errorf("engines' rule (-want +got):\n%s", diff)
 	}
 }

@@ -136,8 +136,9 @@ func engineNetworkPolicy(s *Stack, np *v1alpha1.NetworkPolicy) *networkingv1.Net
 	}
 }
 
-// engineIngress: the API port from the router and the named sources; with
-// kvaware routing also the LMCache workers' ports, from the router only,
+// engineIngress: the API port from the router and the named sources; with a
+// disaggregated model every port from the stack's engines; with kvaware
+// routing also the LMCache workers' ports, from the router only,
 // where the LMCache controller calls back: each model's range, one port per
 // tensor-parallel worker.
 func engineIngress(s *Stack, from []networkingv1.NetworkPolicyPeer) []networkingv1.NetworkPolicyIngressRule {
@@ -145,6 +146,14 @@ func engineIngress(s *Stack, from []networkingv1.NetworkPolicyPeer) []networking
 		From:  from,
 		Ports: []networkingv1.NetworkPolicyPort{{Port: ptr.To(intstr.FromInt32(enginePort))}},
 	}}
+	if _, _, ok := disaggregatedLabels(s); ok {
+		// The decode engines pull the KV cache from the prefill pods: the
+		// NIXL side channel, then UCX's transports, whose TCP ports are not
+		// fixed. The stack's engines reach each other on every port.
+		rules = append(rules, networkingv1.NetworkPolicyIngressRule{From: []networkingv1.NetworkPolicyPeer{{
+			PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: s.name, LabelComponent: ComponentEngine}},
+		}}})
+	}
 	var ranges [][2]int32
 	for _, e := range s.engines {
 		if kvAware(s, e) {
