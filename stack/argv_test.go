@@ -84,6 +84,12 @@ func TestArgvInvariantHostile(t *testing.T) {
 		"ModelURLOnS3":     with("model.modelURL", "s3://bucket/models/llama"),
 		"ExtraArgsKept":    with("vllmConfig.extraArgs", []any{"--seed", "1"}, "routerConfig.extraArgs", []any{"--log-level", "debug"}),
 		"ToolParserDotted": with("model.enableTool", true, "model.toolCallParser", "my.parser-2"),
+		"Disaggregated": with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "routerConfig.image", "lmcache/lmstack-router:v0.1.12",
+			"routerConfig.routerType", "roundrobin", "vllmConfig.tensorParallelSize", 1, "vllmConfig.extraArgs", []any{"--seed=1"},
+			"disaggregation", map[string]any{
+				"prefill": map[string]any{"extraArgs": []any{"--max-num-batched-tokens=8192"}},
+				"decode":  map[string]any{"tensorParallelSize": 2, "resources": map[string]any{"gpu": "2"}},
+			}),
 	}
 	for name, xr := range cases {
 		t.Run(name, func(t *testing.T) {

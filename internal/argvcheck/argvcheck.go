@@ -263,8 +263,32 @@ func EngineWants(spec *v1alpha1.ProductionStackSpec) []Engine {
 		}
 		vc := merged(top, it.cfg.VLLMConfig, spec.Model != nil)
 		add(p+".vllmConfig.gpuMemoryUtilization", "--gpu-memory-utilization", vc.GPUMemoryUtilization)
-		add(p+".vllmConfig.tensorParallelSize", "--tensor-parallel-size", itoa(vc.TensorParallelSize))
-		out = append(out, Engine{Model: m.Name, Wants: ws, Extra: vc.ExtraArgs})
+		d := it.cfg.Disaggregation
+		if d == nil {
+			d = spec.Disaggregation
+		}
+		if d == nil || (d.Enabled != nil && !*d.Enabled) {
+			add(p+".vllmConfig.tensorParallelSize", "--tensor-parallel-size", itoa(vc.TensorParallelSize))
+			out = append(out, Engine{Model: m.Name, Wants: ws, Extra: vc.ExtraArgs})
+			continue
+		}
+		// A disaggregated model: an engine per group, labelled M-prefill and
+		// M-decode, with the group's tensor parallelism and extraArgs after
+		// the model's.
+		for role, g := range map[string]*v1alpha1.DisaggregationGroup{"prefill": d.Prefill, "decode": d.Decode} {
+			if g == nil {
+				g = &v1alpha1.DisaggregationGroup{}
+			}
+			gws := slices.Clone(ws)
+			field, tp := p+".vllmConfig.tensorParallelSize", vc.TensorParallelSize
+			if g.TensorParallelSize != nil {
+				field, tp = p+".disaggregation."+role+".tensorParallelSize", g.TensorParallelSize
+			}
+			if v := itoa(tp); v != "" {
+				gws = append(gws, Want{Field: field, Option: "--tensor-parallel-size", Values: []string{v}})
+			}
+			out = append(out, Engine{Model: m.Name + "-" + role, Wants: gws, Extra: slices.Concat(vc.ExtraArgs, g.ExtraArgs)})
+		}
 	}
 	return out
 }
@@ -305,7 +329,11 @@ func RouterWants(spec *v1alpha1.ProductionStackSpec) ([]Want, []string) {
 			ws = append(ws, Want{Field: p + "." + field, Option: option, Values: []string{v}})
 		}
 	}
-	add("routerType", "--routing-logic", rc.RouterType)
+	if !disaggregated(spec) || (rc.RouterType != "" && rc.RouterType != "roundrobin") {
+		// A disaggregated model's router runs disaggregated_prefill_orchestrated,
+		// taking roundrobin (the XRD's default) for no choice.
+		add("routerType", "--routing-logic", rc.RouterType)
+	}
 	add("k8sServiceDiscoveryType", "--k8s-service-discovery-type", rc.K8sServiceDiscoveryType)
 	if rc.RouterType == "session" || rc.RouterType == "kvaware" {
 		add("sessionKey", "--session-key", rc.SessionKey) // else not rendered
@@ -316,6 +344,20 @@ func RouterWants(spec *v1alpha1.ProductionStackSpec) ([]Want, []string) {
 	add("lmcacheControllerReplyPort", "--lmcache-controller-reply-port", itoa(rc.LMCacheControllerReplyPort))
 	add("lmcacheControllerHeartbeatPort", "--lmcache-controller-heartbeat-port", itoa(rc.LMCacheControllerHeartbeatPort))
 	return ws, rc.ExtraArgs
+}
+
+// disaggregated reports whether a model of the stack is.
+func disaggregated(spec *v1alpha1.ProductionStackSpec) bool {
+	on := func(d *v1alpha1.Disaggregation) bool { return d != nil && (d.Enabled == nil || *d.Enabled) }
+	if on(spec.Disaggregation) {
+		return true
+	}
+	for _, m := range spec.Models {
+		if on(m.Disaggregation) {
+			return true
+		}
+	}
+	return false
 }
 
 func itoa(n *int32) string {
