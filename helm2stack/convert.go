@@ -55,6 +55,8 @@ type modelState struct {
 	runner, convert, extraArgs []string
 	// existingClaim is pvcExistingClaimName, which needs pvcStorage.
 	existingClaim string
+	// pd is what the model says of the chart's P/D recipe (pd.go).
+	pd pdModel
 }
 
 // maxReleaseName is the longest release name Helm accepts.
@@ -240,6 +242,9 @@ func (c *converter) routingLogic() string {
 }
 
 func (c *converter) finish() error {
+	if err := c.disaggregate(); err != nil {
+		return err
+	}
 	if err := c.completeStack(); err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func (c *converter) routingLogicKey(n node) error {
 	case s == "session" || s == "prefixaware" || s == "kvaware":
 		c.router().RouterType = s
 	case s == "disaggregated_prefill":
-		c.res.drop(n.path, pdReason+"; the stack routes roundrobin")
+		// Converted with the models of the recipe, or dropped (pd.go).
 	default:
 		// The router exits at start-up on a logic it does not know.
 		return fmt.Errorf("%s must be one of roundrobin, session, prefixaware, kvaware, disaggregated_prefill, got %q", n.path, s)

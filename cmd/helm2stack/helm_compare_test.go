@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"flag"
 	"io"
@@ -83,12 +84,13 @@ func chartView(t *testing.T, path string) view {
 // (differenceRow), so a difference nobody explained fails the test.
 func writeExpect(t *testing.T, name string, stack, chart view) {
 	t.Helper()
-	f := expectFile{Engines: map[string]lists[expectEntry]{}, Router: mergeLists(stack.Router, chart.Router, "router")}
+	fallback := scenarioRows[name]
+	f := expectFile{Engines: map[string]lists[expectEntry]{}, Router: mergeLists(stack.Router, chart.Router, "router", fallback)}
 	for m := range chart.Engines {
 		stack.Engines[m] = stack.Engines[m] // a model only the chart runs
 	}
 	for m, c := range stack.Engines {
-		f.Engines[m] = mergeLists(c, chart.Engines[m], "engine")
+		f.Engines[m] = mergeLists(c, chart.Engines[m], "engine", fallback)
 	}
 	b, err := yaml.Marshal(f)
 	if err != nil {
@@ -104,17 +106,18 @@ func writeExpect(t *testing.T, name string, stack, chart view) {
 	}
 }
 
-// mergeLists merges one container's lists of both renderings.
-func mergeLists(stack, chart lists[string], who string) lists[expectEntry] {
+// mergeLists merges one container's lists of both renderings; fallback is
+// the row of a difference no entry of differences explains.
+func mergeLists(stack, chart lists[string], who, fallback string) lists[expectEntry] {
 	var out lists[expectEntry]
 	st, ch, o := stack.fields(), chart.fields(), out.fields()
 	for i := range o {
-		*o[i] = mergeList(*st[i], *ch[i], who+" "+listNames[i])
+		*o[i] = mergeList(*st[i], *ch[i], who+" "+listNames[i], fallback)
 	}
 	return out
 }
 
-func mergeList(stack, chart []string, where string) []expectEntry {
+func mergeList(stack, chart []string, where, fallback string) []expectEntry {
 	left := slices.Clone(chart)
 	var out []expectEntry
 	for _, s := range stack {
@@ -123,11 +126,11 @@ func mergeList(stack, chart []string, where string) []expectEntry {
 			out = append(out, expectEntry{Both: s})
 			continue
 		}
-		out = append(out, expectEntry{Stack: s, Row: differenceRow(where, s)})
+		out = append(out, expectEntry{Stack: s, Row: cmp.Or(differenceRow(where, s), fallback)})
 	}
 	sort.Strings(left)
 	for _, c := range left {
-		out = append(out, expectEntry{Chart: c, Row: differenceRow(where, c)})
+		out = append(out, expectEntry{Chart: c, Row: cmp.Or(differenceRow(where, c), fallback)})
 	}
 	return out
 }
@@ -176,6 +179,11 @@ var differences = []struct{ where, prefix, row string }{
 	{"router ports", "lmc-heartbeat ", "`routerSpec.lmcacheControllerReplyPort`, `lmcacheControllerHeartbeatPort`"},
 	{"router probes", "", "`routerSpec.{startupProbe, readinessProbe, livenessProbe}`"},
 }
+
+// scenarioRows explain every other difference of a scenario: the chart's
+// P/D recipe becomes a disaggregated model, with LMCache off and vLLM's
+// NixlConnector moving the KV cache, behind another routing logic.
+var scenarioRows = map[string]string{"disagg-prefill": pdRow}
 
 // README rows several differences cite.
 const (
