@@ -63,6 +63,7 @@ type stackCase struct {
 type modelStatus struct {
 	name, served string
 	replicas     int64
+	role         string // the group of a disaggregated model, else ""
 }
 
 // Messages of expected conditions may hold <pods>, which stands for the
@@ -105,7 +106,7 @@ func both(fs ...func(map[string]any)) func(map[string]any) {
 }
 
 var (
-	seedModel   = []modelStatus{{"Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B-Instruct", 1}}
+	seedModel   = []modelStatus{{"Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B-Instruct", 1, ""}}
 	seedEngines = notReady(podPending, "0/1 models ready. Llama-3.2-1B-Instruct: 0/1 replicas available; <pods>: not ready yet: Pending")
 )
 
@@ -141,7 +142,7 @@ var stackCases = []stackCase{
 		// marks the XR Ready.
 		name: "scaled-to-zero", manifest: "example/xr.yaml",
 		mutate: both(setSpec("replicas", int64(0)), setSpec("routerConfig.replicas", int64(0)), setSpec("storage.enabled", false)),
-		stack:  "test-stack", models: []modelStatus{{"Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B-Instruct", 0}}, router: 0,
+		stack:  "test-stack", models: []modelStatus{{"Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B-Instruct", 0, ""}}, router: 0,
 		engines: cond{fnv1.Status_STATUS_CONDITION_TRUE, "Available", "1/1 models ready; scaled to 0 replicas: Llama-3.2-1B-Instruct"},
 		routerC: cond{fnv1.Status_STATUS_CONDITION_TRUE, "Available", "the router is scaled to 0 replicas: nothing answers at the endpoint"},
 		storage: noClaims,
@@ -170,8 +171,8 @@ var stackCases = []stackCase{
 		name: "multi-model", manifest: "example/stacks/multi-model.yaml",
 		stack: "multi", router: 1,
 		models: []modelStatus{
-			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 2},
-			{"mistral-7b", "mistralai/Mistral-7B-Instruct-v0.3", 1},
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 2, ""},
+			{"mistral-7b", "mistralai/Mistral-7B-Instruct-v0.3", 1, ""},
 		},
 		engines: notReady(podPending, "0/2 models ready. llama3: 0/2 replicas available; <pods>: not ready yet: Pending. mistral-7b: 0/1 replicas available; <pods>: not ready yet: Pending"),
 		routerC: routerNotReady(1),
@@ -181,7 +182,7 @@ var stackCases = []stackCase{
 		// LMCache; storage disabled
 		name: "lmcache", manifest: "example/stacks/lmcache.yaml",
 		stack: "cached", router: 1,
-		models:  []modelStatus{{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1}},
+		models:  []modelStatus{{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1, ""}},
 		engines: notReady(podPending, "0/1 models ready. llama3: 0/1 replicas available; <pods>: not ready yet: Pending"),
 		routerC: routerNotReady(1),
 		storage: noClaims,
@@ -190,7 +191,7 @@ var stackCases = []stackCase{
 		// session routing, a chat template, existingClaimName
 		name: "session", manifest: "example/stacks/session.yaml",
 		stack: "chat", router: 2,
-		models:  []modelStatus{{"Qwen2.5-7B", "Qwen2.5-7B", 3}},
+		models:  []modelStatus{{"Qwen2.5-7B", "Qwen2.5-7B", 3, ""}},
 		engines: notReady(podPending, "0/1 models ready. Qwen2.5-7B: 0/3 replicas available; <pods>: not ready yet: Pending"),
 		routerC: routerNotReady(2),
 		storage: noClaims,
@@ -203,8 +204,8 @@ var stackCases = []stackCase{
 		name: "full", manifest: "test/render/testdata/full.yaml", boundPV: true,
 		stack: "full", router: 2,
 		models: []modelStatus{
-			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1},
-			{"Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B-Instruct", 1},
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1, ""},
+			{"Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B-Instruct", 1, ""},
 		},
 		engines: notReady(podPending, "0/2 models ready. llama3: 0/1 replicas available; <pods>: not ready yet: Pending. Qwen2.5-7B-Instruct: 0/1 replicas available; <pods>: not ready yet: Pending"),
 		routerC: routerNotReady(2),
@@ -270,13 +271,27 @@ var stackCases = []stackCase{
 		name: "kvaware", manifest: "example/stacks/kvaware.yaml",
 		stack: "kv", router: 1,
 		models: []modelStatus{
-			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 2},
-			{"llama3-70b", "meta-llama/Llama-3.1-70B-Instruct", 1},
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 2, ""},
+			{"llama3-70b", "meta-llama/Llama-3.1-70B-Instruct", 1, ""},
 		},
 		engines: notReady(podPending, "0/2 models ready. llama3: 0/2 replicas available; <pods>: not ready yet: Pending. llama3-70b: 0/1 replicas available; <pods>: not ready yet: Pending"),
 		routerC: routerNotReady(1),
 		storage: notReady("ClaimPending", "storage claim kv-llama3-storage-claim is Pending; storage claim kv-llama3-70b-storage-claim is Pending"+claimPending),
 		check:   checkKVAware,
+	},
+	{
+		// A disaggregated model: a prefill and a decode group over vLLM's
+		// NixlConnector, two Deployments, Services and claims; the claims
+		// ask for no StorageClass and stay Pending here.
+		name: "disaggregated", manifest: "example/stacks/disaggregated.yaml",
+		stack: "pd", router: 1,
+		models: []modelStatus{
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1, "prefill"},
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 2, "decode"},
+		},
+		engines: notReady(podPending, "0/1 models ready. llama3 (prefill): 0/1 replicas available; <pods>: not ready yet: Pending. llama3 (decode): 0/2 replicas available; <pods>: not ready yet: Pending"),
+		routerC: routerNotReady(1),
+		storage: notReady("ClaimPending", "storage claim pd-llama3-prefill-storage-claim is Pending; storage claim pd-llama3-decode-storage-claim is Pending"+claimPending),
 	},
 	{
 		// A production stack: node selection, a RuntimeClass and a
@@ -290,7 +305,7 @@ var stackCases = []stackCase{
 			{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": map[string]any{"name": "nvidia"}, "handler": "nvidia"},
 		},
 		stack: "prod", router: 2,
-		models:  []modelStatus{{"llama3-70b", "meta-llama/Llama-3.1-70B-Instruct", 2}},
+		models:  []modelStatus{{"llama3-70b", "meta-llama/Llama-3.1-70B-Instruct", 2, ""}},
 		engines: notReady(podPending, "0/1 models ready. llama3-70b: 0/2 replicas available; <pods>: not ready yet: Pending"),
 		routerC: routerNotReady(2),
 		storage: notReady("ClaimPending", "storage claim prod-llama3-70b-storage-claim is Pending"+claimPending),
@@ -638,28 +653,37 @@ func testStack(t *testing.T, tc stackCase, applied map[string]bool) {
 	if got := status["endpoint"]; got != wantEndpoint {
 		t.Errorf("status.endpoint = %v, want %s", got, wantEndpoint)
 	}
-	ready := 0
+	ready, models := 0, map[string]bool{}
 	var wantModels []any
 	for _, m := range tc.models {
-		dep := deploymentOf(t, observed, m.name)
+		label := m.name
+		if m.role != "" {
+			label += "-" + m.role // a group's pods
+		}
+		dep := deploymentOf(t, observed, label)
 		if m.replicas == 0 { // no pod runs: only a model scaled to 0 is ready
 			ready++
 		}
+		models[m.name] = true
 		if int64(*dep.Spec.Replicas) != m.replicas {
 			t.Errorf("Deployment %s has %d replicas, want %d", dep.Name, *dep.Spec.Replicas, m.replicas)
 		}
-		wantModels = append(wantModels, map[string]any{
+		want := map[string]any{
 			"name": m.name, "servedModelName": m.served,
 			"replicas":          float64(m.replicas),
 			"readyReplicas":     float64(dep.Status.ReadyReplicas),
 			"availableReplicas": float64(dep.Status.AvailableReplicas),
 			"updatedReplicas":   float64(dep.Status.UpdatedReplicas),
-		})
+		}
+		if m.role != "" {
+			want["role"] = m.role
+		}
+		wantModels = append(wantModels, want)
 	}
 	if diff := cmp.Diff(wantModels, status["models"]); diff != "" {
 		t.Errorf("status.models (-want +got):\n%s", diff)
 	}
-	if got, want := status["readyModels"], fmt.Sprintf("%d/%d", ready, len(tc.models)); got != want {
+	if got, want := status["readyModels"], fmt.Sprintf("%d/%d", ready, len(models)); got != want {
 		t.Errorf("status.readyModels = %v, want %s", got, want)
 	}
 	router, _ := status["router"].(map[string]any)
