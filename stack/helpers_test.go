@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 
@@ -50,18 +49,7 @@ type response struct {
 
 // asJSON is v as the function reads it from its request: through JSON, so
 // numbers are float64.
-func asJSON[T any](t *testing.T, v any) T {
-	t.Helper()
-	var out T
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func asJSON[T any](t *testing.T, v any) T { return stacktest.AsJSON[T](t, v) }
 
 // run builds the stack of r as the function does.
 func run(t *testing.T, r request) response {
@@ -76,17 +64,8 @@ func run(t *testing.T, r request) response {
 			return response{refusal: err.Error()}
 		}
 	}
-	m := asJSON[struct {
-		Metadata struct {
-			Name, Namespace string
-			Labels          map[string]string
-		}
-		Spec any
-	}](t, r.xr)
-	id := Identity{Name: m.Metadata.Name, Namespace: m.Metadata.Namespace}
-	if claim := m.Metadata.Labels["crossplane.io/claim-name"]; id.Namespace == "" && claim != "" {
-		id = Identity{Name: claim, Namespace: m.Metadata.Labels["crossplane.io/claim-namespace"], Legacy: true}
-	}
+	m := stacktest.Read(t, r.xr)
+	id := Identity{Name: m.Name, Namespace: m.Namespace, Legacy: m.Legacy}
 	spec, raw, err := DecodeSpec(m.Spec)
 	if err != nil {
 		return response{refusal: err.Error()}

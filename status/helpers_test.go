@@ -55,34 +55,13 @@ type response struct {
 
 // asJSON is v through JSON, as the function's request and response carry
 // it.
-func asJSON[T any](t *testing.T, v any) T {
-	t.Helper()
-	var out T
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func asJSON[T any](t *testing.T, v any) T { return stacktest.AsJSON[T](t, v) }
 
 // mustRun builds the stack of r with the library and reads its status.
 func mustRun(t *testing.T, r request) response {
 	t.Helper()
-	m := asJSON[struct {
-		Metadata struct {
-			Name, Namespace string
-			Labels          map[string]string
-		}
-		Spec any
-	}](t, r.xr)
-	id := stack.Identity{Name: m.Metadata.Name, Namespace: m.Metadata.Namespace}
-	if claim := m.Metadata.Labels["crossplane.io/claim-name"]; id.Namespace == "" && claim != "" {
-		// A legacy XR of a claim: its objects go into the claim's namespace.
-		id = stack.Identity{Name: claim, Namespace: m.Metadata.Labels["crossplane.io/claim-namespace"], Legacy: true}
-	}
+	m := stacktest.Read(t, r.xr)
+	id := stack.Identity{Name: m.Name, Namespace: m.Namespace, Legacy: m.Legacy}
 	var in *v1beta1.Input
 	if r.input != nil {
 		var err error

@@ -2,7 +2,11 @@
 // stack library and of the function start from.
 package stacktest
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
 
 // MinimalXR is the smallest stack: one model on one GPU, in namespace llm.
 func MinimalXR() map[string]any {
@@ -54,4 +58,45 @@ func CompositionInput() map[string]any {
 		"kind":       "Input",
 		"router":     map[string]any{"image": "lmcache/lmstack-router", "tag": "v0.1.12"},
 	}
+}
+
+// AsJSON is v through JSON, as the function's request and response carry
+// it: numbers become float64.
+func AsJSON[T any](t testing.TB, v any) T {
+	t.Helper()
+	var out T
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A Stack is what the function reads of a manifest: where the stack's
+// objects go and what they are named after, as the function identifies a
+// stack (a legacy XR of a claim by the claim's labels), and the spec.
+type Stack struct {
+	Name, Namespace string
+	Legacy          bool
+	Spec            any
+}
+
+// Read reads a stack manifest as the function does.
+func Read(t testing.TB, xr map[string]any) Stack {
+	t.Helper()
+	m := AsJSON[struct {
+		Metadata struct {
+			Name, Namespace string
+			Labels          map[string]string
+		}
+		Spec any
+	}](t, xr)
+	s := Stack{Name: m.Metadata.Name, Namespace: m.Metadata.Namespace, Spec: m.Spec}
+	if claim := m.Metadata.Labels["crossplane.io/claim-name"]; s.Namespace == "" && claim != "" {
+		s = Stack{Name: claim, Namespace: m.Metadata.Labels["crossplane.io/claim-namespace"], Legacy: true, Spec: m.Spec}
+	}
+	return s
 }
