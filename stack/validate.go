@@ -55,6 +55,7 @@ func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *Stack) Finding
 		validateInitContainers(&f, s, e)
 		validateVLLMVersion(&f, e)
 		validateEngineMistakes(&f, e)
+		warnOversized(&f, e)
 	}
 	validateRouter(&f, spec.RouterConfig, r)
 	validateRouting(&f, spec.RouterConfig, r, engs)

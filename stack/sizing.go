@@ -1,0 +1,67 @@
+package stack
+
+import (
+	"strconv"
+
+	"github.com/vllm-project/function-vllm-stack/upstream"
+)
+
+// Node labels GPU Feature Discovery writes: the product and the memory of
+// one GPU in MiB.
+const (
+	labelGPUProduct = "nvidia.com/gpu.product"
+	labelGPUMemory  = "nvidia.com/gpu.memory"
+)
+
+// gpuMemoryGB is the memory of one GPU of the nodes an engine's node
+// selector picks, in GB: their nvidia.com/gpu.memory, else the memory of
+// their nvidia.com/gpu.product; false when the selector names neither or a
+// product whose memory is not known.
+func gpuMemoryGB(e engine) (float64, string, bool) {
+	sel := e.cfg.Scheduling.NodeSelector
+	if s := sel[labelGPUMemory]; s != "" {
+		if mib, err := strconv.Atoi(s); err == nil && mib > 0 {
+			return float64(mib) * (1 << 20) / 1e9, labelGPUMemory + " " + s, true
+		}
+	}
+	if p := sel[labelGPUProduct]; p != "" {
+		if mib, ok := upstream.GPUProductMemory(p); ok {
+			return float64(mib) * (1 << 20) / 1e9, p, true
+		}
+	}
+	return 0, "", false
+}
+
+// warnOversized warns when the weights a model's name announces cannot fit
+// the GPUs its node selector picks: vLLM then fails while loading them,
+// after the download. Only the weights are counted (the KV cache and
+// activations need more), so a warning is certain, and silence is not a
+// promise.
+func warnOversized(f *Findings, e engine) {
+	name := e.model.ModelURL
+	if name == "" {
+		name = e.model.Path
+	}
+	weights, ok := weightsGB(name)
+	memGB, gpu, known := gpuMemoryGB(e)
+	if !ok || !known || e.vllmErr != nil {
+		return
+	}
+	tp := 1
+	if t := e.cfg.VLLMConfig.TensorParallelSize; t != nil {
+		tp = int(*t)
+	}
+	util, from := upstream.VLLMDefaultGPUMemoryUtilization(e.vllm.version), "vLLM's default"
+	if u, err := strconv.ParseFloat(e.cfg.VLLMConfig.GPUMemoryUtilization, 64); err == nil && u > 0 {
+		util, from = u, "vllmConfig.gpuMemoryUtilization"
+	}
+	perGPU := weights / float64(tp)
+	if usable := memGB * util; perGPU > usable {
+		p := e.block
+		if e.role != "" {
+			p += ".disaggregation." + e.role
+		}
+		f.warnf("%s: %s announces about %.0f GB of weights, %.0f GB per GPU at tensorParallelSize %d, and a GPU of %s has %.0f GB, of which vLLM uses %.0f GB (%s %.2f): the weights cannot load; raise tensorParallelSize or pick larger GPUs",
+			p, name, weights, perGPU, tp, gpu, memGB, usable, from, util)
+	}
+}

@@ -1,0 +1,49 @@
+package stack
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestOversizedWarning: weights that cannot fit the GPUs the node selector
+// picks are warned about, with the numbers; what fits, or what the
+// function cannot size, is not.
+func TestOversizedWarning(t *testing.T) {
+	const llama70 = "meta-llama/Llama-3.1-70B-Instruct" // 70B at 2 bytes: 140 GB
+	on := func(label, value string, kv ...any) map[string]any {
+		return with(append([]any{"model.modelURL", llama70, "vllmConfig.image", "vllm/vllm-openai:v0.22.0",
+			"scheduling.nodeSelector", map[string]any{label: value}}, kv...)...)
+	}
+	cases := map[string]struct {
+		xr   map[string]any
+		want []string
+	}{
+		"L4": {xr: on("nvidia.com/gpu.product", "NVIDIA-L4"), want: []string{
+			"spec: meta-llama/Llama-3.1-70B-Instruct announces about 140 GB of weights, 140 GB per GPU at tensorParallelSize 1, and a GPU of NVIDIA-L4 has 24 GB, of which vLLM uses 22 GB (vLLM's default 0.92): the weights cannot load; raise tensorParallelSize or pick larger GPUs"}},
+		"TimeSlicedL4": {xr: on("nvidia.com/gpu.product", "NVIDIA-L4-SHARED"), want: []string{
+			"spec: meta-llama/Llama-3.1-70B-Instruct announces about 140 GB of weights, 140 GB per GPU at tensorParallelSize 1, and a GPU of NVIDIA-L4-SHARED has 24 GB, of which vLLM uses 22 GB (vLLM's default 0.92): the weights cannot load; raise tensorParallelSize or pick larger GPUs"}},
+		"MemoryLabelAndUtilization": {xr: on("nvidia.com/gpu.memory", "81559", "vllmConfig.gpuMemoryUtilization", "0.8", "vllmConfig.image", "vllm/vllm-openai:v0.12.0"), want: []string{
+			"spec: meta-llama/Llama-3.1-70B-Instruct announces about 140 GB of weights, 140 GB per GPU at tensorParallelSize 1, and a GPU of nvidia.com/gpu.memory 81559 has 86 GB, of which vLLM uses 68 GB (vllmConfig.gpuMemoryUtilization 0.80): the weights cannot load; raise tensorParallelSize or pick larger GPUs"}},
+		"SplitOverEightL4": {xr: on("nvidia.com/gpu.product", "NVIDIA-L4", "vllmConfig.tensorParallelSize", 8, "resources.gpu", "8")},
+		"H100":             {xr: on("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3", "vllmConfig.tensorParallelSize", 2, "resources.gpu", "2")},
+		"QuantizedOnL40S":  {xr: on("nvidia.com/gpu.product", "NVIDIA-L40S", "model.modelURL", "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4")},
+		"UnknownProduct":   {xr: on("nvidia.com/gpu.product", "NVIDIA-GH200-480GB")},
+		"MIGSlice":         {xr: on("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb")},
+		"NoSizeInName":     {xr: on("nvidia.com/gpu.product", "NVIDIA-L4", "model.modelURL", "org/m")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, w := range mustRun(t, req(t, tc.xr, nil, nil)).warnings {
+				if strings.Contains(w, "announces about") {
+					got = append(got, w)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
