@@ -70,15 +70,6 @@ func run(t *testing.T, r *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	return rsp
 }
 
-// reconciled runs the function as a second reconcile of a stack sees it:
-// with what the first composed observed (the router's RoleBinding, for one,
-// is composed once its Role is observed). A Fatal result of the first run is
-// returned as is.
-func reconciled(t *testing.T, xr, input map[string]any) *fnv1.RunFunctionResponse {
-	t.Helper()
-	return run(t, reconciledRequest(t, xr, input))
-}
-
 // reconciledRequest is the request of a stack's second reconcile; the first
 // request when the first run is Fatal.
 func reconciledRequest(t *testing.T, xr, input map[string]any) *fnv1.RunFunctionRequest {
@@ -232,28 +223,6 @@ func observedExample(t *testing.T, state string) (*fnv1.RunFunctionRequest, map[
 		pods = append(pods, p)
 	}
 	return withPods(t, req(t, stacktest.LoadXR(t, "../example/xr.yaml", "default"), compositionInput(), observed), pods...), observed
-}
-
-// fatalResult is the message of the response's Fatal result, if any; unlike
-// fatal it does not fail the test when there is none.
-func fatalResult(rsp *fnv1.RunFunctionResponse) (string, bool) {
-	for _, res := range rsp.GetResults() {
-		if res.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			return res.GetMessage(), true
-		}
-	}
-	return "", false
-}
-
-// warningsIn are the warnings of a response.
-func warningsIn(rsp *fnv1.RunFunctionResponse) []string {
-	var out []string
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
-			out = append(out, r.GetMessage())
-		}
-	}
-	return out
 }
 
 func minimalXR() map[string]any { return stacktest.MinimalXR() }

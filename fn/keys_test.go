@@ -1,12 +1,11 @@
 package fn
 
 // What the tests look a stack's objects up by, written out rather than taken
-// from package stack: composition resource names, labels and container names
+// from package stack: composition resource names, labels and condition types
 // must not change for a stack that exists (Crossplane would delete and
 // recreate its objects, the router would lose its engines), and a test that
 // shares the code's constant would follow a change instead of catching it.
 
-func engineKey(model string) string           { return "engine-" + model }
 func engineAutoscalerKey(model string) string { return "engine-" + model + "-autoscaler" }
 
 const (
@@ -24,14 +23,6 @@ const (
 	labelPartOf    = "app.kubernetes.io/part-of"
 	labelManagedBy = "app.kubernetes.io/managed-by"
 	labelModel     = "model"
-
-	componentEngine = "serving-engine"
-	componentRouter = "router"
-
-	engineContainer      = "vllm"
-	routerContainer      = "router-container"
-	cacheServerContainer = "lmcache-server"
-	volumeRouterHome     = "home"
 
 	conditionEnginesReady = "EnginesReady"
 	conditionRouterReady  = "RouterReady"

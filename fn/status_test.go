@@ -36,15 +36,6 @@ const (
 	condFalse = "STATUS_CONDITION_FALSE"
 )
 
-func readiness(t *testing.T, rsp *fnv1.RunFunctionResponse, key string) fnv1.Ready {
-	t.Helper()
-	r, ok := rsp.GetDesired().GetResources()[key]
-	if !ok {
-		t.Fatalf("no desired resource %q; have %v", key, keys(rsp))
-	}
-	return r.GetReady()
-}
-
 func xrStatus(rsp *fnv1.RunFunctionResponse) map[string]any {
 	s, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
 	return s

@@ -114,13 +114,6 @@ type Object struct {
 	Obj runtime.Object
 }
 
-// compose builds every object of the stack: per model its engine Deployment,
-// Service, model cache claim and chat template, then the router. The order is
-// fixed; keys are stable for the life of the stack.
-func compose(s *Stack) []Object {
-	return slices.Concat(composeGroups(s)...)
-}
-
 // composeGroups builds the objects of each model, in the order of
 // s.engines, then the stack's own.
 func composeGroups(s *Stack) [][]Object {

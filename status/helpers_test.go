@@ -2,7 +2,6 @@ package status
 
 import (
 	"encoding/json"
-	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -168,5 +167,3 @@ func xrStatus(rsp response) map[string]any {
 	}
 	return m
 }
-
-func keys(rsp response) []string { return slices.Clone(rsp.keys) }
