@@ -11,6 +11,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 

@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/vllm-project/function-vllm-stack/stack"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource/composite"
+
+	"github.com/vllm-project/function-vllm-stack/stack"
 )
 
 // optionalKinds are the composed kinds Kubernetes does not build in, by

@@ -18,6 +18,7 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
+
 	"github.com/vllm-project/function-vllm-stack/stack"
 	"github.com/vllm-project/function-vllm-stack/status"
 )

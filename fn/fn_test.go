@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // compositionInput is the Input of example/composition.yaml.

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // Observed state from a broken or hostile cluster: what test/fuzz

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 

@@ -3,8 +3,9 @@ package fn
 import (
 	"testing"
 
-	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // TestLegacyClaim: a v1 XR created by a claim puts every object in the

@@ -3,6 +3,7 @@ package fn
 import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
+
 	"github.com/vllm-project/function-vllm-stack/status"
 )
 

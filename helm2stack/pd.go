@@ -8,8 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
 // The chart's disaggregated prefill recipe (tutorial 16): two models of the

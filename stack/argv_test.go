@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/vllm-project/function-vllm-stack/internal/argvcheck"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // argvTables are the option tables the invariant parses command lines with.

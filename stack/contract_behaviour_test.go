@@ -10,9 +10,10 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // The behaviour half of the contract: what a release does with what it

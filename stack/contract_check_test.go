@@ -19,13 +19,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // upVersion is a release of vLLM or of the router as the tables write it.

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
-	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
-	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
 // TestDefaultsMatchAPI: the function applies exactly the defaults the API

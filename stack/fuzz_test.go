@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
 // FuzzQuantities: what the function's quantity checks accept, it can build

@@ -4,11 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 func TestDNSLabel(t *testing.T) {

@@ -3,8 +3,9 @@ package stack
 import (
 	"testing"
 
-	"github.com/vllm-project/function-vllm-stack/xrd"
 	"sigs.k8s.io/yaml"
+
+	"github.com/vllm-project/function-vllm-stack/xrd"
 )
 
 // TestShapesAreTheXRDs: the function's shapes are the XRD's patterns, so

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 

@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // FuzzPodIssues: whatever pods a cluster sends, their issues come out the

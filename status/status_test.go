@@ -5,9 +5,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // TestReadiness covers each readiness rule of SPEC §5 on the composed
