@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"reflect"
 	"slices"
 	"strconv"
 
@@ -90,38 +89,18 @@ func split(e engine, n names) []engine {
 }
 
 // groupConfig is a model's merged engine configuration with a group's
-// settings over it. Nothing of c is changed.
+// settings over it, merged as a models[] item's are over the top level
+// (mergeConfig); the group's extraArgs come after the model's. Nothing of c
+// is changed.
 func groupConfig(c v1alpha1.EngineConfig, g *v1alpha1.DisaggregationGroup) v1alpha1.EngineConfig {
-	if g.Replicas != nil {
-		c.Replicas = g.Replicas
-	}
-	if g.Resources != nil {
-		r := *c.Resources
-		overlay(reflect.ValueOf(&r).Elem(), reflect.ValueOf(*g.Resources))
-		c.Resources = &r
-	}
-	v := *c.VLLMConfig
-	if g.TensorParallelSize != nil {
-		v.TensorParallelSize = g.TensorParallelSize
-	}
-	if len(g.ExtraArgs) > 0 {
-		v.ExtraArgs = slices.Concat(v.ExtraArgs, g.ExtraArgs)
-	}
-	c.VLLMConfig = &v
+	over := v1alpha1.EngineConfig{Replicas: g.Replicas, Resources: g.Resources,
+		VLLMConfig: &v1alpha1.VLLMConfig{TensorParallelSize: g.TensorParallelSize}}
 	if g.NodeSelector != nil || g.Tolerations != nil {
-		sc := v1alpha1.Scheduling{}
-		if c.Scheduling != nil {
-			sc = *c.Scheduling
-		}
-		if g.NodeSelector != nil {
-			sc.NodeSelector = g.NodeSelector
-		}
-		if g.Tolerations != nil {
-			sc.Tolerations = g.Tolerations
-		}
-		c.Scheduling = &sc
+		over.Scheduling = &v1alpha1.Scheduling{NodeSelector: g.NodeSelector, Tolerations: g.Tolerations}
 	}
-	return c
+	out := mergeConfig(c, over)
+	out.VLLMConfig.ExtraArgs = slices.Concat(c.VLLMConfig.ExtraArgs, g.ExtraArgs)
+	return out
 }
 
 // nixlArgs make a group's engine a NIXL producer (prefill) or consumer
