@@ -216,11 +216,13 @@ func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *
 	if r.versionErr == nil && r.version.version.Less(routerDisaggregatedAt) {
 		f.errorf("%s needs router %s or later, the first with --routing-logic %s, and the router is %s: use a newer router image", p, routerDisaggregatedAt, routingDisaggregated, r.version)
 	}
-	for _, g := range groups {
-		gp := p + "." + g.role
-		n, err := gpus(g.cfg.Resources.GPU)
-		if tp := g.cfg.VLLMConfig.TensorParallelSize; tp != nil && err == nil && int64(*tp) > n {
-			f.errorf("%s: tensorParallelSize %d needs %d GPUs but the group's resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", gp, *tp, *tp, g.cfg.Resources.GPU)
-		}
+}
+
+// groupPath is where an engine's own settings are written: the group of a
+// disaggregated model's, else its engine blocks.
+func (e engine) groupPath() string {
+	if e.role == "" {
+		return e.block
 	}
+	return e.block + ".disaggregation." + e.role
 }

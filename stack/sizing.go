@@ -57,11 +57,7 @@ func warnOversized(f *Findings, e engine) {
 	}
 	perGPU := weights / float64(tp)
 	if usable := memGB * util; perGPU > usable {
-		p := e.block
-		if e.role != "" {
-			p += ".disaggregation." + e.role
-		}
 		f.warnf("%s: %s announces about %.0f GB of weights, %.0f GB per GPU at tensorParallelSize %d, and a GPU of %s has %.0f GB, of which vLLM uses %.0f GB (%s %.2f): the weights cannot load; raise tensorParallelSize or pick larger GPUs",
-			p, name, weights, perGPU, tp, gpu, memGB, usable, from, util)
+			e.groupPath(), name, weights, perGPU, tp, gpu, memGB, usable, from, util)
 	}
 }

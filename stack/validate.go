@@ -388,9 +388,12 @@ func validateEngine(f *Findings, e engine) {
 	validateExtraMounts(f, e)
 	validateStartupBudget(f, e)
 	n, err := gpus(c.Resources.GPU)
-	// A group's are checked with its own field names (validateDisaggregation).
-	if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && int64(*tp) > n && e.role == "" {
-		f.errorf("%s: vllmConfig.tensorParallelSize %d needs %d GPUs but resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", p, *tp, *tp, c.Resources.GPU)
+	if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && int64(*tp) > n {
+		if e.role == "" {
+			f.errorf("%s: vllmConfig.tensorParallelSize %d needs %d GPUs but resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", p, *tp, *tp, c.Resources.GPU)
+		} else {
+			f.errorf("%s: tensorParallelSize %d needs %d GPUs but the group's resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", e.groupPath(), *tp, *tp, c.Resources.GPU)
+		}
 	}
 	for _, l := range []struct{ name, request, limit string }{
 		{"cpu", c.Resources.CPU, c.Resources.CPULimit},
