@@ -31,7 +31,7 @@ func (c *converter) check() error {
 		return fmt.Errorf("the function would refuse the converted stack: %w", err)
 	}
 	for _, w := range found.Warnings {
-		c.res.Notes = append(c.res.Notes, Finding{Key: functionWarning, Message: w})
+		c.res.note(functionWarning, w)
 	}
 	return nil
 }
