@@ -294,6 +294,19 @@ var stackCases = []stackCase{
 		storage: notReady("ClaimPending", "storage claim pd-llama3-prefill-storage-claim is Pending; storage claim pd-llama3-decode-storage-claim is Pending"+claimPending),
 	},
 	{
+		// The chart's recipe: LMCache's NIXL backend moves the KV cache to
+		// the decode group's Service, one engine a group.
+		name: "disaggregated-lmcache", manifest: "example/stacks/disaggregated-lmcache.yaml",
+		stack: "pd-lmcache", router: 1,
+		models: []modelStatus{
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1, "prefill"},
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1, "decode"},
+		},
+		engines: notReady(podPending, "0/1 models ready. llama3 (prefill): 0/1 replicas available; <pods>: not ready yet: Pending. llama3 (decode): 0/1 replicas available; <pods>: not ready yet: Pending"),
+		routerC: routerNotReady(1),
+		storage: notReady("ClaimPending", "storage claim pd-lmcache-llama3-prefill-storage-claim is Pending; storage claim pd-lmcache-llama3-decode-storage-claim is Pending"+claimPending),
+	},
+	{
 		// A production stack: node selection, a RuntimeClass and a
 		// PriorityClass (which the cluster must have: without them the
 		// admission plugins refuse the pods), tuned probes and rollout, PDBs,

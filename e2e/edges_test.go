@@ -263,6 +263,22 @@ var edgeCases = []edgeCase{
 		mutate: setSpecJSON("pod", `{"securityContext": {"runAsUser": 0, "fsGroup": 2147483647, "sysctls": [{"name": "kernel/shm_rmid_forced", "value": "1"}], "seccompProfile": {"type": "RuntimeDefault"}, "seLinuxChangePolicy": "MountOption"}, "containerSecurityContext": {"allowPrivilegeEscalation": false, "capabilities": {"add": ["SYS_ADMIN"], "drop": ["ALL"]}}}`),
 	},
 	{
+		// A disaggregated model's pods in the host's PID and IPC
+		// namespaces, with a sysctl of the network namespace: the API
+		// server takes them.
+		name: "host PID and IPC namespaces with a network sysctl",
+		mutate: both(disaggregatedSeed, setSpecJSON("disaggregation", `{"hostPIDAndIPC": true}`),
+			setSpecJSON("pod", `{"securityContext": {"sysctls": [{"name": "net.core.somaxconn", "value": "1024"}]}}`)),
+	},
+	{
+		// ValidateHostSysctl: a pod in the host's IPC namespace may not set
+		// that namespace's sysctls.
+		name: "host IPC namespace with an IPC sysctl",
+		mutate: both(disaggregatedSeed, setSpecJSON("disaggregation", `{"hostPIDAndIPC": true}`),
+			setSpecJSON("pod", `{"securityContext": {"sysctls": [{"name": "kernel/shm_rmid_forced", "value": "1"}]}}`)),
+		fn: `invalid ProductionStack: spec.pod.securityContext.sysctls[0].name "kernel/shm_rmid_forced" belongs to the IPC namespace, which a pod in the host's IPC namespace (disaggregation.hostPIDAndIPC) may not set: remove it or hostPIDAndIPC`,
+	},
+	{
 		name:   "seccompProfile Localhost without localhostProfile",
 		mutate: setSpecJSON("pod", `{"securityContext": {"seccompProfile": {"type": "Localhost"}}}`),
 		fn:     `invalid ProductionStack: spec.pod.securityContext.seccompProfile.localhostProfile is required when type is Localhost: give the profile's path below the kubelet's seccomp directory, e.g. profiles/vllm.json`,
@@ -338,6 +354,14 @@ var edgeCases = []edgeCase{
 }
 
 // setSpecJSON sets a field of the spec to a value written as JSON.
+// disaggregatedSeed makes the seed a stack that can be disaggregated: vLLM
+// 0.12.0 (without the seed's V0 engine) and router 0.1.12.
+func disaggregatedSeed(xr map[string]any) {
+	setSpec("vllmConfig.image", "vllm/vllm-openai:v0.12.0")(xr)
+	unstructured.RemoveNestedField(xr, "spec", "vllmConfig", "v1")
+	setSpec("routerConfig.image", "lmcache/lmstack-router:v0.1.12")(xr)
+}
+
 func setSpecJSON(path, js string) func(map[string]any) {
 	var v any
 	if err := json.Unmarshal([]byte(js), &v); err != nil {

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
+	"github.com/vllm-project/function-vllm-stack/stack"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
@@ -18,28 +20,37 @@ import (
 // nixlRole sender), one with kv_consumer (receiver), behind the router's
 // disaggregated_prefill logic, which the router's extraArgs point at the two
 // models' labels. It moves the KV cache with LMCache's NIXL backend under
-// the LMCACHE_NIXL_* names of mid-2025 LMCache, which current LMCache no
-// longer reads, and with a sender that learns its receiver from a request
-// field no router release sends (stack/testdata/upstream/disagg.tsv). The
-// converter makes of it one model with disaggregation, which moves the KV
-// cache with vLLM's NixlConnector and routes disaggregated_prefill_orchestrated.
+// the LMCACHE_NIXL_* names of mid-2025 LMCache. The converter makes of it
+// one model with disaggregation: with transfer lmcache, the recipe itself,
+// where the engines' image carries that LMCache (the tutorial's does);
+// otherwise with transfer nixl, vLLM's NixlConnector behind
+// disaggregated_prefill_orchestrated, since later LMCache no longer reads
+// those names and its sender learns its receiver from a request field no
+// router release sends (stack/testdata/upstream/disagg.tsv).
 
 // pdModel is what a model of the chart's values says of the recipe.
 type pdModel struct {
 	enablePD         string // the values path of enablePD: true, "" when not set
 	kvRole, nixlRole string
 	// lmcacheKeys are the paths of the LMCache P/D keys the model sets,
-	// which the stack replaces or does not need.
+	// which the stack replaces or does not need, and values their values by
+	// key.
 	lmcacheKeys []string
+	values      map[string]string
 }
 
-// pdReplaced says why the LMCache P/D keys of a converted recipe are gone.
+// pdReplaced says why the LMCache P/D keys of a recipe converted to transfer
+// nixl are gone.
 const pdReplaced = "replaced: the converted stack's decode engines pull the KV cache with vLLM's NixlConnector (disaggregation), which needs no LMCache P/D settings"
 
 // pdFlag records an LMCache P/D key of the current model.
 func pdFlag(set func(pd *pdModel, n node) error) func(*converter, node) error {
 	return func(c *converter, n node) error {
 		c.cur.pd.lmcacheKeys = append(c.cur.pd.lmcacheKeys, n.path)
+		if c.cur.pd.values == nil {
+			c.cur.pd.values = map[string]string{}
+		}
+		c.cur.pd.values[n.path[strings.LastIndex(n.path, ".")+1:]] = fmt.Sprint(n.v)
 		return set(&c.cur.pd, n)
 	}
 }
@@ -119,11 +130,14 @@ func (c *converter) disaggregate() error {
 	merged.m.Disaggregation = &v1alpha1.Disaggregation{
 		Prefill: groupOf(prefill.m.EngineConfig),
 		Decode:  groupOf(decode.m.EngineConfig),
-		// The chart's UCX transports for P/D (deployment-vllm-multi.yaml).
-		UCXTLS: "cuda_ipc,cuda_copy,tcp",
+		// The chart's UCX transports for P/D, and its pods' host PID and
+		// IPC namespaces, without which cuda_ipc does not reach a pod on
+		// the same node (deployment-vllm-multi.yaml).
+		UCXTLS:        "cuda_ipc,cuda_copy,tcp",
+		HostPIDAndIPC: ptr.To(true),
 	}
-	// The groups set what the models set apart; LMCache would set
-	// --kv-transfer-config too, which the function refuses.
+	// The groups set what the models set apart; the transfer configures
+	// the engines' --kv-transfer-config and LMCache.
 	e := &merged.m.EngineConfig
 	*e = withoutGroupFields(*e)
 	e.LMCacheConfig = nil
@@ -143,6 +157,49 @@ func (c *converter) disaggregate() error {
 		}
 		e.Pod = &pod
 	}
+	if d := differences(prefill.m.EngineConfig, decode.m.EngineConfig); len(d) > 0 {
+		c.res.note(decode.path, "the decode model's "+strings.Join(d, ", ")+" differ from the prefill model's: the stack takes the prefill model's (a group sets only replicas, resources, tensorParallelSize, nodeSelector, tolerations and extraArgs)")
+	}
+	if image := imageOf(prefill.m.EngineConfig); stack.LMCacheTransferImage(image) {
+		c.keepLMCacheTransfer(prefill, decode, &merged)
+	} else {
+		c.toNIXL(prefill, decode, &merged, image)
+	}
+	c.res.note(prefill.pd.enablePD, "hostPIDAndIPC true: the chart runs the recipe's pods with hostPID and hostIPC, which UCX's cuda_ipc needs between pods on one node; they are privileged: remove hostPIDAndIPC where the groups run on different nodes or Pod Security forbids host namespaces (UCX then uses tcp)")
+	c.stripPDLabels()
+	c.models = []*modelState{&merged}
+	return nil
+}
+
+// keepLMCacheTransfer converts the recipe as it is: the engines' image
+// carries the mid-2025 LMCache whose NIXL backend it uses, so the stack's
+// transfer lmcache renders what the chart renders.
+func (c *converter) keepLMCacheTransfer(prefill, decode, merged *modelState) {
+	merged.m.Disaggregation.Transfer = "lmcache"
+	// What transfer lmcache renders for the recipe's keys.
+	rendered := map[string]string{"nixlPeerPort": "55555", "nixlBufferSize": "1073741824", "nixlBufferDevice": "cuda", "nixlEnableGc": "true"}
+	for _, m := range []*modelState{prefill, decode} {
+		keys := make([]string, 0, len(m.pd.lmcacheKeys))
+		for _, k := range m.pd.lmcacheKeys {
+			keys = append(keys, strings.TrimPrefix(k, m.path+".lmcacheConfig."))
+		}
+		c.res.note(m.path+".lmcacheConfig", strings.Join(keys, ", ")+" kept as disaggregation.transfer lmcache, which renders the recipe's LMCACHE_NIXL_* names for the group (role "+map[string]string{"prefill": "sender", "decode": "receiver"}[m.pd.role()]+", the receiver at the decode group's Service port 55555, a 1 GiB buffer on cuda, gc on): the image's mid-2025 LMCache reads them")
+		for _, k := range slices.Sorted(maps.Keys(rendered)) {
+			if v, ok := m.pd.values[k]; ok && !strings.EqualFold(v, rendered[k]) {
+				c.res.note(m.path+".lmcacheConfig."+k, fmt.Sprintf("%s: the stack renders %s", v, rendered[k]))
+			}
+		}
+		if l := m.m.LMCacheConfig; l != nil && l.Enabled != nil && *l.Enabled {
+			c.res.note(m.path+".lmcacheConfig.enabled", "on through disaggregation.transfer lmcache, which configures the LMCache the transfer needs")
+		}
+	}
+	c.res.note(prefill.pd.enablePD, fmt.Sprintf("converted: %s and %s become model %s with disaggregation transfer lmcache (groups %s-prefill and %s-decode): the prefill engine pushes the KV cache to the decode group's Service with LMCache's NIXL backend, as in the recipe", prefill.path, decode.path, merged.name, merged.name, merged.name))
+	c.res.note(c.lookup("routerSpec.routingLogic").path, "disaggregated_prefill: kept; the router sends each request to one prefill and one decode engine (router 0.1.4 or later)")
+}
+
+// toNIXL converts the recipe to vLLM's NixlConnector: the engines' image
+// does not carry the LMCache the recipe's names are read by.
+func (c *converter) toNIXL(prefill, decode, merged *modelState, image string) {
 	for _, m := range []*modelState{prefill, decode} {
 		keys := make([]string, 0, len(m.pd.lmcacheKeys))
 		for _, k := range m.pd.lmcacheKeys {
@@ -153,15 +210,17 @@ func (c *converter) disaggregate() error {
 			c.res.note(m.path+".lmcacheConfig.enabled", "off: LMCache would set the engines' --kv-transfer-config, which disaggregation sets to vLLM's NixlConnector")
 		}
 	}
-	if d := differences(prefill.m.EngineConfig, decode.m.EngineConfig); len(d) > 0 {
-		c.res.note(decode.path, "the decode model's "+strings.Join(d, ", ")+" differ from the prefill model's: the stack takes the prefill model's (a group sets only replicas, resources, tensorParallelSize, nodeSelector, tolerations and extraArgs)")
-	}
-	c.res.note(prefill.pd.enablePD, fmt.Sprintf("converted: %s and %s become model %s with disaggregation (groups %s-prefill and %s-decode), whose decode engines pull the KV cache from the prefill pods with vLLM's NixlConnector instead of LMCache's NIXL backend, behind the router's disaggregated_prefill_orchestrated logic", prefill.path, decode.path, merged.name, merged.name, merged.name))
+	c.res.note(prefill.pd.enablePD, fmt.Sprintf("converted: %s and %s become model %s with disaggregation (groups %s-prefill and %s-decode), whose decode engines pull the KV cache from the prefill pods with vLLM's NixlConnector instead of LMCache's NIXL backend, behind the router's disaggregated_prefill_orchestrated logic: the image %s is not an lmcache/vllm-openai image built from 2025-05-27 to 2025-09-11, so its LMCache does not read the recipe's LMCACHE_NIXL_* names or cannot be told to", prefill.path, decode.path, merged.name, merged.name, merged.name, image))
 	c.res.note(prefill.path+".tag", "disaggregation needs vLLM 0.10.2 or later (NixlConnector, and an image with NIXL): if the image runs an older vLLM, use vllm/vllm-openai:v0.10.2 or later")
-	c.res.note(logic.path, "disaggregated_prefill_orchestrated: the router sends each request to a prefill engine, then to a decode engine with where to pull the KV cache from (router 0.1.11 or later)")
-	c.stripPDLabels()
-	c.models = []*modelState{&merged}
-	return nil
+	c.res.note(c.lookup("routerSpec.routingLogic").path, "disaggregated_prefill_orchestrated: the router sends each request to a prefill engine, then to a decode engine with where to pull the KV cache from (router 0.1.11 or later)")
+}
+
+// imageOf is a model's engine image.
+func imageOf(e v1alpha1.EngineConfig) string {
+	if v := e.VLLMConfig; v != nil {
+		return v.Image
+	}
+	return ""
 }
 
 // groupOf is what a group takes of a model of the recipe.

@@ -239,7 +239,7 @@ var table = []rule{
 		}
 	})},
 	{key: "routerSpec.routingLogic", do: (*converter).routingLogicKey},
-	{key: "routerSpec.enablePD", do: chartIgnores("the chart's templates do not read it (its disaggregated prefill tutorial sets it); " + pdReason)},
+	{key: "routerSpec.enablePD", do: chartIgnores("the chart's templates do not read it (its disaggregated prefill tutorial sets it)")},
 	{key: "routerSpec.sessionKey", do: str(func(c *converter, s string) { c.router().SessionKey = s })},
 	{key: "routerSpec.lmcacheControllerPort", do: integer(func(c *converter, v *int32) { c.router().LMCacheControllerPort = v })},
 	{key: "routerSpec.lmcacheControllerReplyPort", do: integer(func(c *converter, v *int32) { c.router().LMCacheControllerReplyPort = v })},
@@ -316,7 +316,7 @@ var notChartKeys = map[string]string{
 const (
 	enableReason            = "not needed: a stack is its models behind its router; model or models[] is required and the router always runs"
 	hamiReason              = "not supported: HAMi's GPU sharing needs several extended resources per engine; resources.gpuType names one"
-	pdReason                = "not converted: the chart's LMCache P/D path (two engines behind the router's disaggregated_prefill logic) is not offered, since current LMCache reads other keys and no router release sends what its sender needs; a stack disaggregates a model with disaggregation over vLLM's NIXL connector instead"
+	pdReason                = "not converted: the chart's P/D keys convert only as its whole recipe (one prefill and one decode model of the same weights behind routingLogic disaggregated_prefill), which becomes a model with disaggregation"
 	kedaReason              = "not supported: the ScaledObject has no initialCooldownPeriod and no advanced block (HPA behaviour, scaling modifiers)"
 	pdbMetaReason           = "not supported: the PodDisruptionBudget carries the stack's labels only"
 	extraPortsReason        = "not supported: the Services expose the API port only (engines 80 -> 8000, where vLLM also serves /metrics; the router router-sport, plus lmcache-port with kvaware)"

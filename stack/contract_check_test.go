@@ -115,10 +115,12 @@ func (t upTable) releases(name string) string {
 	return "only in " + strings.Join(spans, ", ")
 }
 
-// lmcacheEnvRow is what current LMCache does with one LMCACHE_* variable.
+// lmcacheEnvRow is what current LMCache and mid-2025 LMCache do with one
+// LMCACHE_* variable.
 type lmcacheEnvRow struct {
 	newest   string // read, outside or ignored
-	required bool   // with LMCACHE_ENABLE_CONTROLLER true
+	mid2025  string // read, outside, ignored or unknown
+	required bool   // with LMCACHE_ENABLE_CONTROLLER true (current LMCache)
 }
 
 // contractFacts is the contract: the three tables of testdata/upstream.
@@ -137,12 +139,12 @@ func loadUpstream(t *testing.T) contractFacts {
 	if u.router, err = loadFlagTable("router-flags.tsv"); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, "lmcache-env.tsv"), 4)
+	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, "lmcache-env.tsv"), 5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		u.lmcache[r[0]] = lmcacheEnvRow{newest: r[1], required: r[2] == "required"}
+		u.lmcache[r[0]] = lmcacheEnvRow{newest: r[1], mid2025: r[2], required: r[3] == "required"}
 	}
 	return u
 }
@@ -311,7 +313,7 @@ func (u contractFacts) checkEngine(ver string, c corev1.Container, extra []strin
 		}
 	}
 	problems = append(problems, u.checkVLLMEnv(v, c.Env)...)
-	return append(problems, u.checkLMCacheEnv(c.Env)...)
+	return append(problems, u.checkLMCacheEnv(c.Image, c.Env)...)
 }
 
 // kvRoles are the values of kv_role; it is required whenever kv_connector is
@@ -389,46 +391,67 @@ func checkNIXL(v upVersion, cfg, role string, env []corev1.EnvVar) []string {
 	return problems
 }
 
-// checkDisaggregatedRouting: with disaggregated_prefill_orchestrated the
-// router sends a request to an engine whose pod label "model" is one of
-// --prefill-model-labels, then to one of --decode-model-labels, and gives
+// pdTransfers are the transfers whose engines a router must route as
+// disaggregated, by how the engine says so: the connector names NIXL, or
+// LMCache's NIXL backend is on (LMCACHE_ENABLE_NIXL, mid-2025 LMCache). Each
+// has its routing logic (disagg.tsv router rows).
+var pdTransfers = []struct {
+	name, logic string
+	uses        func(cfg string, env []corev1.EnvVar) bool
+}{
+	{"NixlConnector", "disaggregated_prefill_orchestrated", func(cfg string, _ []corev1.EnvVar) bool { return strings.Contains(cfg, `"NixlConnector"`) }},
+	{"LMCache's NIXL backend", "disaggregated_prefill", func(cfg string, env []corev1.EnvVar) bool {
+		return strings.Contains(cfg, `"LMCacheConnectorV1"`) && lmcacheTrue(envValue(env, "LMCACHE_ENABLE_NIXL"))
+	}},
+}
+
+// checkDisaggregatedRouting: a router sends a request to an engine whose pod
+// label "model" is one of --prefill-model-labels, then to one of
+// --decode-model-labels: with disaggregated_prefill_orchestrated it gives
 // the decode engine the prefill endpoint's host to pull the KV cache from,
-// which must be the pod (pod-ip discovery), not a Service (disagg.tsv router
-// rows). Every NIXL producer must be a prefill engine and every consumer a
-// decode engine, and each group must have one.
+// which must be the pod (pod-ip discovery), not a Service; with
+// disaggregated_prefill it finds the groups by the label of the pods it
+// discovers, which service-name discovery reads from a Service's selector
+// instead (disagg.tsv router rows). Every producer must be a prefill engine
+// and every consumer a decode engine, and each group must have one.
 func checkDisaggregatedRouting(router corev1.Container, engines []appsv1.Deployment) []string {
 	roles := map[string]string{} // model label -> kv_role
+	transfer := -1
 	for _, d := range engines {
 		c, _ := containerNamed(d, engineContainer)
 		cfg, _ := stacktest.ArgValue(c.Args, "--kv-transfer-config")
-		if strings.Contains(cfg, `"NixlConnector"`) {
-			var kv struct {
-				Role string `json:"kv_role"`
+		for i, t := range pdTransfers {
+			if t.uses(cfg, c.Env) {
+				var kv struct {
+					Role string `json:"kv_role"`
+				}
+				_ = json.Unmarshal([]byte(cfg), &kv)
+				roles[d.Spec.Template.Labels[labelModel]] = kv.Role
+				transfer = i
 			}
-			_ = json.Unmarshal([]byte(cfg), &kv)
-			roles[d.Spec.Template.Labels[labelModel]] = kv.Role
 		}
 	}
 	logic, _ := stacktest.ArgValue(router.Args, "--routing-logic")
-	if logic != "disaggregated_prefill_orchestrated" {
-		if len(roles) > 0 {
-			return []string{fmt.Sprintf("engines use NixlConnector but --routing-logic is %s: no request would reach both", logic)}
-		}
+	if transfer < 0 {
 		return nil
+	}
+	t := pdTransfers[transfer]
+	if logic != t.logic {
+		return []string{fmt.Sprintf("engines use %s but --routing-logic is %s: it needs %s", t.name, logic, t.logic)}
 	}
 	var problems []string
 	if d, ok := stacktest.ArgValue(router.Args, "--k8s-service-discovery-type"); ok && d != "pod-ip" {
-		problems = append(problems, "disaggregated_prefill_orchestrated needs pod-ip discovery: the decode engine pulls the KV cache from the prefill endpoint's host, got "+d)
+		problems = append(problems, logic+" needs pod-ip discovery: the router tells the groups apart by their pods' label model and names the prefill pod to the decode engine, got "+d)
 	}
 	for flag, role := range map[string]string{"--prefill-model-labels": "kv_producer", "--decode-model-labels": "kv_consumer"} {
 		v, _ := stacktest.ArgValue(router.Args, flag)
 		labels := strings.Split(v, ",")
 		if v == "" {
-			problems = append(problems, "disaggregated_prefill_orchestrated needs "+flag)
+			problems = append(problems, logic+" needs "+flag)
 		}
 		for _, l := range labels {
 			if l != "" && roles[l] != role {
-				problems = append(problems, fmt.Sprintf("%s names %s, which is not the model label of a NixlConnector %s engine", flag, l, role))
+				problems = append(problems, fmt.Sprintf("%s names %s, which is not the model label of a %s %s engine", flag, l, t.name, role))
 			}
 		}
 		for l, r := range roles {
@@ -438,6 +461,102 @@ func checkDisaggregatedRouting(router corev1.Container, engines []appsv1.Deploym
 		}
 	}
 	return problems
+}
+
+// lmcacheNIXLRoles: LMCache's NIXL backend role of each kv_role.
+var lmcacheNIXLRoles = map[string]string{"kv_producer": "sender", "kv_consumer": "receiver"}
+
+// checkLMCacheTransfer: with LMCache's NIXL backend of mid-2025 (disagg.tsv
+// "LMCache P/D" and chart rows), enable_nixl needs nixl_role, sender with
+// kv_producer and receiver with kv_consumer; the buffer size and device
+// have no default. The receiver binds LMCACHE_NIXL_RECEIVER_HOST:PORT, so
+// it binds every interface on a container port; the sender connects to its
+// LMCACHE_NIXL_RECEIVER_HOST:PORT, which must be a Service that forwards the
+// port to the receiver pods, and only one of them: the router decodes on
+// one decode engine, and the KV cache must land there.
+func checkLMCacheTransfer(engines []appsv1.Deployment, services []corev1.Service) []string {
+	var problems []string
+	receivers := map[string]appsv1.Deployment{}
+	type sender struct{ object, host, port string }
+	var senders []sender
+	for _, d := range engines {
+		c, _ := containerNamed(d, engineContainer)
+		cfg, _ := stacktest.ArgValue(c.Args, "--kv-transfer-config")
+		if !pdTransfers[1].uses(cfg, c.Env) {
+			continue
+		}
+		object := "Deployment " + d.Name + ": "
+		var kv struct {
+			Role  string `json:"kv_role"`
+			Extra struct {
+				DiscardPartialChunks *bool `json:"discard_partial_chunks"`
+			} `json:"kv_connector_extra_config"`
+		}
+		_ = json.Unmarshal([]byte(cfg), &kv)
+		role, want := envValue(c.Env, "LMCACHE_NIXL_ROLE"), lmcacheNIXLRoles[kv.Role]
+		if want == "" || role != want {
+			problems = append(problems, fmt.Sprintf("%skv_role %q with LMCACHE_NIXL_ROLE %q: a prefill engine is kv_producer and sender, a decode engine kv_consumer and receiver", object, kv.Role, role))
+		}
+		if d := kv.Extra.DiscardPartialChunks; d == nil || *d {
+			problems = append(problems, object+"kv_connector_extra_config.discard_partial_chunks must be false: the decode engine needs the prompt's last partial chunk too")
+		}
+		for _, name := range []string{"LMCACHE_NIXL_BUFFER_SIZE", "LMCACHE_NIXL_BUFFER_DEVICE"} {
+			if envValue(c.Env, name) == "" {
+				problems = append(problems, object+"env "+name+" must be set: LMCache's NIXL backend has no default")
+			}
+		}
+		host, port := envValue(c.Env, "LMCACHE_NIXL_RECEIVER_HOST"), envValue(c.Env, "LMCACHE_NIXL_RECEIVER_PORT")
+		switch role {
+		case "receiver":
+			if host != "0.0.0.0" {
+				problems = append(problems, object+"env LMCACHE_NIXL_RECEIVER_HOST="+host+": the receiver binds it, so it must be 0.0.0.0 for the senders to reach it")
+			}
+			if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return strconv.Itoa(int(p.ContainerPort)) == port }) {
+				problems = append(problems, object+"env LMCACHE_NIXL_RECEIVER_PORT="+port+": the receiver listens there, and it is not a container port")
+			}
+			if n := d.Spec.Replicas; n != nil && *n > 1 {
+				problems = append(problems, fmt.Sprintf("%s%d receivers behind one Service: the sender's KV cache lands on any of them, the router decodes on one", object, *n))
+			}
+			receivers[d.Name] = d
+		case "sender":
+			senders = append(senders, sender{object, host, port})
+		}
+	}
+	for _, s := range senders {
+		i := slices.IndexFunc(services, func(svc corev1.Service) bool { return svc.Name == s.host })
+		if i < 0 {
+			problems = append(problems, s.object+"env LMCACHE_NIXL_RECEIVER_HOST="+s.host+" is not a Service of the stack")
+			continue
+		}
+		svc := services[i]
+		pi := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return strconv.Itoa(int(p.Port)) == s.port })
+		if pi < 0 {
+			problems = append(problems, fmt.Sprintf("%senv LMCACHE_NIXL_RECEIVER_PORT=%s: Service %s has no such port", s.object, s.port, svc.Name))
+			continue
+		}
+		reached := false
+		for _, r := range receivers {
+			c, _ := containerNamed(r, engineContainer)
+			if k8slabels.SelectorFromSet(svc.Spec.Selector).Matches(k8slabels.Set(r.Spec.Template.Labels)) && targetsPort(svc.Spec.Ports[pi].TargetPort, c.Ports, s.port) {
+				reached = true
+			}
+		}
+		if !reached {
+			problems = append(problems, fmt.Sprintf("%sService %s port %s reaches no receiver's listening port", s.object, svc.Name, s.port))
+		}
+	}
+	return problems
+}
+
+// targetsPort reports whether a Service port's target is the container
+// port numbered port.
+func targetsPort(target intstr.IntOrString, ports []corev1.ContainerPort, port string) bool {
+	for _, p := range ports {
+		if strconv.Itoa(int(p.ContainerPort)) == port && (target.String() == port || (target.Type == intstr.String && target.StrVal == p.Name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkNIXLPorts: the side channel listens on VLLM_NIXL_SIDE_CHANNEL_PORT,
@@ -481,22 +600,29 @@ func (u contractFacts) vllmReadsEnv(name string) bool {
 	return slices.ContainsFunc(u.vllm, func(r upRow) bool { return r.kind == "env" && strings.HasPrefix(r.name, name+"=") })
 }
 
-// checkLMCacheEnv: every LMCACHE_* variable is one current LMCache reads,
-// and with the controller on, every variable it then requires is set.
-func (u contractFacts) checkLMCacheEnv(env []corev1.EnvVar) []string {
+// checkLMCacheEnv: every LMCACHE_* variable is one the image's LMCache
+// reads, and with the controller on, every variable current LMCache then
+// requires is set.
+func (u contractFacts) checkLMCacheEnv(image string, env []corev1.EnvVar) []string {
 	var problems []string
+	mid := lmcacheMid2025(image)
 	for _, e := range env {
 		if !strings.HasPrefix(e.Name, "LMCACHE_") {
 			continue
 		}
-		switch r, ok := u.lmcache[e.Name]; {
+		r, ok := u.lmcache[e.Name]
+		switch {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("env %s is unknown to the contract table lmcache-env.tsv", e.Name))
-		case r.newest == "ignored":
+		case mid && r.mid2025 == "ignored":
+			problems = append(problems, fmt.Sprintf("env %s is not read by mid-2025 LMCache (image %s)", e.Name, image))
+		case mid && r.mid2025 == "unknown":
+			problems = append(problems, fmt.Sprintf("env %s is not known to be read by mid-2025 LMCache (image %s)", e.Name, image))
+		case !mid && r.newest == "ignored":
 			problems = append(problems, fmt.Sprintf("env %s is not read by current LMCache", e.Name))
 		}
 	}
-	if !lmcacheTrue(envValue(env, "LMCACHE_ENABLE_CONTROLLER")) {
+	if mid || !lmcacheTrue(envValue(env, "LMCACHE_ENABLE_CONTROLLER")) {
 		return problems
 	}
 	for _, name := range u.lmcacheRequired() {
@@ -506,6 +632,18 @@ func (u contractFacts) checkLMCacheEnv(env []corev1.EnvVar) []string {
 	}
 	return problems
 }
+
+// lmcacheMid2025 reports whether an image runs mid-2025 LMCache: an
+// lmcache/vllm-openai image built before LMCache#1579 replaced the NIXL
+// backend's names (merged 2025-09-12, disagg.tsv) and after the chart's
+// tutorial image, the oldest known with them. Any other image is judged by
+// current LMCache.
+func lmcacheMid2025(image string) bool {
+	m := lmcacheDatedImage.FindStringSubmatch(image)
+	return m != nil && "2025-05-27" <= m[2] && m[2] < "2025-09-12"
+}
+
+var lmcacheDatedImage = regexp.MustCompile(`(^|/)lmcache/vllm-openai:(\d{4}-\d{2}-\d{2})`)
 
 func (u contractFacts) lmcacheRequired() []string {
 	var names []string
@@ -882,6 +1020,7 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 		report(object, checkController(c, r.routerService(), rc))
 	}
 	report("Deployment "+rd.Name+" container router", checkDisaggregatedRouting(rc, engines))
+	problems = append(problems, checkLMCacheTransfer(engines, r.engineServices())...)
 	for _, d := range r.withContainer(cacheServerContainer) {
 		c, _ := containerNamed(d, cacheServerContainer)
 		report("Deployment "+d.Name+" container "+cacheServerContainer, checkCacheServer(c))

@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
@@ -164,9 +165,15 @@ func TestContractCatchesKnownDefects(t *testing.T) {
 		"env LMCACHE_CONTROLLER_REPLY_URL must be set with LMCACHE_ENABLE_CONTROLLER true",
 		"env LMCACHE_LMCACHE_WORKER_HEARTBEAT_TIME must be set with LMCACHE_ENABLE_CONTROLLER true",
 	}
+	// The controller names mid-2025 LMCache may not read (lmcache-env.tsv).
+	kvEnvMid2025 := []string{
+		"env LMCACHE_CONTROLLER_PULL_URL is not known to be read by mid-2025 LMCache (image docker.io/lmcache/vllm-openai:2025-05-27-v1)",
+		"env LMCACHE_LMCACHE_WORKER_PORTS is not known to be read by mid-2025 LMCache (image docker.io/lmcache/vllm-openai:2025-05-27-v1)",
+	}
 	cases := map[string]struct {
 		fixture, stack string // the objects, and the stack they were rendered from
 		vllm, router   string
+		engineImage    string // replaces the engines' image, if set
 		want           []string
 	}{
 		"SeedNoChunkedPrefillBefore085": {
@@ -198,8 +205,14 @@ func TestContractCatchesKnownDefects(t *testing.T) {
 			want: []string{cacheServer + "/opt/venv/bin/lmcache_v0_server is gone from current LMCache: run lmcache_server"},
 		},
 		"KVAwareControllerEnv": {
-			fixture: "kvaware.yaml", stack: "../example/stacks/kvaware.yaml", vllm: "0.22.0", router: "0.1.12",
+			fixture: "kvaware.yaml", stack: "../example/stacks/kvaware.yaml", vllm: "0.22.0", router: "0.1.12", engineImage: "lmcache/vllm-openai:latest",
 			want: append(prefixed(kv8b, kvEnv), prefixed(kv70b, kvEnv)...),
+		},
+		// The same objects on their own image, the chart's of 2025-05-27:
+		// its LMCache reads the old names, and may not read the new.
+		"KVAwareControllerEnvMid2025": {
+			fixture: "kvaware.yaml", stack: "../example/stacks/kvaware.yaml", vllm: "0.22.0", router: "0.1.12",
+			want: append(prefixed(kv8b, kvEnvMid2025), prefixed(kv70b, kvEnvMid2025)...),
 		},
 		"ServiceNameDiscoveryRBACAndPort": {
 			fixture: "service-name.yaml", stack: "../example/stacks/session.yaml", vllm: "0.22.0", router: "HEAD",
@@ -216,6 +229,11 @@ func TestContractCatchesKnownDefects(t *testing.T) {
 			for _, doc := range stacktest.LoadDocs(t, filepath.Join(stacktest.UpstreamDir, "old", tc.fixture)) {
 				if err := r.add(doc); err != nil {
 					t.Fatal(err)
+				}
+			}
+			if tc.engineImage != "" {
+				for _, d := range r.withContainer(engineContainer) {
+					d.Spec.Template.Spec.Containers[0].Image = tc.engineImage
 				}
 			}
 			got := u.check(r, tc.vllm, tc.router, extraArgsOf(stacktest.LoadXR(t, tc.stack, "")))
@@ -417,8 +435,9 @@ func TestContractCheckDisaggregatedRouting(t *testing.T) {
 		want []string
 	}{
 		"Right":        {args: routerArgsWith(logic, labels...)},
-		"RoundRobin":   {args: routerArgsWith("roundrobin"), want: []string{"engines use NixlConnector but --routing-logic is roundrobin: no request would reach both"}},
-		"ServiceName":  {args: routerArgsWith(logic, append(labels, "--k8s-service-discovery-type", "service-name")...), want: []string{"disaggregated_prefill_orchestrated needs pod-ip discovery: the decode engine pulls the KV cache from the prefill endpoint's host, got service-name"}},
+		"RoundRobin":   {args: routerArgsWith("roundrobin"), want: []string{"engines use NixlConnector but --routing-logic is roundrobin: it needs disaggregated_prefill_orchestrated"}},
+		"LMCacheLogic": {args: routerArgsWith("disaggregated_prefill", labels...), want: []string{"engines use NixlConnector but --routing-logic is disaggregated_prefill: it needs disaggregated_prefill_orchestrated"}},
+		"ServiceName":  {args: routerArgsWith(logic, append(labels, "--k8s-service-discovery-type", "service-name")...), want: []string{"disaggregated_prefill_orchestrated needs pod-ip discovery: the router tells the groups apart by their pods' label model and names the prefill pod to the decode engine, got service-name"}},
 		"NoDecodeFlag": {args: routerArgsWith(logic, labels[0]), want: []string{"disaggregated_prefill_orchestrated needs --decode-model-labels", "the kv_consumer engines labelled m-decode are not in --decode-model-labels: the router never sends them a request"}},
 		"Swapped": {args: routerArgsWith(logic, "--prefill-model-labels=m-decode", "--decode-model-labels=m-prefill"), want: []string{
 			"--prefill-model-labels names m-decode, which is not the model label of a NixlConnector kv_producer engine",
@@ -431,6 +450,92 @@ func TestContractCheckDisaggregatedRouting(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			got := checkDisaggregatedRouting(container("router", tc.args), engines)
 			if diff := cmp.Diff(tc.want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// LMCache's NIXL backend needs disaggregated_prefill.
+	lmcache := lmcachePDEngines()
+	if got, want := checkDisaggregatedRouting(container("router", routerArgsWith("disaggregated_prefill", labels...)), lmcache), []string(nil); !cmp.Equal(want, got) {
+		t.Errorf("LMCache engines, disaggregated_prefill: problems %q", got)
+	}
+	want := []string{"engines use LMCache's NIXL backend but --routing-logic is disaggregated_prefill_orchestrated: it needs disaggregated_prefill"}
+	if got := checkDisaggregatedRouting(container("router", routerArgsWith(logic, labels...)), lmcache); !cmp.Equal(want, got) {
+		t.Errorf("LMCache engines, orchestrated: problems %q, want %q", got, want)
+	}
+}
+
+// lmcachePDEngines are a sender and a receiver of LMCache's NIXL backend, as
+// transfer lmcache renders them, and the receiver's Service.
+func lmcachePDEngines() []appsv1.Deployment {
+	engine := func(label, kvRole, nixlRole, host string, ports ...corev1.ContainerPort) appsv1.Deployment {
+		d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "s-" + label + "-deployment-vllm"}}
+		d.Spec.Template.Labels = map[string]string{labelModel: label, "app": label}
+		d.Spec.Replicas = ptr.To[int32](1)
+		c := container("vllm", engineArgsWith("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"`+kvRole+`","kv_connector_extra_config":{"discard_partial_chunks":false,"lmcache_rpc_port":"`+nixlRole+`"}}`),
+			envVar("LMCACHE_ENABLE_NIXL", "True"), envVar("LMCACHE_NIXL_ROLE", nixlRole), envVar("LMCACHE_NIXL_RECEIVER_HOST", host), envVar("LMCACHE_NIXL_RECEIVER_PORT", "55555"),
+			envVar("LMCACHE_NIXL_BUFFER_SIZE", "1073741824"), envVar("LMCACHE_NIXL_BUFFER_DEVICE", "cuda"))
+		c.Image = "lmcache/vllm-openai:2025-05-27-v1"
+		c.Ports = append([]corev1.ContainerPort{{Name: "container-port", ContainerPort: 8000}}, ports...)
+		d.Spec.Template.Spec.Containers = []corev1.Container{c}
+		return d
+	}
+	return []appsv1.Deployment{engine("m-prefill", "kv_producer", "sender", "s-m-decode-engine-service"),
+		engine("m-decode", "kv_consumer", "receiver", "0.0.0.0", corev1.ContainerPort{Name: "zmq-port", ContainerPort: 55555})}
+}
+
+// TestContractCheckLMCacheTransfer: the roles agree, the buffer is set,
+// the receiver listens on every interface on a container port, alone, and
+// the sender reaches it through a Service port.
+func TestContractCheckLMCacheTransfer(t *testing.T) {
+	service := corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s-m-decode-engine-service"}, Spec: corev1.ServiceSpec{
+		Selector: map[string]string{"app": "m-decode"},
+		Ports:    []corev1.ServicePort{{Name: "service-port", Port: 80, TargetPort: intstr.FromInt(8000)}, {Name: "zmq-port", Port: 55555, TargetPort: intstr.FromString("zmq-port")}},
+	}}
+	const sender, receiver = "Deployment s-m-prefill-deployment-vllm: ", "Deployment s-m-decode-deployment-vllm: "
+	setEnv := func(i int, name, value string) func([]appsv1.Deployment, *corev1.Service) {
+		return func(ds []appsv1.Deployment, _ *corev1.Service) {
+			c := &ds[i].Spec.Template.Spec.Containers[0]
+			c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == name })
+			if value != "" {
+				c.Env = append(c.Env, envVar(name, value))
+			}
+		}
+	}
+	cases := map[string]struct {
+		change func([]appsv1.Deployment, *corev1.Service)
+		want   []string
+	}{
+		"Right": {change: func([]appsv1.Deployment, *corev1.Service) {}},
+		"RoleMismatch": {change: setEnv(0, "LMCACHE_NIXL_ROLE", "receiver"), want: []string{sender + `kv_role "kv_producer" with LMCACHE_NIXL_ROLE "receiver": a prefill engine is kv_producer and sender, a decode engine kv_consumer and receiver`,
+			sender + "env LMCACHE_NIXL_RECEIVER_HOST=s-m-decode-engine-service: the receiver binds it, so it must be 0.0.0.0 for the senders to reach it",
+			sender + "env LMCACHE_NIXL_RECEIVER_PORT=55555: the receiver listens there, and it is not a container port"}},
+		"NoBufferSize":  {change: setEnv(1, "LMCACHE_NIXL_BUFFER_SIZE", ""), want: []string{receiver + "env LMCACHE_NIXL_BUFFER_SIZE must be set: LMCache's NIXL backend has no default"}},
+		"ReceiverLocal": {change: setEnv(1, "LMCACHE_NIXL_RECEIVER_HOST", "localhost"), want: []string{receiver + "env LMCACHE_NIXL_RECEIVER_HOST=localhost: the receiver binds it, so it must be 0.0.0.0 for the senders to reach it"}},
+		"ReceiverPortNotDeclared": {change: func(ds []appsv1.Deployment, _ *corev1.Service) {
+			ds[1].Spec.Template.Spec.Containers[0].Ports = ds[1].Spec.Template.Spec.Containers[0].Ports[:1]
+		},
+			want: []string{receiver + "env LMCACHE_NIXL_RECEIVER_PORT=55555: the receiver listens there, and it is not a container port", sender + "Service s-m-decode-engine-service port 55555 reaches no receiver's listening port"}},
+		"TwoReceivers": {change: func(ds []appsv1.Deployment, _ *corev1.Service) { ds[1].Spec.Replicas = ptr.To[int32](2) },
+			want: []string{receiver + "2 receivers behind one Service: the sender's KV cache lands on any of them, the router decodes on one"}},
+		"SenderToPod": {change: setEnv(0, "LMCACHE_NIXL_RECEIVER_HOST", "10.0.0.7"), want: []string{sender + "env LMCACHE_NIXL_RECEIVER_HOST=10.0.0.7 is not a Service of the stack"}},
+		"NoServicePort": {change: func(_ []appsv1.Deployment, s *corev1.Service) { s.Spec.Ports = s.Spec.Ports[:1] },
+			want: []string{sender + "env LMCACHE_NIXL_RECEIVER_PORT=55555: Service s-m-decode-engine-service has no such port"}},
+		"ServiceSelectsOthers": {change: func(_ []appsv1.Deployment, s *corev1.Service) {
+			s.Spec.Selector = map[string]string{"app": "m-prefill"}
+		},
+			want: []string{sender + "Service s-m-decode-engine-service port 55555 reaches no receiver's listening port"}},
+		"DiscardsPartialChunk": {change: func(ds []appsv1.Deployment, _ *corev1.Service) {
+			ds[0].Spec.Template.Spec.Containers[0].Args = engineArgsWith("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_producer"}`)
+		}, want: []string{sender + "kv_connector_extra_config.discard_partial_chunks must be false: the decode engine needs the prompt's last partial chunk too"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			engines, svc := lmcachePDEngines(), service
+			svc.Spec.Ports = slices.Clone(service.Spec.Ports)
+			tc.change(engines, &svc)
+			got := checkLMCacheTransfer(engines, []corev1.Service{svc})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vllm-project/function-vllm-stack/internal/kubeapi"
 	"github.com/vllm-project/function-vllm-stack/upstream"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
@@ -23,9 +24,15 @@ const (
 	rolePrefill = "prefill"
 	roleDecode  = "decode"
 
-	transferNIXL = "nixl"
+	transferNIXL    = "nixl"
+	transferLMCache = "lmcache"
 
-	routingDisaggregated = "disaggregated_prefill_orchestrated"
+	// The router's logic for each transfer: orchestrated passes vLLM's
+	// kv_transfer_params from the prefill engine to the decode engine;
+	// disaggregated_prefill sends the request to one engine of each group
+	// and leaves the transfer to LMCache.
+	routingDisaggregated        = "disaggregated_prefill_orchestrated"
+	routingDisaggregatedLMCache = "disaggregated_prefill"
 
 	// nixlSideChannelPort is where a prefill engine's NIXL handshake
 	// listener binds (VLLM_NIXL_SIDE_CHANNEL_PORT), rendered explicitly: the
@@ -65,6 +72,68 @@ func groupOf(d *v1alpha1.Disaggregation, role string) *v1alpha1.DisaggregationGr
 		return &v1alpha1.DisaggregationGroup{}
 	}
 	return g
+}
+
+// transferOf is how a disaggregated engine's KV cache moves.
+func transferOf(e engine) string {
+	if t := e.cfg.Disaggregation.Transfer; t != "" {
+		return t
+	}
+	return transferNIXL
+}
+
+// routingFor is the router's logic for a transfer.
+func routingFor(transfer string) string {
+	if transfer == transferLMCache {
+		return routingDisaggregatedLMCache
+	}
+	return routingDisaggregated
+}
+
+// isDisaggregatedRouting reports whether the router's logic is one the
+// stack sets for a disaggregated model (never chosen by routerType).
+func isDisaggregatedRouting(routerType string) bool {
+	return routerType == routingDisaggregated || routerType == routingDisaggregatedLMCache
+}
+
+// transferArgs, transferEnv, transferPorts and transferServicePorts are
+// what a group's engine needs for its transfer; nothing for an engine of a
+// model that is not disaggregated.
+func transferArgs(e engine) []string {
+	switch {
+	case e.role == "":
+		return nil
+	case transferOf(e) == transferLMCache:
+		return lmcachePDArgs(e)
+	}
+	return nixlArgs(e)
+}
+
+func transferEnv(s *Stack, e engine) []corev1.EnvVar {
+	switch {
+	case e.role == "":
+		return nil
+	case transferOf(e) == transferLMCache:
+		return lmcachePDEnv(s, e)
+	}
+	return nixlEnv(e)
+}
+
+func transferPorts(e engine) []corev1.ContainerPort {
+	switch {
+	case e.role == "":
+		return nil
+	case transferOf(e) == transferLMCache:
+		return lmcachePDPorts(e)
+	}
+	return nixlPorts(e)
+}
+
+func transferServicePorts(e engine) []corev1.ServicePort {
+	if e.role == "" || transferOf(e) != transferLMCache {
+		return nil
+	}
+	return lmcachePDServicePorts(e)
 }
 
 // split makes the engines of a disaggregated model: one per group, named
@@ -108,9 +177,6 @@ func groupConfig(c v1alpha1.EngineConfig, g *v1alpha1.DisaggregationGroup) v1alp
 // kv_both is deprecated in favour of these two. engine_id, kv_ip and kv_port
 // are not rendered: vLLM makes the id, and the NIXL path uses neither.
 func nixlArgs(e engine) []string {
-	if e.role == "" {
-		return nil
-	}
 	kvRole := "kv_producer"
 	if e.role == roleDecode {
 		kvRole = "kv_consumer"
@@ -122,9 +188,6 @@ func nixlArgs(e engine) []string {
 // cannot be reached from the decode pod) on an explicit port; UCX_TLS only
 // when the stack sets it (UCX reads it, not vLLM).
 func nixlEnv(e engine) []corev1.EnvVar {
-	if e.role == "" {
-		return nil
-	}
 	env := []corev1.EnvVar{
 		{Name: "VLLM_NIXL_SIDE_CHANNEL_HOST", ValueFrom: podIPEnv.ValueFrom},
 		{Name: "VLLM_NIXL_SIDE_CHANNEL_PORT", Value: strconv.Itoa(nixlSideChannelPort)},
@@ -138,9 +201,6 @@ func nixlEnv(e engine) []corev1.EnvVar {
 // nixlPorts are the side channel's listeners: one per tensor parallel rank
 // up to vLLM 0.11.0, one from 0.11.1 (data parallel size 1).
 func nixlPorts(e engine) []corev1.ContainerPort {
-	if e.role == "" {
-		return nil
-	}
 	n := int32(1)
 	if e.vllm.version.Less(nixlOneListenerSince) && e.cfg.VLLMConfig.TensorParallelSize != nil {
 		n = *e.cfg.VLLMConfig.TensorParallelSize
@@ -154,6 +214,17 @@ func nixlPorts(e engine) []corev1.ContainerPort {
 		ports = append(ports, corev1.ContainerPort{Name: name, ContainerPort: nixlSideChannelPort + i, Protocol: corev1.ProtocolTCP})
 	}
 	return ports
+}
+
+// hostNamespaces puts a group's pods in the node's PID and IPC namespaces
+// when the stack asks for it: legacy CUDA IPC handles cannot be opened
+// across PID namespaces, so UCX's cuda_ipc reaches a pod on the same node
+// only so (disagg.tsv, UCX and vLLM rows). Never without the field: it is
+// privileged.
+func hostNamespaces(pod *corev1.PodSpec, e engine) {
+	if e.role != "" && enabled(e.cfg.Disaggregation.HostPIDAndIPC) {
+		pod.HostPID, pod.HostIPC = true, true
+	}
 }
 
 // routerTypeChosen reports whether the stack chose a routing logic: one
@@ -191,29 +262,42 @@ func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *
 	}
 	e := groups[0] // the model's own settings are those of both groups
 	p := e.block + ".disaggregation"
+	transfer := transferOf(e)
+	routing := routingFor(transfer)
 	if len(s.engines) > len(groups) || len(groups) > len(roleGroups) {
-		f.errorf("%s: a stack with a disaggregated model serves that model alone: the router's routing logic (%s) applies to every model; serve the other models from stacks of their own", p, routingDisaggregated)
+		f.errorf("%s: a stack with a disaggregated model serves that model alone: the router's routing logic (%s) applies to every model; serve the other models from stacks of their own", p, routing)
 	}
-	if t := e.cfg.Disaggregation.Transfer; t != "" && t != transferNIXL {
-		f.errorf("%s.transfer %q is not supported: use nixl", p, t)
-	}
-	if e.vllmErr == nil && e.vllm.version.Less(nixlSince) {
-		f.errorf("%s.transfer nixl needs vLLM %s or later, the first vllm/vllm-openai image with NIXL, and the engine runs vLLM %s: use a newer image", p, nixlSince, e.vllm)
+	switch transfer {
+	case transferNIXL:
+		if e.vllmErr == nil && e.vllm.version.Less(nixlSince) {
+			f.errorf("%s.transfer nixl needs vLLM %s or later, the first vllm/vllm-openai image with NIXL, and the engine runs vLLM %s: use a newer image", p, nixlSince, e.vllm)
+		}
+	case transferLMCache:
+		validateLMCacheTransfer(f, s, groups)
+	default:
+		f.errorf("%s.transfer %q is not supported: use nixl or lmcache", p, transfer)
 	}
 	if lmcacheOn(e) {
-		f.errorf("%s: lmcacheConfig.enabled and disaggregation both set the engines' --kv-transfer-config: turn LMCache off for a disaggregated model", p)
+		f.errorf("%s: lmcacheConfig.enabled and disaggregation both set the engines' --kv-transfer-config: turn LMCache off for a disaggregated model (transfer lmcache configures the LMCache it needs)", p)
 	}
 	if autoscaled(e) {
 		f.errorf("%s: autoscaling scales one Deployment per model and a disaggregated model has two: turn autoscaling off and set each group's replicas", p)
 	}
+	if enabled(e.cfg.Disaggregation.HostPIDAndIPC) && e.cfg.Pod != nil {
+		apiProblems(f, e.block+".pod.securityContext", kubeapi.HostIPCSysctls(e.cfg.Pod.SecurityContext))
+	}
 	r := s.router
 	if routerTypeChosen(spec.RouterConfig) {
-		f.errorf("spec.routerConfig.routerType %s cannot route a disaggregated model: remove routerType, the router then uses %s", spec.RouterConfig.RouterType, routingDisaggregated)
+		f.errorf("spec.routerConfig.routerType %s cannot route a disaggregated model: remove routerType, the router then uses %s", spec.RouterConfig.RouterType, routing)
 	}
-	if r.discoveryType == discoveryServiceName {
+	switch {
+	case r.discoveryType != discoveryServiceName:
+	case transfer == transferNIXL:
 		f.errorf("spec.routerConfig.k8sServiceDiscoveryType %s cannot route a disaggregated model: the decode engine pulls the KV cache from the host the router names, which must be the prefill pod, not its Service; use pod-ip", discoveryServiceName)
+	default:
+		f.errorf("spec.routerConfig.k8sServiceDiscoveryType %s cannot route a disaggregated model: the router tells the groups apart by the label model, which it reads from a Service's selector there, and the stack's Services select pods by their name labels; use pod-ip", discoveryServiceName)
 	}
-	if r.versionErr == nil && r.version.version.Less(routerDisaggregatedAt) {
+	if transfer == transferNIXL && r.versionErr == nil && r.version.version.Less(routerDisaggregatedAt) {
 		f.errorf("%s needs router %s or later, the first with --routing-logic %s, and the router is %s: use a newer router image", p, routerDisaggregatedAt, routingDisaggregated, r.version)
 	}
 }

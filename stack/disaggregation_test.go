@@ -1,7 +1,9 @@
 package stack
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -119,11 +121,14 @@ func TestDisaggregationRefusals(t *testing.T) {
 		"ServiceName": {xr: pdXR("routerConfig.k8sServiceDiscoveryType", "service-name"),
 			want: "spec.routerConfig.k8sServiceDiscoveryType service-name cannot route a disaggregated model: the decode engine pulls the KV cache from the host the router names, which must be the prefill pod, not its Service; use pod-ip"},
 		"LMCache": {xr: pdXR("lmcacheConfig.enabled", true),
-			want: "spec.disaggregation: lmcacheConfig.enabled and disaggregation both set the engines' --kv-transfer-config: turn LMCache off for a disaggregated model"},
+			want: "spec.disaggregation: lmcacheConfig.enabled and disaggregation both set the engines' --kv-transfer-config: turn LMCache off for a disaggregated model (transfer lmcache configures the LMCache it needs)"},
 		"Autoscaling": {xr: pdXR("autoscaling", map[string]any{"maxReplicas": 4, "prometheusAddress": "http://p:9090"}),
 			want: "spec.disaggregation: autoscaling scales one Deployment per model and a disaggregated model has two: turn autoscaling off and set each group's replicas"},
 		"GroupTensorParallel": {xr: pdXR("disaggregation", map[string]any{"decode": map[string]any{"tensorParallelSize": 2}}),
 			want: `spec.disaggregation.decode: tensorParallelSize 2 needs 2 GPUs but the group's resources.gpu is "1": raise resources.gpu or lower tensorParallelSize`},
+		"HostIPCSysctl": {xr: pdXR("disaggregation.hostPIDAndIPC", true, "pod", map[string]any{"securityContext": map[string]any{"sysctls": []any{
+			map[string]any{"name": "net.core.somaxconn", "value": "1024"}, map[string]any{"name": "kernel/shm_rmid_forced", "value": "1"}}}}),
+			want: `spec.pod.securityContext.sysctls[1].name "kernel/shm_rmid_forced" belongs to the IPC namespace, which a pod in the host's IPC namespace (disaggregation.hostPIDAndIPC) may not set: remove it or hostPIDAndIPC`},
 		"OtherModels": {xr: with("model", nil, "vllmConfig.image", "vllm/vllm-openai:v0.12.0", "routerConfig.image", "lmcache/lmstack-router:v0.1.12", "models", []any{
 			map[string]any{"name": "a", "modelURL": "org/a", "disaggregation": map[string]any{}},
 			map[string]any{"name": "b", "modelURL": "org/b"},
@@ -178,5 +183,162 @@ func TestDisaggregatedNetworkPolicy(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, np.Spec.Ingress[1]); diff != "" {
 		t.Errorf("engines' rule (-want +got):\n%s", diff)
+	}
+}
+
+// pdLMCacheXR is pdXR with transfer lmcache on the chart's tutorial image.
+func pdLMCacheXR(kv ...any) map[string]any {
+	return pdXR(append([]any{"vllmConfig.image", "lmcache/vllm-openai:2025-05-27-v1",
+		"disaggregation", map[string]any{"transfer": "lmcache", "ucxTLS": "cuda_ipc,cuda_copy,tcp"}}, kv...)...)
+}
+
+// TestLMCacheTransferEngines: transfer lmcache is the chart's recipe:
+// LMCacheConnectorV1 as producer and consumer, LMCache's mid-2025 NIXL
+// names with the prefill engine sending to the decode Service's receiver
+// port, which only the decode engine and its Service declare, behind the
+// router's disaggregated_prefill logic.
+func TestLMCacheTransferEngines(t *testing.T) {
+	rsp := reconciled(t, pdLMCacheXR(), nil)
+	if rsp.refusal != "" {
+		t.Fatal(rsp.refusal)
+	}
+	if len(rsp.warnings) > 0 {
+		t.Errorf("warnings: %q", rsp.warnings)
+	}
+	lmcacheEnv := func(role, receiver string) []corev1.EnvVar {
+		return withPodIP(env("HF_HOME", "/data", "LMCACHE_USE_EXPERIMENTAL", "True", "LMCACHE_LOG_LEVEL", "INFO",
+			"LMCACHE_LOCAL_CPU", "False", "LMCACHE_MAX_LOCAL_CPU_SIZE", "0", "LMCACHE_ENABLE_NIXL", "True",
+			"LMCACHE_NIXL_ROLE", role, "LMCACHE_NIXL_RECEIVER_HOST", receiver, "LMCACHE_NIXL_RECEIVER_PORT", "55555",
+			"LMCACHE_NIXL_BUFFER_SIZE", "1073741824", "LMCACHE_NIXL_BUFFER_DEVICE", "cuda", "LMCACHE_NIXL_ENABLE_GC", "True",
+			"UCX_TLS", "cuda_ipc,cuda_copy,tcp")...)
+	}
+	api := corev1.ContainerPort{Name: "container-port", ContainerPort: 8000, Protocol: corev1.ProtocolTCP}
+	for _, tc := range []struct {
+		key   string
+		args  []string
+		env   []corev1.EnvVar
+		ports []corev1.ContainerPort
+	}{
+		{"engine-m-prefill",
+			args("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_producer","kv_connector_extra_config":{"discard_partial_chunks":false,"lmcache_rpc_port":"sender"}}`),
+			lmcacheEnv("sender", "s-m-decode-engine-service"), []corev1.ContainerPort{api}},
+		{"engine-m-decode",
+			args("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_consumer","kv_connector_extra_config":{"discard_partial_chunks":false,"lmcache_rpc_port":"receiver"}}`),
+			lmcacheEnv("receiver", "0.0.0.0"), []corev1.ContainerPort{api, {Name: "zmq-port", ContainerPort: 55555, Protocol: corev1.ProtocolTCP}}},
+	} {
+		c := engineContainer0(t, rsp, tc.key)
+		if diff := cmp.Diff(tc.args, c.Args); diff != "" {
+			t.Errorf("%s args (-want +got):\n%s", tc.key, diff)
+		}
+		if diff := cmp.Diff(tc.env, c.Env); diff != "" {
+			t.Errorf("%s env (-want +got):\n%s", tc.key, diff)
+		}
+		if diff := cmp.Diff(tc.ports, c.Ports); diff != "" {
+			t.Errorf("%s ports (-want +got):\n%s", tc.key, diff)
+		}
+	}
+	// The sender's receiver host is the decode Service, which forwards the
+	// receiver port; the prefill Service has only the API port.
+	decode := desired(t, rsp, "engine-m-decode-service", &corev1.Service{})
+	if decode.Name != "s-m-decode-engine-service" {
+		t.Errorf("decode Service %s, the prefill engines send to s-m-decode-engine-service", decode.Name)
+	}
+	for key, want := range map[string][]string{"engine-m-prefill-service": {"service-port:80->8000"}, "engine-m-decode-service": {"service-port:80->8000", "zmq-port:55555->zmq-port"}} {
+		var got []string
+		for _, p := range desired(t, rsp, key, &corev1.Service{}).Spec.Ports {
+			got = append(got, p.Name+":"+strconv.Itoa(int(p.Port))+"->"+p.TargetPort.String())
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s ports (-want +got):\n%s", key, diff)
+		}
+	}
+	router := engineContainer0(t, rsp, "router")
+	for _, a := range []string{"--routing-logic=disaggregated_prefill", "--prefill-model-labels=m-prefill", "--decode-model-labels=m-decode"} {
+		if !slices.Contains(router.Args, a) {
+			t.Errorf("router args %q lack %s", router.Args, a)
+		}
+	}
+}
+
+// TestLMCacheTransferImages: the build date of an lmcache/vllm-openai tag
+// decides; the window's edges are in, the days outside out, and an image
+// that tells no date is refused.
+func TestLMCacheTransferImages(t *testing.T) {
+	const outside = "invalid ProductionStack: spec.disaggregation.transfer lmcache needs the NIXL backend of mid-2025 LMCache, in images built from 2025-05-27 to 2025-09-11, and the engine's image %s was built %s: LMCache#1579 (2025-09-12) replaced it with a backend that waits for a request field no router release sends; use lmcache/vllm-openai:2025-05-27-v1 (the chart's), or transfer nixl"
+	const undated = "invalid ProductionStack: spec.disaggregation.transfer lmcache needs the NIXL backend of mid-2025 LMCache, which the function can only tell from an lmcache/vllm-openai image tagged with its build date, and the engine's image is %s: use lmcache/vllm-openai:2025-05-27-v1 (the chart's), or transfer nixl"
+	for image, want := range map[string]string{
+		"lmcache/vllm-openai:2025-05-27":                "",
+		"lmcache/vllm-openai:2025-09-11-v2":             "",
+		"registry.local/lmcache/vllm-openai:2025-07-01": "",
+		"lmcache/vllm-openai:2025-05-26-v1":             fmt.Sprintf(outside, "docker.io/lmcache/vllm-openai:2025-05-26-v1", "2025-05-26"),
+		"lmcache/vllm-openai:2025-09-12":                fmt.Sprintf(outside, "docker.io/lmcache/vllm-openai:2025-09-12", "2025-09-12"),
+		"lmcache/vllm-openai:latest":                    fmt.Sprintf(undated, "docker.io/lmcache/vllm-openai:latest"),
+		"lmcache/vllm-openai:20250527":                  fmt.Sprintf(undated, "docker.io/lmcache/vllm-openai:20250527"),
+		"vllm/vllm-openai:v0.10.1":                      fmt.Sprintf(undated, "docker.io/vllm/vllm-openai:v0.10.1"),
+		"example.com/vllm-openai:2025-06-01":            fmt.Sprintf(undated, "example.com/vllm-openai:2025-06-01"),
+	} {
+		if got := refusal(t, pdLMCacheXR("vllmConfig.image", image)); got != want {
+			t.Errorf("%s: refusal\n got: %s\nwant: %s", image, got, want)
+		}
+	}
+}
+
+// TestLMCacheTransferRefusals: one receiver port per engine, one decode
+// engine, and a router that keeps a client per group.
+func TestLMCacheTransferRefusals(t *testing.T) {
+	const prefix = "invalid ProductionStack: "
+	for name, tc := range map[string]struct {
+		xr   map[string]any
+		want string
+	}{
+		"TensorParallel": {xr: pdLMCacheXR("disaggregation.prefill", map[string]any{"tensorParallelSize": 2, "resources": map[string]any{"gpu": "2"}}),
+			want: "spec.disaggregation.prefill: transfer lmcache takes one receiver port per engine, and tensorParallelSize 2 runs 2 workers that each need one (how LMCache spread ranks over ports changed in July 2025, LMCache#1039, and an image does not say which it has): use tensorParallelSize 1 or transfer nixl"},
+		"DecodeReplicas": {xr: pdLMCacheXR("disaggregation.decode", map[string]any{"replicas": 2}),
+			want: "spec.disaggregation.decode.replicas 2: with transfer lmcache the prefill engine pushes the KV cache to the decode Service, which picks any decode pod, while the router decodes on one of them: use one decode engine, or transfer nixl, where the router names the prefill pod to every decode engine"},
+		"OldRouter": {xr: pdLMCacheXR("routerConfig.image", "lmcache/lmstack-router:v0.1.3"),
+			want: "spec.disaggregation.transfer lmcache needs router 0.1.4 or later, the first that keeps a client per group for --routing-logic disaggregated_prefill, and the router is 0.1.3 (routerConfig.image lmcache/lmstack-router:v0.1.3): use a newer router image"},
+		"OldVLLM": {xr: pdLMCacheXR("vllmConfig.engineVersion", "0.8.4"),
+			want: "spec.disaggregation.transfer lmcache needs vLLM 0.8.5 or later (LMCacheConnectorV1), and the engine runs vLLM 0.8.4 (vllmConfig.engineVersion 0.8.4): remove engineVersion or declare the vLLM the image runs"},
+		"RouterType": {xr: pdLMCacheXR("routerConfig.routerType", "session", "routerConfig.sessionKey", "x-user"),
+			want: "spec.routerConfig.routerType session cannot route a disaggregated model: remove routerType, the router then uses disaggregated_prefill"},
+		"ServiceName": {xr: pdLMCacheXR("routerConfig.k8sServiceDiscoveryType", "service-name"),
+			want: "spec.routerConfig.k8sServiceDiscoveryType service-name cannot route a disaggregated model: the router tells the groups apart by the label model, which it reads from a Service's selector there, and the stack's Services select pods by their name labels; use pod-ip"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := refusal(t, tc.xr); got != prefix+tc.want {
+				t.Errorf("refusal:\n got: %s\nwant: %s", got, prefix+tc.want)
+			}
+		})
+	}
+	// A router 0.1.4 and one prefill engine are enough; more prefill
+	// engines are a warning: the router uses one.
+	rsp := mustRun(t, req(t, pdLMCacheXR("routerConfig.image", "lmcache/lmstack-router:v0.1.4", "disaggregation.prefill", map[string]any{"replicas": 3}), nil, nil))
+	want := []string{"spec: storage is ReadWriteOnce but replicas is 3: replicas scheduled on other nodes cannot mount the model cache; use accessModes [ReadWriteMany] or one replica",
+		"spec.disaggregation.prefill.replicas 3: the router's disaggregated_prefill logic sends every prompt to one prefill engine (the last it discovered), so the others stay idle: use one prefill engine, or transfer nixl, which spreads prompts over all"}
+	if diff := cmp.Diff(want, rsp.warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+// TestHostNamespaces: the groups' pods join the node's PID and IPC
+// namespaces only when the stack asks, and then both groups do.
+func TestHostNamespaces(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		xr := pdXR()
+		if on {
+			xr = pdXR("disaggregation.hostPIDAndIPC", true)
+		}
+		rsp := mustRun(t, req(t, xr, nil, nil))
+		for _, key := range []string{"engine-m-prefill", "engine-m-decode"} {
+			pod := desired(t, rsp, key, &appsv1.Deployment{}).Spec.Template.Spec
+			if pod.HostPID != on || pod.HostIPC != on {
+				t.Errorf("hostPIDAndIPC %v: %s has hostPID %v, hostIPC %v", on, key, pod.HostPID, pod.HostIPC)
+			}
+		}
+	}
+	// A model that is not disaggregated has no such setting to take.
+	pod := desired(t, mustRun(t, req(t, pdXR("disaggregation", map[string]any{"enabled": false, "hostPIDAndIPC": true}), nil, nil)), "engine-m", &appsv1.Deployment{}).Spec.Template.Spec
+	if pod.HostPID || pod.HostIPC {
+		t.Errorf("disaggregation off: hostPID %v, hostIPC %v", pod.HostPID, pod.HostIPC)
 	}
 }

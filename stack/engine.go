@@ -92,6 +92,7 @@ func enginePod(s *Stack, e engine) corev1.PodSpec {
 	}
 	schedule(&pod, e.cfg.Scheduling)
 	podIdentity(&pod, e.cfg.Pod)
+	hostNamespaces(&pod, e)
 	return pod
 }
 
@@ -129,7 +130,7 @@ func enginePorts(s *Stack, e engine) []corev1.ContainerPort {
 	if kvAware(s, e) {
 		ports = append(ports, corev1.ContainerPort{Name: lmcacheWorkerPortName, ContainerPort: workerPort(e), Protocol: corev1.ProtocolTCP})
 	}
-	return append(ports, nixlPorts(e)...)
+	return append(ports, transferPorts(e)...)
 }
 
 func httpProbe(port int32, period, failures int32) *corev1.Probe {
@@ -199,7 +200,7 @@ func engineArgs(e engine) []string {
 	}
 	args = append(args, loraArgs(e)...)
 	args = append(args, lmcacheArgs(e)...)
-	args = append(args, nixlArgs(e)...)
+	args = append(args, transferArgs(e)...)
 	return append(args, v.ExtraArgs...)
 }
 
@@ -237,7 +238,7 @@ func engineEnv(s *Stack, e engine) []corev1.EnvVar {
 	}
 	env = append(env, useV1Env(e)...)
 	env = append(env, lmcacheEnv(s, e)...)
-	env = append(env, nixlEnv(e)...)
+	env = append(env, transferEnv(s, e)...)
 	return overrideEnv(env, e.cfg.Env)
 }
 
@@ -287,10 +288,10 @@ func engineService(s *Stack, e engine) *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: engineSelector(s.name, e),
-			Ports: []corev1.ServicePort{{
+			Ports: append([]corev1.ServicePort{{
 				Name: servicePortName, Port: servicePort, Protocol: corev1.ProtocolTCP,
 				TargetPort: intstr.FromInt32(enginePort),
-			}},
+			}}, transferServicePorts(e)...),
 		},
 	}
 }

@@ -222,7 +222,7 @@ func routerArgs(s *Stack) []string {
 		if n := r.prefixMinMatch; n != nil {
 			args = append(args, opt("--prefix-min-match-length", strconv.Itoa(int(*n))))
 		}
-	case routingDisaggregated:
+	case routingDisaggregated, routingDisaggregatedLMCache:
 		// The groups, by their engines' pod label "model".
 		prefill, decode, _ := disaggregatedLabels(s)
 		args = append(args, opt("--prefill-model-labels", prefill), opt("--decode-model-labels", decode))

@@ -78,9 +78,14 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 		spec: spec,
 	}
 	if _, _, ok := disaggregatedLabels(st); ok && !routerTypeChosen(spec.RouterConfig) {
-		// The router's logic for a disaggregated model; another routerType
-		// is refused (validateDisaggregation).
-		st.router.routerType = routingDisaggregated
+		// The router's logic for a disaggregated model's transfer; another
+		// routerType is refused (validateDisaggregation).
+		for _, e := range st.engines {
+			if e.role != "" {
+				st.router.routerType = routingFor(transferOf(e))
+				break
+			}
+		}
 	}
 	if spec.Monitoring != nil {
 		st.serviceMonitor = spec.Monitoring.ServiceMonitor

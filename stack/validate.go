@@ -423,7 +423,7 @@ func validateEngine(f *Findings, e engine) {
 
 func validateRouter(f *Findings, rc *v1alpha1.RouterConfig, r router) {
 	const p = "spec.routerConfig"
-	if r.routerType != routingDisaggregated { // set for a disaggregated model, never by the stack
+	if !isDisaggregatedRouting(r.routerType) { // set for a disaggregated model, never by the stack
 		oneOf(f, p+".routerType", r.routerType, routerTypes)
 	}
 	for _, c := range r.sessionKey {

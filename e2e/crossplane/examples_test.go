@@ -37,8 +37,8 @@ func exampleFiles(t *testing.T) []string {
 // every composed object exists, its Deployments are Available and its
 // claims Bound, all at once for two TTLs. The seed is also checked for the
 // eight objects README lists and for Crossplane calling the function again.
-// Together they run 28 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
-// production.yaml 2x4, disaggregated.yaml 1 + 2x2, ...) on the node's 64.
+// Together they run 30 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
+// production.yaml 2x4, disaggregated.yaml 1 + 2x2, disaggregated-lmcache.yaml 1 + 1, ...) on the node's 64.
 func testExamples(t *testing.T) {
 	for _, f := range exampleFiles(t) {
 		base := strings.TrimSuffix(filepath.Base(f), ".yaml")

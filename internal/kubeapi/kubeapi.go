@@ -15,8 +15,10 @@
 //
 // A value is checked as the API server sees it after defaulting (a secret
 // volume's defaultMode, a projected token's expirationSeconds, an Azure
-// disk's kind), and as a pod of the stack: no hostNetwork, hostIPC or
-// hostUsers: false, no spec.os, and Kubernetes' default feature gates.
+// disk's kind), and as a pod of the stack: no hostNetwork or hostUsers:
+// false, no spec.os, and Kubernetes' default feature gates; a pod in the
+// host's IPC namespace (a disaggregated model's with hostPIDAndIPC) adds
+// HostIPCSysctls.
 package kubeapi
 
 import (

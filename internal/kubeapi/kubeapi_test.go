@@ -25,6 +25,7 @@ var (
 	tolerations  = check(Tolerations)
 	affinity     = check(Affinity)
 	podSC        = check(PodSecurityContext)
+	hostIPCSC    = check(HostIPCSysctls)
 	containerSC  = check(SecurityContext)
 	volume       = check(func(v corev1.Volume) []Problem { return VolumeSource(v.Name, v.VolumeSource) })
 	mount        = check(func(m corev1.VolumeMount) []Problem { return VolumeMount(m, m.Name == "privileged") })
@@ -97,6 +98,15 @@ func TestRules(t *testing.T) {
 		// validatePodSpecSecurityContext
 		{"PodSecurityContext", podSC, `{"runAsUser": 1000, "runAsGroup": 0, "fsGroup": 2000, "supplementalGroups": [3000], "runAsNonRoot": true, "fsGroupChangePolicy": "OnRootMismatch", "seccompProfile": {"type": "RuntimeDefault"},
 			"sysctls": [{"name": "net.core.somaxconn", "value": "1024"}, {"name": "kernel/shm_rmid_forced", "value": "1"}], "supplementalGroupsPolicy": "Strict", "seLinuxChangePolicy": "MountOption", "appArmorProfile": {"type": "Localhost", "localhostProfile": "vllm"}}`, nil},
+		// ValidateHostSysctl with hostIPC: the IPC namespace's sysctls, by
+		// name or prefix, written with '.' or '/' (NormalizeName), up to a
+		// '*'; others pass.
+		{"HostIPCSysctls", hostIPCSC, `{"sysctls": [{"name": "kernel.shm_rmid_forced"}, {"name": "kernel/msgmax"}, {"name": "fs.mqueue.msg_max"}, {"name": "kernel.sem*"},
+			{"name": "net.core.somaxconn"}, {"name": "kernel.domainname"}, {"name": "fs.mqueue"}, {"name": "kernel.shm_next_id"}]}`, []string{
+			`x.sysctls[0].name "kernel.shm_rmid_forced" belongs to the IPC namespace, which a pod in the host's IPC namespace (disaggregation.hostPIDAndIPC) may not set: remove it or hostPIDAndIPC`,
+			`x.sysctls[1].name "kernel/msgmax" belongs to the IPC namespace, which a pod in the host's IPC namespace (disaggregation.hostPIDAndIPC) may not set: remove it or hostPIDAndIPC`,
+			`x.sysctls[2].name "fs.mqueue.msg_max" belongs to the IPC namespace, which a pod in the host's IPC namespace (disaggregation.hostPIDAndIPC) may not set: remove it or hostPIDAndIPC`,
+			`x.sysctls[3].name "kernel.sem*" belongs to the IPC namespace, which a pod in the host's IPC namespace (disaggregation.hostPIDAndIPC) may not set: remove it or hostPIDAndIPC`}},
 		{"PodSecurityContextIDs", podSC, `{"runAsUser": -1, "runAsGroup": 2147483648, "fsGroup": -5, "supplementalGroups": [1, -1]}`, []string{
 			`x.fsGroup -5 is invalid: must be a group ID from 0 to 2147483647`,
 			`x.runAsUser -1 is invalid: must be a user ID from 0 to 2147483647`,

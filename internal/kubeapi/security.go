@@ -13,7 +13,7 @@ import (
 
 // PodSecurityContext checks a pod's securityContext as
 // validatePodSpecSecurityContext does, for a pod without hostNetwork and
-// hostIPC (the sysctls such a pod may not set are not checked).
+// hostIPC (HostIPCSysctls adds what a pod with hostIPC may not set).
 func PodSecurityContext(sc *corev1.PodSecurityContext) []Problem {
 	var ps problems
 	if sc == nil {
@@ -105,6 +105,49 @@ func (ps *problems) groupID(fld string, id *int64) {
 }
 
 const sysctlMaxLength = 253
+
+// HostIPCSysctls finds the sysctls a pod in the host's IPC namespace
+// (hostIPC) may not set, as ValidateHostSysctl does: those of the IPC
+// namespace.
+func HostIPCSysctls(sc *corev1.PodSecurityContext) []Problem {
+	var ps problems
+	if sc == nil {
+		return nil
+	}
+	for i, s := range sc.Sysctls {
+		if ipcSysctl(s.Name) {
+			ps.add(index(".sysctls", i)+".name", "%s belongs to the IPC namespace, which a pod in the host's IPC namespace (disaggregation.hostPIDAndIPC) may not set: remove it or hostPIDAndIPC", Quote(s.Name))
+		}
+	}
+	return ps.list
+}
+
+// ipcSysctl reports whether a sysctl belongs to the IPC namespace, as
+// component-helpers' node/util/sysctl GetNamespace finds it: a name of
+// nameToNamespace or under the fs.mqueue prefix, after NormalizeName (a name
+// written with '/' first has '.' and '/' swapped) and up to a '*'.
+func ipcSysctl(name string) bool {
+	if i := strings.IndexAny(name, "./"); i >= 0 && name[i] == '/' {
+		name = strings.Map(func(r rune) rune {
+			switch r {
+			case '.':
+				return '/'
+			case '/':
+				return '.'
+			}
+			return r
+		}, name)
+	}
+	if i := strings.IndexByte(name, '*'); i >= 0 {
+		name = name[:i]
+	}
+	switch name {
+	case "kernel.sem", "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced", "kernel.shm",
+		"kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.msg":
+		return true
+	}
+	return strings.HasPrefix(name, "fs.mqueue.")
+}
 
 // sysctlName: SysctlContainSlashFmt, segments joined by '.' or '/'.
 var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)

@@ -40,6 +40,7 @@ var stacks = []stack{
 		external: []string{"PersistentVolumeClaim/shared-models"}},
 	{name: "production", xr: "example/stacks/production.yaml", composition: composition, xrd: xrd},
 	{name: "disaggregated", xr: "example/stacks/disaggregated.yaml", composition: composition, xrd: xrd},
+	{name: "disaggregated-lmcache", xr: "example/stacks/disaggregated-lmcache.yaml", composition: composition, xrd: xrd},
 	// Every optional kind: HPA, KEDA, PDB, Ingress, HTTPRoute, NetworkPolicy,
 	// ServiceMonitor, LMCache server, LoRA sidecar; the CRDs of KEDA, the
 	// Gateway API and the Prometheus Operator as a cluster would have them.

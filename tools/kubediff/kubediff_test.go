@@ -130,6 +130,14 @@ var kinds = []struct {
 		func(t *corev1.PodTemplateSpec) []kubeapi.Problem {
 			return kubeapi.ContainerResources(t.Spec.Containers[0].Resources)
 		}},
+	{"hostNamespacesPodSecurityContext", // of a disaggregated model's pod with hostPIDAndIPC
+		func(t *corev1.PodTemplateSpec, j []byte) bool {
+			t.Spec.HostPID, t.Spec.HostIPC = true, true
+			return json.Unmarshal(j, &t.Spec.SecurityContext) == nil
+		},
+		func(t *corev1.PodTemplateSpec) []kubeapi.Problem {
+			return append(kubeapi.PodSecurityContext(t.Spec.SecurityContext), kubeapi.HostIPCSysctls(t.Spec.SecurityContext)...)
+		}},
 }
 
 // plainQuantity: a quantity without an exponent and of a size the function
@@ -240,6 +248,10 @@ var seeds = []struct {
 	{7, `{"claims": [{"name": "a"}]}`},
 	{7, `{"requests": {"pods": "1", "requests.cpu": "1"}}`},
 	{7, `{"requests": {"example.com/foo": "0.5"}, "limits": {"example.com/foo": "0.5"}}`},
+	{8, `{"runAsUser": 1000, "sysctls": [{"name": "net.core.somaxconn", "value": "1"}, {"name": "kernel.shm_next_id", "value": "1"}, {"name": "fs.mqueue", "value": "1"}]}`},
+	{8, `{"sysctls": [{"name": "kernel/shm_rmid_forced", "value": "1"}]}`},
+	{8, `{"sysctls": [{"name": "fs.mqueue.msg_max", "value": "10"}]}`},
+	{8, `{"sysctls": [{"name": "kernel.msgmnb", "value": "10"}]}`},
 }
 
 func TestAgainstAPIServer(t *testing.T) {

@@ -311,14 +311,22 @@ type Disaggregation struct {
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
 
-	// How the KV cache goes from a prefill engine to a decode engine:
-	// nixl, vLLM's NixlConnector (the decode engine pulls the blocks from
-	// the prefill pod over NIXL; the router's
-	// disaggregated_prefill_orchestrated logic). Needs vLLM 0.10.2 or later
-	// (the first vllm/vllm-openai image with NIXL), router 0.1.11 or later
-	// and pod-ip discovery. Default: nixl.
+	// How the KV cache goes from a prefill engine to a decode engine.
+	// nixl: vLLM's NixlConnector; the decode engine pulls the blocks from
+	// the prefill pod over NIXL, behind the router's
+	// disaggregated_prefill_orchestrated logic, which spreads requests over
+	// every engine of both groups. Needs vLLM 0.10.2 or later (the first
+	// vllm/vllm-openai image with NIXL) and router 0.1.11 or later.
+	// lmcache: the chart's recipe, LMCache's NIXL backend of mid-2025; the
+	// prefill engine pushes the KV cache to the decode group's Service,
+	// behind the router's disaggregated_prefill logic, which uses one
+	// engine of each group. Needs an lmcache/vllm-openai image tagged with
+	// a build date from 2025-05-27 to 2025-09-11 (later LMCache reads other
+	// keys and waits for a request field no router sends), one decode
+	// engine, tensorParallelSize 1 and router 0.1.4 or later. Both need
+	// pod-ip discovery. Default: nixl.
 	// +optional
-	// +kubebuilder:validation:Enum="";nixl
+	// +kubebuilder:validation:Enum="";nixl;lmcache
 	Transfer string `json:"transfer,omitempty"`
 
 	// UCX transports NIXL may use (UCX_TLS of both groups' engines), e.g.
@@ -327,6 +335,15 @@ type Disaggregation struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_,^]*$`
 	UCXTLS string `json:"ucxTLS,omitempty"`
+
+	// Run both groups' pods in the node's PID and IPC namespaces (hostPID
+	// and hostIPC), as the chart's recipe does. UCX's cuda_ipc transport
+	// needs it to move the KV cache between pods on one node: CUDA IPC
+	// handles do not cross PID namespaces, and without it UCX falls back,
+	// silently, to the next transport of ucxTLS. Privileged: the Pod
+	// Security baseline level refuses host namespaces. Default: false.
+	// +optional
+	HostPIDAndIPC *bool `json:"hostPIDAndIPC,omitempty"`
 
 	// The prefill group's engines.
 	// +optional

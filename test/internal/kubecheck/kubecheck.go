@@ -535,13 +535,22 @@ func (st *renderedStack) checkPodSpec(o *object, p *corev1.PodSpec) {
 	}
 	st.fieldErrors(o, metavalidation.ValidateLabels(p.NodeSelector, field.NewPath(fld, "nodeSelector")))
 	// The API server's rules of internal/kubeapi, for a pod in the host's
-	// network, IPC and user namespaces with no spec.os: so the stack's pods.
-	if p.HostNetwork || p.HostIPC || p.HostPID || p.HostUsers != nil || p.OS != nil {
-		st.errorf(o, "%s sets hostNetwork, hostIPC, hostPID, hostUsers or os, which the checks of internal/kubeapi assume unset", fld)
+	// user namespace, with its own network namespace and no spec.os: so the
+	// stack's pods. A disaggregated model's may share the host's PID and IPC
+	// namespaces: then the IPC namespace's sysctls are refused, and
+	// shareProcessNamespace too (ValidatePodSpec).
+	if p.HostNetwork || p.HostUsers != nil || p.OS != nil {
+		st.errorf(o, "%s sets hostNetwork, hostUsers or os, which the checks of internal/kubeapi assume unset", fld)
+	}
+	if p.HostPID && p.ShareProcessNamespace != nil && *p.ShareProcessNamespace {
+		st.errorf(o, "%s: shareProcessNamespace and hostPID cannot both be enabled", fld)
 	}
 	st.apiProblems(o, fld+".tolerations", kubeapi.Tolerations(p.Tolerations))
 	st.apiProblems(o, fld+".affinity", kubeapi.Affinity(p.Affinity))
 	st.apiProblems(o, fld+".securityContext", kubeapi.PodSecurityContext(p.SecurityContext))
+	if p.HostIPC {
+		st.apiProblems(o, fld+".securityContext", kubeapi.HostIPCSysctls(p.SecurityContext))
+	}
 
 	containerNames := map[string]bool{}
 	portNames := map[string]bool{}
