@@ -150,6 +150,10 @@ func (b behaviourFacts) checkBehaviour(r rendered, vllm, router string, warnings
 		if envValue(c.Env, "VLLM_RPC_TIMEOUT") != "" && !(v0 && b.holds("vllm:v0-engine-reads-rpc-timeout", v)) {
 			report(object, "env VLLM_RPC_TIMEOUT is read only by the V0 engine (VLLM_USE_V1=0, vLLM %s)", b.facts.releases("vllm:v0-engine-reads-rpc-timeout"))
 		}
+		if cfg != "" && strings.Contains(envValue(c.Env, "PYTORCH_CUDA_ALLOC_CONF"), "expandable_segments:True") && b.holds("vllm:kv-connector-refuses-expandable-segments", v) &&
+			!slices.Contains(c.Args, "--enable-cumem-allocator") && !slices.Contains(c.Args, "--enable-sleep-mode") {
+			report(object, "vLLM %s refuses to start with --kv-transfer-config and PYTORCH_CUDA_ALLOC_CONF expandable_segments:True without the cumem allocator", v)
+		}
 		problems = append(problems, b.checkVLLMEnvNames(object, v, c.Env, warnings, userEnv)...)
 		if routerLMCache != "" && lmcacheTrue(envValue(c.Env, "LMCACHE_ENABLE_CONTROLLER")) {
 			if m := lmcacheTag.FindStringSubmatch(c.Image); (m == nil || !sameLMCache(m[2]+m[3], routerLMCache)) && !warned(warnings, c.Image, "LMCache "+routerLMCache) {
@@ -261,6 +265,10 @@ func TestContractBehaviourChecks(t *testing.T) {
 		"RPCTimeoutOnV1": {c: engine("x", nil, envVar("VLLM_RPC_TIMEOUT", "1000000")), vllm: "0.10.2",
 			want: []string{object + "env VLLM_RPC_TIMEOUT is read only by the V0 engine (VLLM_USE_V1=0, vLLM only in 0.8.3–0.10.2)"}},
 		"RPCTimeoutOnV0": {c: engine("x", nil, envVar("VLLM_USE_V1", "0"), envVar("VLLM_RPC_TIMEOUT", "1000000")), vllm: "0.10.2"},
+		"ExpandableSegmentsWithConnector": {c: engine("x", lmcacheArgs, envVar("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")), vllm: "0.22.0",
+			want: []string{object + "vLLM 0.22.0 refuses to start with --kv-transfer-config and PYTORCH_CUDA_ALLOC_CONF expandable_segments:True without the cumem allocator"}},
+		"ExpandableSegmentsWithCumem": {c: engine("x", append(slices.Clone(lmcacheArgs), "--enable-cumem-allocator"), envVar("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")), vllm: "0.22.0"},
+		"ExpandableSegmentsBefore0220": {c: engine("x", lmcacheArgs, envVar("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")), vllm: "0.20.0"},
 		"RenderedVariableNotRead": {c: engine("x", nil, envVar("VLLM_USE_V1", "1")), vllm: "0.12.0",
 			want: []string{object + "env VLLM_USE_V1 is not read by vLLM 0.12.0 (vllm_envs.tsv)"}},
 		"UserVariableNotReadUnwarned": {c: engine("x", nil, envVar("VLLM_LOG_LEVEL", "INFO")), vllm: "0.8.3", userEnv: map[string]bool{"VLLM_LOG_LEVEL": true},

@@ -1,7 +1,10 @@
 package stack
 
 import (
+	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vllm-project/function-vllm-stack/upstream"
 )
@@ -38,6 +41,38 @@ func chunkedPrefillIgnored(f *Findings, e engine) {
 		alternative = ", or set vllmConfig.v1: false for the V0 engine, which honours it"
 	}
 	f.warnf("%s.vllmConfig.enableChunkedPrefill false has no effect: the engine runs vLLM %s, whose V1 engine always uses chunked prefill; vLLM %s is the first release that honours it (PR #28665): use an image of vLLM %s or later%s", e.block, ver, upstream.VLLMV1ChunkedPrefillOff, upstream.VLLMV1ChunkedPrefillOff, alternative)
+}
+
+// expandableSegmentsWithConnector refuses what vLLM refuses at start: a KV
+// connector (LMCache, disaggregation or the user's own --kv-transfer-config)
+// with PYTORCH_CUDA_ALLOC_CONF expandable_segments:True, unless the cumem
+// allocator is on. Where the release may or may not do so (0.21.x), a
+// warning.
+func expandableSegmentsWithConnector(f *Findings, e engine) {
+	i := slices.IndexFunc(e.cfg.Env, func(v corev1.EnvVar) bool {
+		return v.Name == "PYTORCH_CUDA_ALLOC_CONF" && strings.Contains(v.Value, upstream.VLLMExpandableSegmentsSetting)
+	})
+	ver := e.vllm.version
+	if i < 0 || ver.Less(upstream.VLLMKVConnectorMayRefuseExpandable) {
+		return
+	}
+	args := engineArgs(e)
+	connector := slices.ContainsFunc(args, func(a string) bool {
+		return a == "--kv-transfer-config" || strings.HasPrefix(a, "--kv-transfer-config=")
+	})
+	cumem := slices.ContainsFunc(args, func(a string) bool {
+		return a == "--enable-cumem-allocator" || a == "--enable-sleep-mode"
+	})
+	if !connector || cumem {
+		return
+	}
+	const why = "with a KV connector (--kv-transfer-config: LMCache, disaggregation or extraArgs), as remapped pages leave the connector's pinned KV cache registrations stale, unless the cumem allocator is on"
+	const fix = "remove expandable_segments:True, or add --enable-cumem-allocator to vllmConfig.extraArgs"
+	if ver.AtLeast(upstream.VLLMKVConnectorRefusesExpandable) {
+		f.errorf("%s.env PYTORCH_CUDA_ALLOC_CONF %q: vLLM %s and later refuse to start %s, and the engine runs vLLM %s: %s", e.block, e.cfg.Env[i].Value, upstream.VLLMKVConnectorRefusesExpandable, why, e.vllm, fix)
+		return
+	}
+	f.warnf("%s.env PYTORCH_CUDA_ALLOC_CONF %q: vLLM %s and later refuse to start %s; the engine runs vLLM %s, which may already: remove expandable_segments:True", e.block, e.cfg.Env[i].Value, upstream.VLLMKVConnectorRefusesExpandable, why, e.vllm)
 }
 
 // lmcacheInImage says what the engine's image tells of its LMCache: whether

@@ -155,3 +155,51 @@ func TestRPCTimeoutOnlyForV0(t *testing.T) {
 		})
 	}
 }
+
+// TestExpandableSegmentsWithConnector: vLLM 0.22.0 and later refuse to
+// start with a KV connector and PYTORCH_CUDA_ALLOC_CONF
+// expandable_segments:True unless the cumem allocator is on (disagg.tsv);
+// 0.21.x may, a warning; without a connector nothing is said.
+func TestExpandableSegmentsWithConnector(t *testing.T) {
+	const (
+		prefix = "invalid ProductionStack: "
+		why    = "with a KV connector (--kv-transfer-config: LMCache, disaggregation or extraArgs), as remapped pages leave the connector's pinned KV cache registrations stale, unless the cumem allocator is on"
+	)
+	alloc := func(value string) []any {
+		return []any{map[string]any{"name": "PYTORCH_CUDA_ALLOC_CONF", "value": value}}
+	}
+	lmcache := func(ver string, kv ...any) map[string]any {
+		return with(append([]any{"vllmConfig.image", "vllm/vllm-openai:v" + ver, "lmcacheConfig.enabled", true, "env", alloc("expandable_segments:True,max_split_size_mb:512")}, kv...)...)
+	}
+	refusal022 := prefix + `spec.env PYTORCH_CUDA_ALLOC_CONF "expandable_segments:True,max_split_size_mb:512": vLLM 0.22.0 and later refuse to start ` + why + `, and the engine runs vLLM 0.22.0 (vllmConfig.image docker.io/vllm/vllm-openai:v0.22.0): remove expandable_segments:True, or add --enable-cumem-allocator to vllmConfig.extraArgs`
+	for name, tc := range map[string]struct {
+		xr               map[string]any
+		refusal, warning string
+	}{
+		"LMCache":         {xr: lmcache("0.22.0"), refusal: refusal022},
+		"CumemAllocator":  {xr: lmcache("0.22.0", "vllmConfig.extraArgs", []any{"--enable-cumem-allocator"})},
+		"SleepMode":       {xr: lmcache("0.22.0", "vllmConfig.extraArgs", []any{"--enable-sleep-mode"})},
+		"Off":             {xr: lmcache("0.22.0", "env", alloc("expandable_segments:False"))},
+		"NoConnector":     {xr: lmcache("0.22.0", "lmcacheConfig.enabled", false)},
+		"Before0210":      {xr: lmcache("0.20.0")},
+		"Unbracketed0210": {xr: lmcache("0.21.0"), warning: `spec.env PYTORCH_CUDA_ALLOC_CONF "expandable_segments:True,max_split_size_mb:512": vLLM 0.22.0 and later refuse to start ` + why + `; the engine runs vLLM 0.21.0 (vllmConfig.image docker.io/vllm/vllm-openai:v0.21.0), which may already: remove expandable_segments:True`},
+		"OwnConnector":    {xr: lmcache("0.22.0", "lmcacheConfig.enabled", false, "vllmConfig.extraArgs", []any{`--kv-transfer-config={"kv_connector":"OffloadingConnector","kv_role":"kv_both"}`}), refusal: refusal022},
+		"Disaggregated":   {xr: pdXR("vllmConfig.image", "vllm/vllm-openai:v0.22.0", "env", alloc("expandable_segments:True,max_split_size_mb:512")), refusal: refusal022},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, req(t, tc.xr, nil, nil))
+			if rsp.refusal != tc.refusal {
+				t.Errorf("refusal:\n got: %s\nwant: %s", rsp.refusal, tc.refusal)
+			}
+			hit := ""
+			for _, w := range rsp.warnings {
+				if strings.Contains(w, "PYTORCH_CUDA_ALLOC_CONF") {
+					hit = w
+				}
+			}
+			if hit != tc.warning {
+				t.Errorf("warning:\n got: %s\nwant: %s", hit, tc.warning)
+			}
+		})
+	}
+}

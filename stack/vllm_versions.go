@@ -114,6 +114,7 @@ func validateVLLMVersion(f *Findings, e engine) {
 		f.warnf("%s.v1 has no effect: the engine runs vLLM %s, which only has the V1 engine and no longer reads VLLM_USE_V1; remove v1", p, ver)
 	}
 	chunkedPrefillIgnored(f, e)
+	expandableSegmentsWithConnector(f, e)
 	if !lmcacheOn(e) {
 		return
 	}

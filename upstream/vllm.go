@@ -45,6 +45,19 @@ var (
 	// the first release sure to honour it (PR #28665, 2025-11-14; 0.11.1 was
 	// cut around then).
 	VLLMV1ChunkedPrefillOff = V(0, 12, 0)
+
+	// With any KV connector, vLLM refuses to start when
+	// PYTORCH_CUDA_ALLOC_CONF holds "expandable_segments:True" (remapped
+	// pages leave the connector's pinned registrations stale), unless the
+	// cumem allocator is on (--enable-cumem-allocator, or
+	// --enable-sleep-mode, which turns it on): PR #41237, merged on main
+	// 2026-05-08, in 0.22.0 (4ff865c38, vllm/config/vllm.py
+	// _verify_kv_transfer_compat); 0.21.0 is not bracketed.
+	// --enable-cumem-allocator came with PR #33648 (main 2026-05-20), in
+	// 0.22.0 too.
+	VLLMKVConnectorRefusesExpandable   = V(0, 22, 0)
+	VLLMKVConnectorMayRefuseExpandable = V(0, 21, 0)
+	VLLMExpandableSegmentsSetting      = "expandable_segments:True"
 )
 
 const (
