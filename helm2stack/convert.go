@@ -39,6 +39,9 @@ type converter struct {
 	routerImage, serverImage image
 	// adapters are loraAdapters items, added to their models at the end.
 	adapters []loraAdapter
+	// mergedInto maps the names of the P/D recipe's two models to the
+	// disaggregated model they became, for adapters that name either.
+	mergedInto map[string]string
 }
 
 type modelState struct {

@@ -71,8 +71,13 @@ func (c *converter) loraAdapters(n node) error {
 func (c *converter) addAdapters() error {
 	for _, a := range c.adapters {
 		var target *modelState
+		name := a.baseModel
+		if merged, ok := c.mergedInto[name]; ok {
+			name = merged
+			c.res.note(a.path, fmt.Sprintf("baseModel %s is now model %s, disaggregated: both groups load the adapter", a.baseModel, merged))
+		}
 		for _, m := range c.models {
-			if m.name == a.baseModel {
+			if m.name == name {
 				target = m
 			}
 		}

@@ -167,6 +167,7 @@ func (c *converter) disaggregate() error {
 	}
 	c.res.note(prefill.pd.enablePD, "hostPIDAndIPC true: the chart runs the recipe's pods with hostPID and hostIPC, which UCX's cuda_ipc needs between pods on one node; they are privileged: remove hostPIDAndIPC where the groups run on different nodes or Pod Security forbids host namespaces (UCX then uses tcp)")
 	c.stripPDLabels()
+	c.mergedInto = map[string]string{prefill.name: merged.name, decode.name: merged.name}
 	c.models = []*modelState{&merged}
 	return nil
 }

@@ -71,3 +71,41 @@ func slicesHasPrefix(messages []string, prefix string) bool {
 	}
 	return false
 }
+
+// TestDisaggregatedRecipeAdapters: an adapter whose baseModel names one of
+// the recipe's two models goes to the model they became, and says so.
+func TestDisaggregatedRecipeAdapters(t *testing.T) {
+	values, err := os.ReadFile("../cmd/helm2stack/testdata/scenarios/disagg-prefill.values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.ReplaceAll(string(values), "      modelURL: meta-llama/Llama-3.1-8B-Instruct\n", "      modelURL: meta-llama/Llama-3.1-8B-Instruct\n      enableLoRA: true\n") + `
+loraAdapters:
+  - name: sql-adapter
+    baseModel: llama-decode
+    adapterSource: {type: local, adapterName: sql-lora, adapterPath: /data/lora-adapters/sql-lora}
+`
+	res, err := Convert([]byte(v), Options{Name: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Dropped) > 0 {
+		t.Errorf("dropped: %v", res.Dropped)
+	}
+	m := res.Stack.Spec.Model
+	if m == nil || m.Name != "llama" || len(m.LoRAAdapters) != 1 || m.LoRAAdapters[0].Name != "sql-lora" {
+		t.Fatalf("model %+v, want llama with adapter sql-lora", m)
+	}
+	want := "loraAdapters[0]: baseModel llama-decode is now model llama, disaggregated: both groups load the adapter"
+	if !slicesHasPrefix(findingStrings(res.Notes), want) {
+		t.Errorf("notes %q lack %q", res.Notes, want)
+	}
+}
+
+func findingStrings(fs []Finding) []string {
+	out := make([]string, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, f.String())
+	}
+	return out
+}
