@@ -2,6 +2,7 @@ package helm2stack
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -108,4 +109,22 @@ func findingStrings(fs []Finding) []string {
 		out = append(out, f.String())
 	}
 	return out
+}
+
+// TestDisaggregatedRecipeCICopy converts the chart's CI copy of the recipe
+// (tests/assets/values-10-disagg-prefill.yaml, at production-stack HEAD
+// only): on the tutorial's image it stays the recipe.
+func TestDisaggregatedRecipeCICopy(t *testing.T) {
+	out, err := exec.Command("git", "--git-dir="+chartMirror, "show", "HEAD:tests/assets/values-10-disagg-prefill.yaml").Output()
+	if err != nil {
+		t.Skipf("the chart's CI values are not available from %s: %v", chartMirror, err)
+	}
+	res, err := Convert(out, Options{Name: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Stack.Spec.Disaggregation
+	if m := res.Stack.Spec.Model; m == nil || m.Name != "opt125m" || d == nil || d.Transfer != "lmcache" {
+		t.Errorf("model %+v, disaggregation %+v: want model opt125m with transfer lmcache", m, d)
+	}
 }
