@@ -294,6 +294,16 @@ var stackCases = []stackCase{
 		storage: notReady("ClaimPending", "storage claim pd-llama3-prefill-storage-claim is Pending; storage claim pd-llama3-decode-storage-claim is Pending"+claimPending),
 	},
 	{
+		// A model on two nodes: a LeaderWorkerSet, checked against LWS's
+		// CRD; without LWS's controller here no group becomes ready.
+		name: "multi-node", manifest: "example/stacks/multi-node.yaml",
+		stack: "big", router: 1,
+		models:  []modelStatus{{"llama3-405b", "meta-llama/Llama-3.1-405B-Instruct-FP8", 1, ""}},
+		engines: notReady("RollingOut", "0/1 models ready. llama3-405b: 0/1 groups ready, the LeaderWorkerSet controller has not reported on it yet"),
+		routerC: routerNotReady(1),
+		storage: notReady("ClaimPending", "storage claim big-llama3-405b-storage-claim is Pending"+claimPending),
+	},
+	{
 		// The chart's recipe: LMCache's NIXL backend moves the KV cache to
 		// the decode group's Service, one engine a group.
 		name: "disaggregated-lmcache", manifest: "example/stacks/disaggregated-lmcache.yaml",
@@ -342,6 +352,7 @@ var renderableKinds = []string{
 	"keda.sh/v1alpha1/ScaledObject",
 	"gateway.networking.k8s.io/v1/HTTPRoute",
 	"monitoring.coreos.com/v1/ServiceMonitor",
+	"leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
 }
 
 // checkFull checks that the full stack as stored has the parts the matrix
@@ -653,6 +664,8 @@ func testStack(t *testing.T, tc stackCase, applied map[string]bool) {
 			}
 		case "ScaledObject":
 			want = fnv1.Ready_READY_FALSE // no KEDA here: no Ready condition
+		case "LeaderWorkerSet":
+			want = fnv1.Ready_READY_FALSE // no LWS controller here: no groups
 		}
 		if got := rsp.GetDesired().GetResources()[k].GetReady(); got != want {
 			t.Errorf("%s (%s): ready %v, want %v", k, describe(o), got, want)
@@ -850,6 +863,19 @@ func asDeployment(t *testing.T, u *unstructured.Unstructured) *appsv1.Deployment
 func deploymentOf(t *testing.T, observed map[string]*unstructured.Unstructured, model string) *appsv1.Deployment {
 	t.Helper()
 	for _, o := range observed {
+		if o.GetKind() == "LeaderWorkerSet" {
+			// A multi-node model: its groups count as a Deployment's
+			// replicas, its leaders' template as its pods'.
+			labels, _, _ := unstructured.NestedStringMap(o.Object, "spec", "leaderWorkerTemplate", "leaderTemplate", "metadata", "labels")
+			if labels["model"] != model {
+				continue
+			}
+			n := func(path ...string) int32 { v, _, _ := unstructured.NestedInt64(o.Object, path...); return int32(v) }
+			d := &appsv1.Deployment{}
+			d.Name, d.Spec.Replicas, d.Spec.Template.Labels = o.GetName(), ptr.To(n("spec", "replicas")), labels
+			d.Status.ReadyReplicas, d.Status.AvailableReplicas, d.Status.UpdatedReplicas = n("status", "readyReplicas"), n("status", "readyReplicas"), n("status", "updatedReplicas")
+			return d
+		}
 		if o.GetKind() != "Deployment" {
 			continue
 		}

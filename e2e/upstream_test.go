@@ -45,6 +45,10 @@ var upstreamCRDs = []upstreamCRD{
 		file: "config/crd/bases/keda.sh_scaledobjects.yaml",
 	},
 	{
+		name: "leaderworkersets.leaderworkerset.x-k8s.io", module: "sigs.k8s.io/lws",
+		file: "config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+	},
+	{
 		// The Go module proxy does not serve the repository's root module
 		// (github.com/prometheus-operator/prometheus-operator), whose
 		// example/prometheus-operator-crd holds the YAML; upstream generates

@@ -23,9 +23,10 @@ import (
 // Crossplane for each CRD it needs (a required resource) and refuses the
 // stack while one is missing, before anything is composed.
 var optionalKinds = map[string]struct{ crd, installedBy, field string }{
-	"ScaledObject":   {"scaledobjects.keda.sh", "KEDA", "autoscaling.type keda"},
-	"HTTPRoute":      {"httproutes.gateway.networking.k8s.io", "the Gateway API", "routerConfig.httpRoute"},
-	"ServiceMonitor": {"servicemonitors.monitoring.coreos.com", "the Prometheus Operator", "monitoring.serviceMonitor"},
+	"ScaledObject":    {"scaledobjects.keda.sh", "KEDA", "autoscaling.type keda"},
+	"HTTPRoute":       {"httproutes.gateway.networking.k8s.io", "the Gateway API", "routerConfig.httpRoute"},
+	"ServiceMonitor":  {"servicemonitors.monitoring.coreos.com", "the Prometheus Operator", "monitoring.serviceMonitor"},
+	"LeaderWorkerSet": {"leaderworkersets.leaderworkerset.x-k8s.io", "LeaderWorkerSet (kubernetes-sigs/lws)", "multiNode"},
 }
 
 // crdRequirementPrefix prefixes the names of the CRD requirements.

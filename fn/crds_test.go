@@ -1,11 +1,13 @@
 package fn
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
+	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
@@ -144,5 +146,33 @@ func TestRenderUID(t *testing.T) {
 	got := renderUID("serving.vllm.ai/v1alpha1, Kind=ProductionStack", "default", "test-stack")
 	if want := "a9fff7cb-e2b0-51b6-96b7-9e6ebeda7473"; got != want {
 		t.Errorf("renderUID = %s, want %s", got, want)
+	}
+}
+
+// TestMultiNodeRequirements: a multi-node model requires the LeaderWorkerSet
+// CRD and, beside the leaders, its workers' pods; a missing CRD is refused.
+func TestMultiNodeRequirements(t *testing.T) {
+	xr := onCluster(with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "multiNode", map[string]any{"podsPerReplica": 2},
+		"vllmConfig.tensorParallelSize", 2, "resources.gpu", "1", "storage.accessModes", []any{"ReadWriteMany"}))
+	rsp := mustRun(t, req(t, xr, nil, nil))
+	const crd = "leaderworkersets.leaderworkerset.x-k8s.io"
+	var names []string
+	for name := range rsp.GetRequirements().GetResources() {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if diff := cmp.Diff([]string{"crd-" + crd, "engine-pods", "engine-worker-pods", "router-pods"}, names); diff != "" {
+		t.Errorf("requirements (-want +got):\n%s", diff)
+	}
+	workers := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Pod", Namespace: ptr.To("llm"),
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": "serving-engine-worker"}}}}
+	if diff := cmp.Diff(workers, rsp.GetRequirements().GetResources()["engine-worker-pods"], protocmp.Transform()); diff != "" {
+		t.Errorf("worker pods requirement (-want +got):\n%s", diff)
+	}
+	r := req(t, xr, nil, nil)
+	r.RequiredResources = map[string]*fnv1.Resources{"crd-" + crd: nil}
+	want := "cannot compose the stack: multiNode needs the LeaderWorkerSet CRD leaderworkersets.leaderworkerset.x-k8s.io, which the cluster does not have: install LeaderWorkerSet (kubernetes-sigs/lws), or turn multiNode off"
+	if got := fatal(t, run(t, r)); got != want {
+		t.Errorf("Fatal message:\n got: %s\nwant: %s", got, want)
 	}
 }

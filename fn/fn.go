@@ -116,9 +116,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	// Ask for the stack's pods on every call; Crossplane sends them on the
 	// next call of this reconcile, and the status explains unready pods.
-	requirePods(rsp, s)
+	parts := s.Parts()
+	requirePods(rsp, s, parts)
 	requireCRDs(rsp, optional)
-	st := status.Observe(s.Parts(), observedObjects(observed), requiredPods(req))
+	st := status.Observe(parts, observedObjects(observed), requiredPods(req))
 	if err := writeStatus(dxr.Resource, st.Fields()); err != nil {
 		return refuse(rsp, fmt.Errorf("cannot write the ProductionStack's status: %w", err))
 	}

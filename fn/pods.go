@@ -1,6 +1,8 @@
 package fn
 
 import (
+	"slices"
+
 	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,15 +19,21 @@ import (
 // found, out of memory, missing Secret, still loading the model) the function
 // asks Crossplane for the stack's pods as required resources.
 const (
-	enginePodsRequirement = "engine-pods"
-	routerPodsRequirement = "router-pods"
+	enginePodsRequirement       = "engine-pods"
+	engineWorkerPodsRequirement = "engine-worker-pods"
+	routerPodsRequirement       = "router-pods"
 )
 
 // requirePods asks Crossplane for the stack's engine and router pods, by the
 // labels of SPEC §2, in the stack's namespace. The requirements are the same
 // on every call, so Crossplane's requirement loop settles after one round.
-func requirePods(rsp *fnv1.RunFunctionResponse, s *stack.Stack) {
+func requirePods(rsp *fnv1.RunFunctionResponse, s *stack.Stack, parts stack.Parts) {
 	require(rsp, enginePodsRequirement, podSelector(s, stack.ComponentEngine))
+	if slices.ContainsFunc(parts.Engines, func(e stack.EnginePart) bool { return e.LeaderWorkerSet != "" }) {
+		// A multi-node model's workers, which explain a group whose leader
+		// waits for them.
+		require(rsp, engineWorkerPodsRequirement, podSelector(s, stack.ComponentEngineWorker))
+	}
 	require(rsp, routerPodsRequirement, podSelector(s, stack.ComponentRouter))
 }
 
@@ -57,7 +65,7 @@ func podSelector(s *stack.Stack, component string) *fnv1.ResourceSelector {
 // there are none and the status says nothing about pods.
 func requiredPods(req *fnv1.RunFunctionRequest) status.StackPods {
 	engines := map[string]podSet{}
-	for _, p := range onlyPods(requiredResources(req, enginePodsRequirement)) {
+	for _, p := range onlyPods(append(requiredResources(req, enginePodsRequirement), requiredResources(req, engineWorkerPodsRequirement)...)) {
 		name := p.GetFields()["metadata"].GetStructValue().GetFields()["labels"].GetStructValue().GetFields()[stack.LabelName].GetStringValue()
 		engines[name] = append(engines[name], p)
 	}

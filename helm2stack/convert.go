@@ -60,6 +60,8 @@ type modelState struct {
 	existingClaim string
 	// pd is what the model says of the chart's P/D recipe (pd.go).
 	pd pdModel
+	// ray is what it says of raySpec (ray.go).
+	ray rayModel
 }
 
 // maxReleaseName is the longest release name Helm accepts.

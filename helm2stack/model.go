@@ -46,6 +46,7 @@ var releaseTag = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(\.[0-9]+)?$`)
 // completeModel finishes what needs all of a model's keys.
 func (c *converter) completeModel() error {
 	m := c.cur
+	c.completeRay()
 	if m.image.repo == "" || m.image.tag == "" {
 		return fmt.Errorf("%s.repository and %s.tag are required (the chart refuses a model without them)", m.path, m.path)
 	}

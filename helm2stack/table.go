@@ -76,7 +76,7 @@ var table = []rule{
 		}
 	})},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.v1", do: chartIgnores("the chart reads it for raySpec models only, which the stack does not run; vllmConfig.v1 sets VLLM_USE_V1")},
-	{key: "servingEngineSpec.modelSpec[].vllmConfig.pipelineParallelSize", do: chartIgnores("the chart reads it for raySpec models only, which the stack does not run")},
+	{key: "servingEngineSpec.modelSpec[].vllmConfig.pipelineParallelSize", do: (*converter).pipelineParallel},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.runner", do: str(func(c *converter, s string) { c.cur.runner = []string{"--runner", s} })},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.convert", do: str(func(c *converter, s string) { c.cur.convert = []string{"--convert", s} })},
 	{key: "servingEngineSpec.modelSpec[].vllmConfig.prometheusMultiprocDir", do: str(func(c *converter, s string) {
@@ -166,7 +166,7 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].pdb.maxUnavailable", do: intOrString(func(c *converter) **v1alpha1.PodDisruptionBudget { return &c.engine().PodDisruptionBudget }, false)},
 	{key: "servingEngineSpec.modelSpec[].pdb.labels", do: drop(pdbMetaReason)},
 	{key: "servingEngineSpec.modelSpec[].pdb.annotations", do: drop(pdbMetaReason)},
-	{key: "servingEngineSpec.modelSpec[].raySpec", do: dropEnabled("enabled", "out of scope, as is LeaderWorkerSet multi-node: a model runs as one Deployment of single-node pods, its tensor-parallel workers inside one pod (vllmConfig.tensorParallelSize may not exceed resources.gpu)")},
+	{key: "servingEngineSpec.modelSpec[].raySpec", do: (*converter).raySpec},
 
 	{key: "servingEngineSpec.labels", do: stringMap(func(c *converter, m map[string]string) {
 		mergeInto(&ensure(&c.engine().Pod).Labels, m)

@@ -22,9 +22,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
@@ -873,6 +876,24 @@ type rendered struct {
 	services    []corev1.Service
 	roles       []rbacv1.Role
 	bindings    []rbacv1.RoleBinding
+	// A LeaderWorkerSet's pods are checked as those of two Deployments,
+	// its leaders' and its workers' (lwsDeployments).
+	leaderWorkerSets []lwsv1.LeaderWorkerSet
+}
+
+// lwsDeployments are a LeaderWorkerSet's leader and worker pods, as the
+// Deployments that would run them.
+func lwsDeployments(l lwsv1.LeaderWorkerSet) []appsv1.Deployment {
+	size := ptr.Deref(l.Spec.LeaderWorkerTemplate.Size, 1)
+	groups := ptr.Deref(l.Spec.Replicas, 1)
+	leader := l.Spec.LeaderWorkerTemplate.WorkerTemplate
+	if t := l.Spec.LeaderWorkerTemplate.LeaderTemplate; t != nil {
+		leader = *t
+	}
+	return []appsv1.Deployment{
+		{ObjectMeta: metav1.ObjectMeta{Name: l.Name + " leaderTemplate"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To(groups), Template: leader}},
+		{ObjectMeta: metav1.ObjectMeta{Name: l.Name + " workerTemplate"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To(groups * (size - 1)), Template: l.Spec.LeaderWorkerTemplate.WorkerTemplate}},
+	}
 }
 
 // add decodes one object; other kinds are ignored.
@@ -891,6 +912,13 @@ func (r *rendered) add(m map[string]any) error {
 	case "RoleBinding":
 		r.bindings = append(r.bindings, rbacv1.RoleBinding{})
 		into = &r.bindings[len(r.bindings)-1]
+	case "LeaderWorkerSet":
+		var l lwsv1.LeaderWorkerSet
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &l); err != nil {
+			return err
+		}
+		r.addObject(&l)
+		return nil
 	default:
 		return nil
 	}
@@ -908,6 +936,9 @@ func (r *rendered) addObject(o runtime.Object) {
 		r.roles = append(r.roles, *o)
 	case *rbacv1.RoleBinding:
 		r.bindings = append(r.bindings, *o)
+	case *lwsv1.LeaderWorkerSet:
+		r.leaderWorkerSets = append(r.leaderWorkerSets, *o)
+		r.deployments = append(r.deployments, lwsDeployments(*o)...)
 	}
 }
 
@@ -1012,7 +1043,12 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 	rc := rd.Spec.Template.Spec.Containers[0]
 	report("Deployment "+rd.Name+" container router", u.checkRouter(router, rc, extra.router))
 	engines := r.withContainer(engineContainer)
-	report("Deployment "+rd.Name+" container router", checkDiscovery(rc, r.rulesOf(rd.Spec.Template.Spec.ServiceAccountName), r.engineServices(), engines))
+	served := slices.DeleteFunc(slices.Clone(engines), headless)
+	report("Deployment "+rd.Name+" container router", checkDiscovery(rc, r.rulesOf(rd.Spec.Template.Spec.ServiceAccountName), r.engineServices(), served))
+	report("Deployment "+rd.Name+" container router", checkHeadlessUndiscovered(rc, slices.DeleteFunc(slices.Clone(engines), func(d appsv1.Deployment) bool { return !headless(d) })))
+	for _, l := range r.leaderWorkerSets {
+		report("LeaderWorkerSet "+l.Name, checkMultiNode(l))
+	}
 	for _, d := range engines {
 		c, _ := containerNamed(d, engineContainer)
 		object := "Deployment " + d.Name + " container vllm"
@@ -1024,6 +1060,98 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 	for _, d := range r.withContainer(cacheServerContainer) {
 		c, _ := containerNamed(d, cacheServerContainer)
 		report("Deployment "+d.Name+" container "+cacheServerContainer, checkCacheServer(c))
+	}
+	return problems
+}
+
+// headless reports whether a Deployment's engine runs no API server (a
+// multi-node model's worker, --headless).
+func headless(d appsv1.Deployment) bool {
+	c, _ := containerNamed(d, engineContainer)
+	return slices.Contains(c.Args, "--headless")
+}
+
+// checkHeadlessUndiscovered: the router must not discover a headless
+// engine, which answers no request.
+func checkHeadlessUndiscovered(router corev1.Container, workers []appsv1.Deployment) []string {
+	raw, _ := stacktest.ArgValue(router.Args, "--k8s-label-selector")
+	sel, err := k8slabels.Parse(raw)
+	if err != nil {
+		return nil // checkDiscovery says so
+	}
+	var problems []string
+	for _, d := range workers {
+		if sel.Matches(k8slabels.Set(d.Spec.Template.Labels)) {
+			problems = append(problems, fmt.Sprintf("--k8s-label-selector %q selects the headless pods of %s, which serve no API", raw, d.Name))
+		}
+	}
+	return problems
+}
+
+// checkMultiNode: with vLLM's multi-node (mp) backend every pod of a group
+// runs the same `vllm serve` with --nnodes the group's size and the
+// leader's address as --master-addr; the leader is node rank 0, a worker
+// its LWS worker index and --headless (multinode.tsv). Each GPU of the group
+// runs one rank: tensor × pipeline parallel size = GPUs per pod × size.
+// Workers answer no HTTP, so they have no HTTP probes, and a group whose pod
+// fails is recreated whole.
+func checkMultiNode(l lwsv1.LeaderWorkerSet) []string {
+	t := l.Spec.LeaderWorkerTemplate
+	size := strconv.Itoa(int(ptr.Deref(t.Size, 1)))
+	if t.LeaderTemplate == nil {
+		return []string{"no leaderTemplate: the leader runs the API server, the workers do not"}
+	}
+	leader, _ := containerNamed(appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: *t.LeaderTemplate}}, engineContainer)
+	worker, _ := containerNamed(appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: t.WorkerTemplate}}, engineContainer)
+	var problems []string
+	for _, c := range []struct {
+		role     string
+		args     []string
+		rank     string
+		headless bool
+	}{{"leader", leader.Args, "0", false}, {"worker", worker.Args, "$(LWS_WORKER_INDEX)", true}} {
+		for flag, want := range map[string]string{"--nnodes": size, "--node-rank": c.rank, "--master-addr": "$(LWS_LEADER_ADDRESS)"} {
+			if got, _ := stacktest.ArgValue(c.args, flag); got != want {
+				problems = append(problems, fmt.Sprintf("the %s's %s is %q, want %q", c.role, flag, got, want))
+			}
+		}
+		if slices.Contains(c.args, "--headless") != c.headless {
+			problems = append(problems, fmt.Sprintf("the %s's --headless: %v, want %v", c.role, !c.headless, c.headless))
+		}
+	}
+	strip := func(args []string) []string {
+		var out []string
+		for i := 0; i < len(args); i++ {
+			switch {
+			case args[i] == "--node-rank":
+				i++
+			case args[i] == "--headless" || strings.HasPrefix(args[i], "--node-rank="):
+			default:
+				out = append(out, args[i])
+			}
+		}
+		return out
+	}
+	if !slices.Equal(strip(leader.Args), strip(worker.Args)) {
+		problems = append(problems, fmt.Sprintf("the leader's and the workers' arguments differ beyond their rank: %q and %q", leader.Args, worker.Args))
+	}
+	if worker.StartupProbe != nil || worker.ReadinessProbe != nil || worker.LivenessProbe != nil {
+		problems = append(problems, "the workers have probes, and a headless engine answers none")
+	}
+	n := func(flag string) int64 {
+		v, ok := stacktest.ArgValue(leader.Args, flag)
+		if !ok {
+			return 1
+		}
+		i, _ := strconv.ParseInt(v, 10, 64)
+		return i
+	}
+	g := leader.Resources.Limits.Name("nvidia.com/gpu", "0").Value()
+	if ranks, gpus := n("--tensor-parallel-size")*n("--pipeline-parallel-size"), g*int64(ptr.Deref(t.Size, 1)); ranks != gpus {
+		problems = append(problems, fmt.Sprintf("tensor × pipeline parallel size is %d, and a group has %d GPUs", ranks, gpus))
+	}
+	if t.RestartPolicy != lwsv1.RecreateGroupOnPodRestart {
+		problems = append(problems, fmt.Sprintf("restartPolicy %q: a group whose pod restarts cannot rejoin its peers; want RecreateGroupOnPodRestart", t.RestartPolicy))
 	}
 	return problems
 }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
@@ -700,5 +701,68 @@ func TestNewestReleaseContract(t *testing.T) {
 	}
 	if p := loadUpstream(t).check(r, "0.27.1", "0.1.12", stackExtraArgs{}); len(p) != 0 {
 		t.Errorf("problems at vLLM 0.27.1: %q", p)
+	}
+}
+
+// TestContractCheckMultiNode: each wrong piece of a LeaderWorkerSet the
+// multi-node check finds, and a right one passes.
+func TestContractCheckMultiNode(t *testing.T) {
+	build := func() lwsv1.LeaderWorkerSet {
+		return *desired(t, mustRun(t, req(t, mnXR(), nil, nil)), "engine-m-leaderworkerset", &lwsv1.LeaderWorkerSet{})
+	}
+	setArgs := func(tmpl *corev1.PodTemplateSpec, f func([]string) []string) {
+		tmpl.Spec.Containers[0].Args = f(slices.Clone(tmpl.Spec.Containers[0].Args))
+	}
+	replace := func(old, new string) func([]string) []string {
+		return func(a []string) []string {
+			a[slices.Index(a, old)] = new
+			return a
+		}
+	}
+	cases := map[string]struct {
+		change func(*lwsv1.LeaderWorkerSet)
+		want   []string
+	}{
+		"Right": {change: func(*lwsv1.LeaderWorkerSet) {}},
+		"WorkerRankZero": {change: func(l *lwsv1.LeaderWorkerSet) {
+			setArgs(&l.Spec.LeaderWorkerTemplate.WorkerTemplate, replace("$(LWS_WORKER_INDEX)", "0"))
+		}, want: []string{`the worker's --node-rank is "0", want "$(LWS_WORKER_INDEX)"`}},
+		"WorkerNotHeadless": {change: func(l *lwsv1.LeaderWorkerSet) {
+			setArgs(&l.Spec.LeaderWorkerTemplate.WorkerTemplate, func(a []string) []string { return a[:len(a)-1] })
+		}, want: []string{"the worker's --headless: false, want true"}},
+		"NodesNotSize": {change: func(l *lwsv1.LeaderWorkerSet) { l.Spec.LeaderWorkerTemplate.Size = ptr.To[int32](4) }, want: []string{
+			`the leader's --nnodes is "2", want "4"`, `the worker's --nnodes is "2", want "4"`, "tensor × pipeline parallel size is 4, and a group has 8 GPUs"}},
+		"ArgsDiffer": {change: func(l *lwsv1.LeaderWorkerSet) {
+			setArgs(l.Spec.LeaderWorkerTemplate.LeaderTemplate, replace("--pipeline-parallel-size=2", "--pipeline-parallel-size=1"))
+		}, want: []string{"the leader's and the workers' arguments differ beyond their rank", "tensor × pipeline parallel size is 2, and a group has 4 GPUs"}},
+		"WorkerProbes": {change: func(l *lwsv1.LeaderWorkerSet) {
+			l.Spec.LeaderWorkerTemplate.WorkerTemplate.Spec.Containers[0].ReadinessProbe = l.Spec.LeaderWorkerTemplate.LeaderTemplate.Spec.Containers[0].ReadinessProbe
+		}, want: []string{"the workers have probes, and a headless engine answers none"}},
+		"RestartNone": {change: func(l *lwsv1.LeaderWorkerSet) { l.Spec.LeaderWorkerTemplate.RestartPolicy = lwsv1.NoneRestartPolicy }, want: []string{
+			`restartPolicy "None": a group whose pod restarts cannot rejoin its peers; want RecreateGroupOnPodRestart`}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			l := build()
+			tc.change(&l)
+			var got []string
+			for _, p := range checkMultiNode(l) {
+				p, _, _ = strings.Cut(p, ": [") // not the arguments themselves
+				got = append(got, p)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The router selects leaders only; a selector that also takes the
+	// workers is a problem.
+	l := build()
+	workers := lwsDeployments(l)[1:]
+	if got := checkHeadlessUndiscovered(container("router", []string{"--service-discovery", "k8s", "--k8s-label-selector", "app.kubernetes.io/instance=s"}), workers); len(got) != 1 {
+		t.Errorf("a selector of every pod of the stack: problems %q, want one", got)
+	}
+	if got := checkHeadlessUndiscovered(container("router", []string{"--service-discovery", "k8s", "--k8s-label-selector", "app.kubernetes.io/instance=s,app.kubernetes.io/component=serving-engine"}), workers); len(got) != 0 {
+		t.Errorf("the stack's selector: problems %q", got)
 	}
 }

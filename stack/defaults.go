@@ -52,6 +52,9 @@ type engine struct {
 	// role is the group of a disaggregated model the engine serves
 	// (rolePrefill, roleDecode), "" for an ordinary engine.
 	role string
+	// lwsWorker marks the worker pods' engine of a multi-node model, whose
+	// arguments differ from its leader's (multiNodeArgs).
+	lwsWorker bool
 	// Names of the pod's model cache and chat template volumes, which the
 	// chart derives from the stack's name: see names.modelCacheVolume.
 	cacheVolume, templatesVolume string

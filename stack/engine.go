@@ -32,10 +32,18 @@ const (
 	lmcacheVLLMBinary = "/opt/venv/bin/vllm"
 )
 
+// engineTemplate is the pod template of one model's vLLM engines.
+func engineTemplate(s *Stack, e engine) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: withExtraLabels(engineLabels(s.name, e), e.cfg.Pod.Labels), Annotations: e.cfg.Pod.Annotations},
+		Spec:       enginePod(s, e),
+	}
+}
+
 // engineDeployment builds the Deployment of one model's vLLM engines.
 func engineDeployment(s *Stack, e engine) *appsv1.Deployment {
 	podLabels := engineLabels(s.name, e)
-	pod := enginePod(s, e)
+	tmpl := engineTemplate(s, e)
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: s.meta(s.names.engineDeployment(e.id), podLabels),
@@ -45,11 +53,8 @@ func engineDeployment(s *Stack, e engine) *appsv1.Deployment {
 			Strategy: strategy(e.cfg.DeploymentStrategy, e.cfg.RollingUpdate),
 			// Above the startup probe's budget, so a model that is still
 			// downloading is not reported as a failed rollout.
-			ProgressDeadlineSeconds: ptr.To(progressDeadline(pod.Containers[0].StartupProbe)),
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: withExtraLabels(podLabels, e.cfg.Pod.Labels), Annotations: e.cfg.Pod.Annotations},
-				Spec:       pod,
-			},
+			ProgressDeadlineSeconds: ptr.To(progressDeadline(tmpl.Spec.Containers[0].StartupProbe)),
+			Template:                tmpl,
 		},
 	}
 	if autoscaled(e) {
@@ -192,6 +197,9 @@ func engineArgs(e engine) []string {
 	if v.TensorParallelSize != nil {
 		args = append(args, opt("--tensor-parallel-size", itoa(*v.TensorParallelSize)))
 	}
+	if v.PipelineParallelSize != nil {
+		args = append(args, opt("--pipeline-parallel-size", itoa(*v.PipelineParallelSize)))
+	}
 	if v.GPUMemoryUtilization != "" {
 		args = append(args, opt("--gpu-memory-utilization", v.GPUMemoryUtilization))
 	}
@@ -201,6 +209,7 @@ func engineArgs(e engine) []string {
 	args = append(args, loraArgs(e)...)
 	args = append(args, lmcacheArgs(e)...)
 	args = append(args, transferArgs(e)...)
+	args = append(args, multiNodeArgs(e)...)
 	return append(args, v.ExtraArgs...)
 }
 

@@ -129,10 +129,24 @@ func engineNetworkPolicy(s *Stack, np *v1alpha1.NetworkPolicy) *networkingv1.Net
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		ObjectMeta: s.meta(s.names.engineNetworkPolicy(), l),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: s.name, LabelComponent: ComponentEngine}},
+			PodSelector: enginePodsSelector(s),
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress:     engineIngress(s, from),
 		},
+	}
+}
+
+// enginePodsSelector selects the stack's engine pods, and with a multi-node
+// model its workers too.
+func enginePodsSelector(s *Stack) metav1.LabelSelector {
+	if !multiNodeOn(s) {
+		return metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: s.name, LabelComponent: ComponentEngine}}
+	}
+	return metav1.LabelSelector{
+		MatchLabels: map[string]string{LabelInstance: s.name},
+		MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: LabelComponent, Operator: metav1.LabelSelectorOpIn, Values: []string{ComponentEngine, ComponentEngineWorker},
+		}},
 	}
 }
 
@@ -146,6 +160,12 @@ func engineIngress(s *Stack, from []networkingv1.NetworkPolicyPeer) []networking
 		From:  from,
 		Ports: []networkingv1.NetworkPolicyPort{{Port: ptr.To(intstr.FromInt32(enginePort))}},
 	}}
+	if multiNodeOn(s) {
+		// The pods of a multi-node model's group reach each other on every
+		// port: torch.distributed's store on the leader (29501), then NCCL
+		// and vLLM's message queues, whose ports are not fixed.
+		rules = append(rules, networkingv1.NetworkPolicyIngressRule{From: []networkingv1.NetworkPolicyPeer{{PodSelector: ptr.To(enginePodsSelector(s))}}})
+	}
 	if _, _, ok := disaggregatedLabels(s); ok {
 		// The decode engines pull the KV cache from the prefill pods: the
 		// NIXL side channel, then UCX's transports, whose TCP ports are not

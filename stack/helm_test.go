@@ -653,7 +653,10 @@ func helmRows() map[string]func(t *testing.T) {
 				helmInvalid+`spec: vllmConfig.tensorParallelSize 8 needs 8 GPUs but resources.gpu is "4": raise resources.gpu or lower tensorParallelSize`)
 			helmFatal(t, with("model", nil, "models", helmModels(map[string]any{"name": "m", "modelURL": "org/m", "raySpec": map[string]any{"enabled": true}})),
 				helmUnknownField("spec.models[0].raySpec"))
-			helmFatal(t, with("vllmConfig.pipelineParallelSize", 2), helmUnknownField("spec.vllmConfig.pipelineParallelSize"))
+			helmFatal(t, with("vllmConfig.pipelineParallelSize", 2),
+				helmInvalid+`spec: vllmConfig.tensorParallelSize 1 × pipelineParallelSize 2 needs 2 GPUs but resources.gpu is "1": raise resources.gpu, lower the two, or spread each replica over nodes with multiNode`)
+			c := engineContainer0(t, helmRun(t, with("vllmConfig.pipelineParallelSize", 2, "resources.gpu", "2")), "engine-m")
+			helmEqual(t, "pipeline parallel arg", true, slices.Contains(c.Args, "--pipeline-parallel-size=2"))
 		},
 
 		"`servingEngineSpec.labels`": func(t *testing.T) {

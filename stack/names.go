@@ -70,6 +70,16 @@ func (n names) engineDeployment(model string) string {
 	return shorten(n.stack+"-"+model+"-deployment-vllm", maxSubdomainLength)
 }
 
+// engineLeaderWorkerSet names a multi-node model's LeaderWorkerSet, which
+// also names its headless Service (a DNS-1035 label) and its pods,
+// <name>-<group> and <name>-<group>-<worker>, whose StatefulSets' revision
+// labels add 11 characters: 40 leaves room for 9999 groups of 999 pods.
+func (n names) engineLeaderWorkerSet(model string) string {
+	return shorten(n.stack+"-"+model+"-lws", maxLeaderWorkerSetName)
+}
+
+const maxLeaderWorkerSetName = 40
+
 func (n names) engineService(model string) string {
 	return shorten(n.stack+"-"+model+"-engine-service", maxLabelLength)
 }
@@ -170,6 +180,7 @@ func (n names) routerService() string {
 // names got new keys, named after the new names: a stack made before takes
 // the chart's names too instead of keeping the old ones.
 func engineKey(model string) string           { return "engine-" + model }
+func engineLWSKey(model string) string        { return "engine-" + model + "-leaderworkerset" }
 func engineServiceKey(model string) string    { return "engine-" + model + "-service" }
 func engineStorageKey(model string) string    { return "engine-" + model + "-storage" }
 func engineTemplateKey(model string) string   { return "engine-" + model + "-chat-template" }

@@ -19,7 +19,12 @@ type EnginePart struct {
 	Replicas               int32  // as the spec asks; the autoscaler's when Autoscaled
 	Autoscaled             bool
 	Key, Deployment        string
-	PodName                string // the LabelName of its pods
+	// LeaderWorkerSet names a multi-node model's LeaderWorkerSet (then
+	// Deployment is ""), whose groups of PodsPerReplica pods count as one
+	// replica each.
+	LeaderWorkerSet string
+	PodsPerReplica  int32
+	PodName         string // the LabelName of its pods (a group's leader and workers)
 	// ClaimKey and Claim are the model cache claim the stack composes for
 	// the model; "" when it composes none.
 	ClaimKey, Claim string
@@ -44,6 +49,10 @@ func (s *Stack) Parts() Parts {
 			Replicas: *e.cfg.Replicas, Autoscaled: autoscaled(e),
 			Key: engineKey(e.id), Deployment: s.names.engineDeployment(e.id),
 			PodName: shorten(e.id, maxLabelLength),
+		}
+		if n, ok := multiNode(e); ok {
+			ep.Key, ep.Deployment = engineLWSKey(e.id), ""
+			ep.LeaderWorkerSet, ep.PodsPerReplica = s.names.engineLeaderWorkerSet(e.id), n
 		}
 		if ownsClaim(e) {
 			ep.ClaimKey, ep.Claim = engineStorageKey(e.id), s.names.storageClaim(e.id)

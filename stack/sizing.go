@@ -1,7 +1,10 @@
 package stack
 
 import (
+	"fmt"
 	"strconv"
+
+	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/upstream"
 )
@@ -55,9 +58,16 @@ func warnOversized(f *Findings, e engine) {
 	if u, err := strconv.ParseFloat(e.cfg.VLLMConfig.GPUMemoryUtilization, 64); err == nil && u > 0 {
 		util, from = u, "vllmConfig.gpuMemoryUtilization"
 	}
-	perGPU := weights / float64(tp)
+	// Pipeline stages split the layers as tensor parallel ranks split each
+	// layer: every GPU holds 1/(TP×PP) of the weights.
+	pp := int(ptr.Deref(e.cfg.VLLMConfig.PipelineParallelSize, 1))
+	perGPU := weights / float64(tp*pp)
+	split, fix := fmt.Sprintf("tensorParallelSize %d", tp), "raise tensorParallelSize"
+	if pp > 1 {
+		split, fix = fmt.Sprintf("tensorParallelSize %d × pipelineParallelSize %d", tp, pp), "raise tensorParallelSize or pipelineParallelSize (across nodes with multiNode)"
+	}
 	if usable := memGB * util; perGPU > usable {
-		f.warnf("%s: %s announces about %.0f GB of weights, %.0f GB per GPU at tensorParallelSize %d, and a GPU of %s has %.0f GB, of which vLLM uses %.0f GB (%s %.2f): the weights cannot load; raise tensorParallelSize or pick larger GPUs",
-			e.groupPath(), name, weights, perGPU, tp, gpu, memGB, usable, from, util)
+		f.warnf("%s: %s announces about %.0f GB of weights, %.0f GB per GPU at %s, and a GPU of %s has %.0f GB, of which vLLM uses %.0f GB (%s %.2f): the weights cannot load; %s or pick larger GPUs",
+			e.groupPath(), name, weights, perGPU, split, gpu, memGB, usable, from, util, fix)
 	}
 }

@@ -32,6 +32,12 @@ func TestOversizedWarning(t *testing.T) {
 		"UnknownProduct":   {xr: on("nvidia.com/gpu.product", "NVIDIA-GH200-480GB")},
 		"MIGSlice":         {xr: on("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb")},
 		"NoSizeInName":     {xr: on("nvidia.com/gpu.product", "NVIDIA-L4", "model.modelURL", "org/m")},
+		// Pipeline stages split the weights too: 140 GB over 2 × 2 L4s is
+		// 35 GB each, still too much; over 2 × 4 multi-node pods of 2 it fits.
+		"PipelineOnL4": {xr: on("nvidia.com/gpu.product", "NVIDIA-L4", "vllmConfig.tensorParallelSize", 2, "vllmConfig.pipelineParallelSize", 2, "resources.gpu", "4"), want: []string{
+			"spec: meta-llama/Llama-3.1-70B-Instruct announces about 140 GB of weights, 35 GB per GPU at tensorParallelSize 2 × pipelineParallelSize 2, and a GPU of NVIDIA-L4 has 24 GB, of which vLLM uses 22 GB (vLLM's default 0.92): the weights cannot load; raise tensorParallelSize or pipelineParallelSize (across nodes with multiNode) or pick larger GPUs"}},
+		"MultiNodeOnL4": {xr: on("nvidia.com/gpu.product", "NVIDIA-L4", "vllmConfig.tensorParallelSize", 2, "vllmConfig.pipelineParallelSize", 4, "resources.gpu", "2",
+			"multiNode", map[string]any{"podsPerReplica": 4}, "storage.accessModes", []any{"ReadWriteMany"})},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -125,9 +125,12 @@ func composeGroups(s *Stack) [][]Object {
 	groups := make([][]Object, 0, len(s.engines)+1)
 	for _, e := range s.engines {
 		objs := make([]Object, 0, 6)
-		objs = append(objs,
-			Object{engineKey(e.id), engineDeployment(s, e)},
-			Object{engineServiceKey(e.id), engineService(s, e)})
+		if _, ok := multiNode(e); ok {
+			objs = append(objs, Object{engineLWSKey(e.id), engineLeaderWorkerSet(s, e)})
+		} else {
+			objs = append(objs, Object{engineKey(e.id), engineDeployment(s, e)})
+		}
+		objs = append(objs, Object{engineServiceKey(e.id), engineService(s, e)})
 		if ownsClaim(e) {
 			objs = append(objs, Object{engineStorageKey(e.id), storageClaim(s, e)})
 		}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/internal/kubeapi"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
@@ -56,6 +57,7 @@ func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *Stack) Finding
 		validateVLLMVersion(&f, e)
 		validateEngineMistakes(&f, e)
 		warnOversized(&f, e)
+		validateMultiNode(&f, e)
 	}
 	validateRouter(&f, spec.RouterConfig, r)
 	validateRouting(&f, spec.RouterConfig, r, engs)
@@ -157,6 +159,14 @@ const maxConfigMapBytes = 1 << 20
 func validateBlocks(f *Findings, path string, c v1alpha1.EngineConfig) {
 	oneOf(f, path+".deploymentStrategy", c.DeploymentStrategy, deploymentStrategies)
 	atLeast(f, path+".replicas", c.Replicas, 0)
+	if m := c.MultiNode; m != nil {
+		switch n := m.PodsPerReplica; {
+		case n < 2:
+			f.errorf("%s.multiNode.podsPerReplica %d is invalid: must be at least 2 (one pod is a Deployment: remove multiNode)", path, n)
+		case n > maxPodsPerReplica:
+			f.errorf("%s.multiNode.podsPerReplica %d is invalid: must be at most %d", path, n, maxPodsPerReplica)
+		}
+	}
 	for i, e := range c.Env {
 		p := fmt.Sprintf("%s.env[%d]", path, i)
 		if !isEnvVarName(e.Name) {
@@ -388,7 +398,10 @@ func validateEngine(f *Findings, e engine) {
 	validateExtraMounts(f, e)
 	validateStartupBudget(f, e)
 	n, err := gpus(c.Resources.GPU)
-	if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && int64(*tp) > n {
+	_, multi := multiNode(e)
+	if tp, pp := c.VLLMConfig.TensorParallelSize, c.VLLMConfig.PipelineParallelSize; pp != nil && err == nil && !multi && int64(ptr.Deref(tp, 1))*int64(*pp) > n {
+		f.errorf("%s: vllmConfig.tensorParallelSize %d × pipelineParallelSize %d needs %d GPUs but resources.gpu is %q: raise resources.gpu, lower the two, or spread each replica over nodes with multiNode", p, ptr.Deref(tp, 1), *pp, int64(ptr.Deref(tp, 1))*int64(*pp), c.Resources.GPU)
+	} else if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && !multi && int64(*tp) > n {
 		if e.role == "" {
 			f.errorf("%s: vllmConfig.tensorParallelSize %d needs %d GPUs but resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", p, *tp, *tp, c.Resources.GPU)
 		} else {

@@ -108,7 +108,7 @@ func podsOf(pods []corev1.Pod, s *stack.Stack) StackPods {
 		return out
 	}
 	engines := map[string][]corev1.Pod{}
-	for _, p := range matching(stack.ComponentEngine) {
+	for _, p := range append(matching(stack.ComponentEngine), matching(stack.ComponentEngineWorker)...) {
 		engines[p.Labels[stack.LabelName]] = append(engines[p.Labels[stack.LabelName]], p)
 	}
 	for name, ps := range engines {

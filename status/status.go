@@ -99,6 +99,11 @@ func Ready(o *unstructured.Unstructured) bool {
 		if err != nil || !deploymentReady(d) {
 			return false
 		}
+	case "LeaderWorkerSet":
+		l, err := asLeaderWorkerSet(o)
+		if err != nil || !leaderWorkerSetReady(l) {
+			return false
+		}
 	case "ScaledObject":
 		// KEDA reports whether it can read the metric and drive the
 		// Deployment's HorizontalPodAutoscaler.
@@ -214,7 +219,13 @@ type StackPods struct {
 func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 	st := Status{Endpoint: parts.Endpoint, Models: make([]Model, 0, len(parts.Engines))}
 	for _, e := range parts.Engines {
-		ds, p := deploymentProgress(observed[e.Key], e.Deployment, pods.Engines[e.PodName])
+		var ds appsv1.DeploymentStatus
+		var p Progress
+		if e.LeaderWorkerSet != "" {
+			ds, p = leaderWorkerSetProgress(observed[e.Key], e.LeaderWorkerSet, pods.Engines[e.PodName])
+		} else {
+			ds, p = deploymentProgress(observed[e.Key], e.Deployment, pods.Engines[e.PodName])
+		}
 		replicas := e.Replicas
 		if e.Autoscaled {
 			replicas = ds.Replicas // what the autoscaler runs now

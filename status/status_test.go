@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 )
 
 // TestReadiness covers each readiness rule of SPEC §5 on the composed
@@ -491,5 +493,72 @@ func TestDisaggregatedStatus(t *testing.T) {
 	observed["engine-m-decode"] = stacktest.ObservedDeployment("s-m-decode-deployment-vllm", 2)
 	if got := xrStatus(mustRun(t, req(t, xr, nil, observed)))["readyModels"]; got != "1/1" {
 		t.Errorf("readyModels %v once both groups are ready, want 1/1", got)
+	}
+}
+
+// observedLWS is a multi-node model's LeaderWorkerSet of groups, all ready
+// and updated and Available, changed by each of change.
+func observedLWS(name string, groups int32, change ...func(*lwsv1.LeaderWorkerSet)) map[string]any {
+	l := &lwsv1.LeaderWorkerSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "leaderworkerset.x-k8s.io/v1", Kind: "LeaderWorkerSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "llm", Generation: 1},
+		Spec:       lwsv1.LeaderWorkerSetSpec{Replicas: &groups},
+		Status: lwsv1.LeaderWorkerSetStatus{Replicas: groups, ReadyReplicas: groups, UpdatedReplicas: groups, Conditions: []metav1.Condition{
+			{Type: "Available", Status: metav1.ConditionTrue, Reason: "AllGroupsReady", Message: "All replicas are ready", ObservedGeneration: 1},
+		}},
+	}
+	for _, c := range change {
+		c(l)
+	}
+	return stacktest.ToMap(l)
+}
+
+// TestMultiNodeStatus: a multi-node model counts groups; a group that is
+// not ready is explained by its leader's and workers' pods; the
+// LeaderWorkerSet is ready once every group is, on the latest spec.
+func TestMultiNodeStatus(t *testing.T) {
+	xr := with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "multiNode", map[string]any{"podsPerReplica": 2}, "replicas", 2,
+		"vllmConfig.tensorParallelSize", 2, "resources.gpu", "1", "storage.accessModes", []any{"ReadWriteMany"})
+	observed := stacktest.ObservedWith("engine-m", nil, "engine-m-leaderworkerset", observedLWS("s-m-lws", 2))
+	rsp := mustRun(t, req(t, xr, nil, observed))
+	if !readiness(t, rsp, "engine-m-leaderworkerset") || conditionOfType(t, rsp, conditionEnginesReady).Status != condTrue {
+		t.Errorf("ready LeaderWorkerSet: readiness %v, EnginesReady %+v", rsp.ready, conditionOfType(t, rsp, conditionEnginesReady))
+	}
+	m := xrStatus(rsp)["models"].([]any)[0].(map[string]any)
+	if fmt.Sprint(m["replicas"], m["readyReplicas"]) != "2 2" {
+		t.Errorf("status.models[0] %v: want 2 of 2 groups ready", m)
+	}
+	worker := stacktest.TestPod("s-m-lws-1-1", "serving-engine-worker", "m", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}}})
+	for name, tc := range map[string]struct {
+		lws  map[string]any
+		pods []corev1.Pod
+		want cond
+	}{
+		"NotCreated": {want: cond{condFalse, "Creating", "0/1 models ready. m: LeaderWorkerSet s-m-lws is not created yet"}},
+		"NoControllerYet": {lws: observedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) { l.Status = lwsv1.LeaderWorkerSetStatus{} }),
+			want: cond{condFalse, "RollingOut", "0/1 models ready. m: 0/2 groups ready, the LeaderWorkerSet controller has not reported on it yet"}},
+		"GroupWaitsForWorker": {lws: observedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) {
+			l.Status.ReadyReplicas = 1
+			l.Status.Conditions[0] = metav1.Condition{Type: "Available", Status: metav1.ConditionFalse, Reason: "GroupsNotReady", ObservedGeneration: 1}
+		}), pods: []corev1.Pod{worker}, want: cond{condFalse, "Unschedulable", "0/1 models ready. m: 1/2 groups ready; pod s-m-lws-1-1: unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu"}},
+		"RollingOut": {lws: observedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) { l.Status.UpdatedReplicas = 1 }),
+			want: cond{condFalse, "RollingOut", "0/1 models ready. m: 2/2 groups ready, 1/2 updated to the latest spec"}},
+		"ConditionOfOlderSpec": {lws: observedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) { l.Generation = 2 }),
+			want: cond{condFalse, "Unavailable", "0/1 models ready. m: 2/2 groups ready, the LeaderWorkerSet controller has not reported the latest spec Available yet"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			obs := stacktest.ObservedWith("engine-m", nil)
+			if tc.lws != nil {
+				obs["engine-m-leaderworkerset"] = tc.lws
+			}
+			rsp := mustRun(t, withPods(t, req(t, xr, nil, obs), tc.pods...))
+			if diff := cmp.Diff(tc.want, conditionOfType(t, rsp, conditionEnginesReady)); diff != "" {
+				t.Errorf("EnginesReady (-want +got):\n%s", diff)
+			}
+			if tc.lws != nil && readiness(t, rsp, "engine-m-leaderworkerset") {
+				t.Errorf("an unready LeaderWorkerSet is ready")
+			}
+		})
 	}
 }

@@ -2,8 +2,8 @@
 
 // Package crds pins the upstream projects whose CRDs the API-server e2e suite
 // (../) installs, so that the objects the function composes are validated
-// against the upstream schemas: Gateway API (HTTPRoute), KEDA (ScaledObject)
-// and the Prometheus Operator (ServiceMonitor). It is its own module so that
+// against the upstream schemas: Gateway API (HTTPRoute), KEDA (ScaledObject),
+// the Prometheus Operator (ServiceMonitor) and LeaderWorkerSet. It is its own module so that
 // their requirements never raise the versions the e2e module builds with.
 //
 // The blank imports keep `go mod tidy` from dropping the requirements; none of
@@ -19,4 +19,5 @@ import (
 	_ "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	_ "sigs.k8s.io/controller-tools/cmd/controller-gen"
 	_ "sigs.k8s.io/gateway-api/pkg/consts"
+	_ "sigs.k8s.io/lws/api/leaderworkerset/v1"
 )

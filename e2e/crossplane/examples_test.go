@@ -23,7 +23,12 @@ func exampleFiles(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "legacy-xr.yaml" })
+	// multi-node.yaml needs LeaderWorkerSet's controller and pod webhook,
+	// which this harness does not run yet: make e2e checks its objects
+	// against the API server and LWS's CRD.
+	files = slices.DeleteFunc(files, func(f string) bool {
+		return filepath.Base(f) == "legacy-xr.yaml" || filepath.Base(f) == "multi-node.yaml"
+	})
 	if len(files) < 5 {
 		t.Fatalf("only %d example stacks in example/stacks: %v", len(files), files)
 	}

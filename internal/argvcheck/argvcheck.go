@@ -263,6 +263,14 @@ func EngineWants(spec *v1alpha1.ProductionStackSpec) []Engine {
 		}
 		vc := merged(top, it.cfg.VLLMConfig, spec.Model != nil)
 		add(p+".vllmConfig.gpuMemoryUtilization", "--gpu-memory-utilization", vc.GPUMemoryUtilization)
+		add(p+".vllmConfig.pipelineParallelSize", "--pipeline-parallel-size", itoa(vc.PipelineParallelSize))
+		mn := it.cfg.MultiNode
+		if mn == nil {
+			mn = spec.MultiNode
+		}
+		if mn != nil {
+			add(p+".multiNode.podsPerReplica", "--nnodes", itoa(&mn.PodsPerReplica))
+		}
 		d := it.cfg.Disaggregation
 		if d == nil {
 			d = spec.Disaggregation
@@ -373,13 +381,8 @@ func CheckObjects(spec *v1alpha1.ProductionStackSpec, objects []map[string]any, 
 	engines := EngineWants(spec)
 	rw, rextra := RouterWants(spec)
 	var problems []string
-	for _, o := range objects {
-		if o["kind"] != "Deployment" {
-			continue
-		}
-		name, _ := at(o, "metadata", "name").(string)
-		labels, _ := at(o, "spec", "template", "metadata", "labels").(map[string]any)
-		containers, _ := at(o, "spec", "template", "spec", "containers").([]any)
+	for _, pods := range podTemplates(objects) {
+		name, labels, containers := pods.name, pods.labels, pods.containers
 		for _, c := range containers {
 			c, _ := c.(map[string]any)
 			args := strs(c["args"])
@@ -390,16 +393,44 @@ func CheckObjects(spec *v1alpha1.ProductionStackSpec, objects []map[string]any, 
 					continue // a model whose name is no label value, among several
 				}
 				for _, p := range Check(vllm, args, e.Extra, e.Wants, true) {
-					problems = append(problems, fmt.Sprintf("Deployment %s container vllm: %s", name, p))
+					problems = append(problems, fmt.Sprintf("%s container vllm: %s", name, p))
 				}
 			case labels["app.kubernetes.io/component"] == "router":
 				for _, p := range Check(router, args, rextra, rw, false) {
-					problems = append(problems, fmt.Sprintf("Deployment %s container %s: %s", name, c["name"], p))
+					problems = append(problems, fmt.Sprintf("%s container %s: %s", name, c["name"], p))
 				}
 			}
 		}
 	}
 	return problems
+}
+
+// pods are the pod template of a Deployment, or one of a LeaderWorkerSet's
+// (whose workers do not carry the label model: the LeaderWorkerSet does).
+type pods struct {
+	name       string
+	labels     map[string]any
+	containers []any
+}
+
+func podTemplates(objects []map[string]any) []pods {
+	var out []pods
+	for _, o := range objects {
+		name, _ := at(o, "metadata", "name").(string)
+		switch o["kind"] {
+		case "Deployment":
+			labels, _ := at(o, "spec", "template", "metadata", "labels").(map[string]any)
+			containers, _ := at(o, "spec", "template", "spec", "containers").([]any)
+			out = append(out, pods{"Deployment " + name, labels, containers})
+		case "LeaderWorkerSet":
+			labels, _ := at(o, "metadata", "labels").(map[string]any)
+			for _, t := range []string{"leaderTemplate", "workerTemplate"} {
+				containers, _ := at(o, "spec", "leaderWorkerTemplate", t, "spec", "containers").([]any)
+				out = append(out, pods{"LeaderWorkerSet " + name + " " + t, labels, containers})
+			}
+		}
+	}
+	return out
 }
 
 // engineOf finds the engine whose pods carry label model: the model of

@@ -41,6 +41,9 @@ var stacks = []stack{
 	{name: "production", xr: "example/stacks/production.yaml", composition: composition, xrd: xrd},
 	{name: "disaggregated", xr: "example/stacks/disaggregated.yaml", composition: composition, xrd: xrd},
 	{name: "disaggregated-lmcache", xr: "example/stacks/disaggregated-lmcache.yaml", composition: composition, xrd: xrd},
+	// A model on two nodes: a LeaderWorkerSet; crossplane render is given
+	// no CRDs, so the function warns that it assumes LeaderWorkerSet's.
+	{name: "multi-node", xr: "example/stacks/multi-node.yaml", composition: composition, xrd: xrd},
 	// Every optional kind: HPA, KEDA, PDB, Ingress, HTTPRoute, NetworkPolicy,
 	// ServiceMonitor, LMCache server, LoRA sidecar; the CRDs of KEDA, the
 	// Gateway API and the Prometheus Operator as a cluster would have them.

@@ -303,6 +303,25 @@ type EngineConfig struct {
 	// logic applies to every model.
 	// +optional
 	Disaggregation *Disaggregation `json:"disaggregation,omitempty"`
+
+	// Serve each replica of the model from several pods, on several
+	// nodes: a LeaderWorkerSet instead of a Deployment, whose groups of
+	// podsPerReplica pods run one engine with vLLM's multi-node backend
+	// (vLLM 0.12.0 or later). resources.gpu is per pod, and
+	// resources.gpu × podsPerReplica must equal
+	// vllmConfig.tensorParallelSize × vllmConfig.pipelineParallelSize.
+	// Needs the LeaderWorkerSet CRD and controller (kubernetes-sigs/lws).
+	// +optional
+	MultiNode *MultiNode `json:"multiNode,omitempty"`
+}
+
+// MultiNode spreads each replica of a model over a group of pods.
+type MultiNode struct {
+	// Pods per replica (the LeaderWorkerSet's group size): the leader,
+	// which serves the API, and podsPerReplica-1 workers.
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=64
+	PodsPerReplica int32 `json:"podsPerReplica"`
 }
 
 // Disaggregation splits a model's engines into a prefill and a decode group.
@@ -713,10 +732,20 @@ type VLLMConfig struct {
 	EnablePrefixCaching *bool `json:"enablePrefixCaching,omitempty"`
 
 	// Number of GPUs the model is split across (--tensor-parallel-size).
-	// Must not exceed resources.gpu. Above 1, /dev/shm is mounted.
+	// Within one pod it must not exceed resources.gpu (see multiNode).
+	// Above 1, /dev/shm is mounted.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	TensorParallelSize *int32 `json:"tensorParallelSize,omitempty"`
+
+	// Number of pipeline stages the model's layers are split into
+	// (--pipeline-parallel-size), each on tensorParallelSize GPUs. Within
+	// one pod tensorParallelSize × pipelineParallelSize must not exceed
+	// resources.gpu; with multiNode it is usually the number of pods per
+	// replica.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	PipelineParallelSize *int32 `json:"pipelineParallelSize,omitempty"`
 
 	// Fraction of GPU memory vLLM may use, as a string: 0 < x <= 1, e.g. "0.9".
 	// +optional

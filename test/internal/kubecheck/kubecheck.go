@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/vllm-project/function-vllm-stack/internal/kubeapi"
@@ -192,17 +193,18 @@ func (r *Recorder) Run(f func()) (errs []string) {
 // them): each rendered object of these kinds is decoded into its Go type with
 // unknown and duplicate fields disallowed, then checked.
 var typedKinds = map[string]func() any{
-	"apps/v1/Deployment":                       func() any { return &appsv1.Deployment{} },
-	"v1/Service":                               func() any { return &corev1.Service{} },
-	"v1/PersistentVolumeClaim":                 func() any { return &corev1.PersistentVolumeClaim{} },
-	"v1/ConfigMap":                             func() any { return &corev1.ConfigMap{} },
-	"v1/ServiceAccount":                        func() any { return &corev1.ServiceAccount{} },
-	"rbac.authorization.k8s.io/v1/Role":        func() any { return &rbacv1.Role{} },
-	"rbac.authorization.k8s.io/v1/RoleBinding": func() any { return &rbacv1.RoleBinding{} },
-	"policy/v1/PodDisruptionBudget":            func() any { return &policyv1.PodDisruptionBudget{} },
-	"autoscaling/v2/HorizontalPodAutoscaler":   func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
-	"networking.k8s.io/v1/Ingress":             func() any { return &networkingv1.Ingress{} },
-	"networking.k8s.io/v1/NetworkPolicy":       func() any { return &networkingv1.NetworkPolicy{} },
+	"apps/v1/Deployment":                          func() any { return &appsv1.Deployment{} },
+	"v1/Service":                                  func() any { return &corev1.Service{} },
+	"v1/PersistentVolumeClaim":                    func() any { return &corev1.PersistentVolumeClaim{} },
+	"v1/ConfigMap":                                func() any { return &corev1.ConfigMap{} },
+	"v1/ServiceAccount":                           func() any { return &corev1.ServiceAccount{} },
+	"rbac.authorization.k8s.io/v1/Role":           func() any { return &rbacv1.Role{} },
+	"rbac.authorization.k8s.io/v1/RoleBinding":    func() any { return &rbacv1.RoleBinding{} },
+	"policy/v1/PodDisruptionBudget":               func() any { return &policyv1.PodDisruptionBudget{} },
+	"autoscaling/v2/HorizontalPodAutoscaler":      func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
+	"networking.k8s.io/v1/Ingress":                func() any { return &networkingv1.Ingress{} },
+	"networking.k8s.io/v1/NetworkPolicy":          func() any { return &networkingv1.NetworkPolicy{} },
+	"leaderworkerset.x-k8s.io/v1/LeaderWorkerSet": func() any { return &lwsv1.LeaderWorkerSet{} },
 }
 
 // maxConfigMapBytes is the most a ConfigMap's keys and values may hold.
@@ -251,6 +253,11 @@ type renderedStack struct {
 	external    map[string]bool
 	objects     []*object
 	byID        map[string]*object
+	// groupPods are the LeaderWorkerSets' leader and worker pods, as the
+	// Deployments that would run them (built once: checks compare them
+	// by pointer); headless are the workers', which serve no API.
+	groupPods []*appsv1.Deployment
+	headless  map[*appsv1.Deployment]bool
 }
 
 // strictDecode decodes JSON into v with unknown and duplicate fields as errors.
@@ -303,7 +310,31 @@ func (st *renderedStack) deployments() []*appsv1.Deployment {
 			ds = append(ds, d)
 		}
 	}
-	return ds
+	if st.headless == nil {
+		st.headless = map[*appsv1.Deployment]bool{}
+		for _, o := range st.objects {
+			l, ok := o.typed.(*lwsv1.LeaderWorkerSet)
+			if !ok {
+				continue
+			}
+			t := l.Spec.LeaderWorkerTemplate
+			if t.LeaderTemplate != nil {
+				st.groupPods = append(st.groupPods, groupDeployment(l.Name+" leaders", *t.LeaderTemplate))
+			}
+			w := groupDeployment(l.Name+" workers", t.WorkerTemplate)
+			st.groupPods = append(st.groupPods, w)
+			st.headless[w] = true
+		}
+	}
+	return append(ds, st.groupPods...)
+}
+
+// groupDeployment is the Deployment that would run a LeaderWorkerSet
+// template's pods, selecting them by their labels.
+func groupDeployment(name string, t corev1.PodTemplateSpec) *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: t.Labels}, Template: t,
+	}}
 }
 
 // selected returns the Deployments whose pod templates sel matches.
@@ -367,6 +398,8 @@ func (st *renderedStack) check() {
 			st.checkIngress(o, v)
 		case *networkingv1.NetworkPolicy:
 			st.checkNetworkPolicy(o, v)
+		case *lwsv1.LeaderWorkerSet:
+			st.checkLeaderWorkerSet(o, v)
 		case nil:
 			st.checkUntyped(o)
 		}
@@ -374,6 +407,9 @@ func (st *renderedStack) check() {
 	// Every Deployment's pods serve through a Service of the stack: a
 	// Deployment without one is an object the function lost.
 	for _, d := range st.deployments() {
+		if st.headless[d] {
+			continue // a multi-node group's workers serve no API
+		}
 		served := false
 		for _, o := range st.objects {
 			if svc, ok := o.typed.(*corev1.Service); ok && len(svc.Spec.Selector) > 0 &&
@@ -405,7 +441,7 @@ func (st *renderedStack) check() {
 func (st *renderedStack) checkMeta(o *object, names map[string]string) {
 	m := o.meta.DeepCopy()
 	nameFn := apivalidation.NameIsDNSSubdomain
-	if o.Kind() == "Service" {
+	if o.Kind() == "Service" || o.Kind() == "LeaderWorkerSet" { // an LWS names its headless Service
 		nameFn = apivalidation.NameIsDNS1035Label
 	}
 	// crossplane render leaves the owner's uid empty (there is no API server
@@ -490,6 +526,61 @@ func (st *renderedStack) checkDeployment(o *object, d *appsv1.Deployment) {
 		st.errorf(o, "spec.strategy.type %q", d.Spec.Strategy.Type)
 	}
 	st.checkPodSpec(o, &d.Spec.Template.Spec)
+}
+
+// checkLeaderWorkerSet checks a LeaderWorkerSet as LWS v0.7.0's webhook
+// validates one (pkg/webhooks/leaderworkerset_webhook.go generalValidate)
+// and its CRD's enums, and its pod templates as a Deployment's.
+func (st *renderedStack) checkLeaderWorkerSet(o *object, l *lwsv1.LeaderWorkerSet) {
+	s, t := l.Spec, l.Spec.LeaderWorkerTemplate
+	if s.Replicas != nil && *s.Replicas < 0 {
+		st.errorf(o, "spec.replicas %d must be equal or greater than 0", *s.Replicas)
+	}
+	if t.Size == nil || *t.Size < 1 {
+		st.errorf(o, "spec.leaderWorkerTemplate.size must be set and at least 1")
+	}
+	switch t.RestartPolicy {
+	case lwsv1.RecreateGroupOnPodRestart, lwsv1.NoneRestartPolicy, lwsv1.DeprecatedDefaultRestartPolicy, "":
+	default:
+		st.errorf(o, "spec.leaderWorkerTemplate.restartPolicy %q", t.RestartPolicy)
+	}
+	switch s.StartupPolicy {
+	case lwsv1.LeaderCreatedStartupPolicy, lwsv1.LeaderReadyStartupPolicy, "":
+	default:
+		st.errorf(o, "spec.startupPolicy %q", s.StartupPolicy)
+	}
+	if r := s.RolloutStrategy.RollingUpdateConfiguration; r != nil {
+		groups := 1
+		if s.Replicas != nil {
+			groups = int(*s.Replicas)
+		}
+		unavailable, err1 := intstr.GetScaledValueFromIntOrPercent(&r.MaxUnavailable, groups, false)
+		surge, err2 := intstr.GetScaledValueFromIntOrPercent(&r.MaxSurge, groups, true)
+		if err1 != nil || err2 != nil || unavailable < 0 || surge < 0 {
+			st.errorf(o, "spec.rolloutStrategy.rollingUpdateConfiguration %+v: invalid", *r)
+		} else if unavailable == 0 && surge == 0 && groups != 0 {
+			st.errorf(o, "spec.rolloutStrategy.rollingUpdateConfiguration: maxUnavailable must not be 0 when maxSurge is 0")
+		}
+	}
+	// The StatefulSets LWS makes are <name>-<group>, and their pods'
+	// controller-revision-hash label is <StatefulSet>-<10 characters>: a
+	// label value of at most 63.
+	groups := 1
+	if s.Replicas != nil {
+		groups = int(*s.Replicas)
+	}
+	if n := len(l.Name) + 1 + len(fmt.Sprint(max(groups-1, 0))) + 11; n > validation.LabelValueMaxLength {
+		st.errorf(o, "name %q: its worker StatefulSets' revision labels would be %d characters, more than %d", l.Name, n, validation.LabelValueMaxLength)
+	}
+	for _, tmpl := range []*corev1.PodTemplateSpec{t.LeaderTemplate, &t.WorkerTemplate} {
+		if tmpl == nil {
+			continue
+		}
+		st.fieldErrors(o, metavalidation.ValidateLabels(tmpl.Labels, field.NewPath("spec.leaderWorkerTemplate.template.metadata.labels")))
+		st.fieldErrors(o, apivalidation.ValidateAnnotations(tmpl.Annotations, field.NewPath("spec.leaderWorkerTemplate.template.metadata.annotations")))
+		st.apiProblems(o, "spec.leaderWorkerTemplate.template.metadata.annotations", kubeapi.PodAnnotations(tmpl.Annotations, &tmpl.Spec))
+		st.checkPodSpec(o, &tmpl.Spec)
+	}
 }
 
 func isZero(v *intstr.IntOrString) bool {

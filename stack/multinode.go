@@ -1,0 +1,172 @@
+package stack
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
+
+	"github.com/vllm-project/function-vllm-stack/upstream"
+)
+
+// A multi-node model (multiNode) is a LeaderWorkerSet (kubernetes-sigs/lws
+// v0.7.0) instead of a Deployment: each replica is a group of
+// podsPerReplica pods, a leader that serves the API and workers that join
+// it, running one engine with vLLM's multi-node (mp) backend: every pod runs
+// `vllm serve` with --nnodes, its --node-rank and the leader's address as
+// --master-addr; the workers are --headless. The LWS pod webhook gives every
+// container LWS_LEADER_ADDRESS (the leader pod's DNS name) and
+// LWS_WORKER_INDEX, which the kubelet expands in the arguments. Facts:
+// testdata/upstream/multinode.tsv and DISAGG-MULTINODE.md §3.
+
+// ComponentEngineWorker is the component of a multi-node model's worker
+// pods: the router, the engine Service and the engines' NetworkPolicy rule
+// for the router select the leaders (ComponentEngine) only, since workers
+// serve no HTTP.
+const ComponentEngineWorker = "serving-engine-worker"
+
+// The LWS webhook's variables in the pods' containers.
+const (
+	lwsLeaderAddress = "$(" + lwsv1.LwsLeaderAddress + ")"
+	lwsWorkerIndex   = "$(" + lwsv1.LwsWorkerIndex + ")"
+)
+
+// maxPodsPerReplica is the XRD's bound on multiNode.podsPerReplica.
+const maxPodsPerReplica = 64
+
+// multiNodeSince is the first release with the mp backend's multi-node
+// flags for certain (they were merged two days before 0.11.1 was cut).
+var multiNodeSince = upstream.V(0, 12, 0)
+
+// multiNode is the number of pods per replica, and whether the model spans
+// nodes.
+func multiNode(e engine) (int32, bool) {
+	m := e.cfg.MultiNode
+	if m == nil || m.PodsPerReplica < 2 {
+		return 0, false
+	}
+	return m.PodsPerReplica, true
+}
+
+// multiNodeArgs place an engine pod in its group: the leader is node rank
+// 0, a worker its LWS worker index, headless (no API server).
+func multiNodeArgs(e engine) []string {
+	n, ok := multiNode(e)
+	if !ok {
+		return nil
+	}
+	rank := "0"
+	if e.lwsWorker {
+		rank = lwsWorkerIndex
+	}
+	args := []string{opt("--nnodes", itoa(n)), "--node-rank", rank, "--master-addr", lwsLeaderAddress}
+	if e.lwsWorker {
+		args = append(args, "--headless")
+	}
+	return args
+}
+
+// engineLeaderWorkerSet builds a multi-node model's LeaderWorkerSet. The
+// leader's pod is the engine pod a Deployment would run; a worker's is the
+// same pod with the worker's arguments, no API port or probes (it serves no
+// HTTP: a group whose worker fails is recreated whole,
+// RecreateGroupOnPodRestart) and the worker component, so only leaders are
+// discovered and load balanced. Workers are created with the leader
+// (LeaderCreated): the leader is Ready only once they joined.
+func engineLeaderWorkerSet(s *Stack, e engine) *lwsv1.LeaderWorkerSet {
+	n, _ := multiNode(e)
+	leader := engineTemplate(s, e)
+	w := e
+	w.lwsWorker = true
+	worker := engineTemplate(s, w)
+	c := &worker.Spec.Containers[0]
+	c.Ports, c.StartupProbe, c.ReadinessProbe, c.LivenessProbe = nil, nil, nil, nil
+	worker.Labels = withExtraLabels(engineWorkerLabels(s.name, e), e.cfg.Pod.Labels)
+	return &lwsv1.LeaderWorkerSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: lwsv1.GroupVersion.String(), Kind: "LeaderWorkerSet"},
+		ObjectMeta: s.meta(s.names.engineLeaderWorkerSet(e.id), engineLabels(s.name, e)),
+		Spec: lwsv1.LeaderWorkerSetSpec{
+			Replicas: ptr.To(*e.cfg.Replicas),
+			LeaderWorkerTemplate: lwsv1.LeaderWorkerTemplate{
+				LeaderTemplate: &leader,
+				WorkerTemplate: worker,
+				Size:           ptr.To(n),
+				RestartPolicy:  lwsv1.RecreateGroupOnPodRestart,
+			},
+			RolloutStrategy: lwsRollout(e),
+			StartupPolicy:   lwsv1.LeaderCreatedStartupPolicy,
+		},
+	}
+}
+
+// lwsRollout replaces groups one at a time by default (LWS's own default:
+// maxUnavailable 1, maxSurge 0), since a surge group needs a whole group's
+// GPUs more; rollingUpdate's values apply as to a Deployment.
+func lwsRollout(e engine) lwsv1.RolloutStrategy {
+	r := lwsv1.RolloutStrategy{Type: lwsv1.RollingUpdateStrategyType}
+	if ru := e.cfg.RollingUpdate; ru != nil && (ru.MaxSurge != nil || ru.MaxUnavailable != nil) {
+		r.RollingUpdateConfiguration = &lwsv1.RollingUpdateConfiguration{
+			MaxUnavailable: ptr.Deref(ru.MaxUnavailable, intstr.FromInt32(1)),
+			MaxSurge:       ptr.Deref(ru.MaxSurge, intstr.FromInt32(0)),
+		}
+	}
+	return r
+}
+
+// engineWorkerLabels are the labels of a multi-node model's worker pods:
+// the engine's, with the worker component and without the router's model
+// label.
+func engineWorkerLabels(stack string, e engine) map[string]string {
+	l := engineLabels(stack, e)
+	l[LabelComponent] = ComponentEngineWorker
+	delete(l, labelModel)
+	return l
+}
+
+// multiNodeOn reports whether any model of the stack spans nodes.
+func multiNodeOn(s *Stack) bool {
+	for _, e := range s.engines {
+		if _, ok := multiNode(e); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// validateMultiNode refuses a multi-node model that vLLM or LWS could not
+// run as asked, and what the stack does not offer on LWS yet, naming the
+// field and the arithmetic.
+func validateMultiNode(f *Findings, e engine) {
+	n, ok := multiNode(e)
+	if !ok {
+		return
+	}
+	c, p := e.cfg, e.block+".multiNode"
+	if e.vllmErr == nil && e.vllm.version.Less(multiNodeSince) {
+		f.errorf("%s needs vLLM %s or later, the first release with the multi-node flags (--nnodes, --node-rank, --master-addr), and the engine runs vLLM %s: use a newer image", p, multiNodeSince, e.vllm)
+	}
+	tp, pp := ptr.Deref(c.VLLMConfig.TensorParallelSize, 1), ptr.Deref(c.VLLMConfig.PipelineParallelSize, 1)
+	if g, err := gpus(c.Resources.GPU); err == nil && g*int64(n) != int64(tp)*int64(pp) {
+		f.errorf("%s: resources.gpu %d × podsPerReplica %d = %d GPUs per replica, and vllmConfig.tensorParallelSize %d × pipelineParallelSize %d = %d ranks: each GPU of a replica runs one rank; make the two products equal, e.g. tensorParallelSize %d and pipelineParallelSize %d",
+			p, g, n, g*int64(n), tp, pp, int64(tp)*int64(pp), max(g, 1), n)
+	}
+	refuse := func(what, why string) { f.errorf("%s: %s cannot be combined with multiNode yet: %s", p, what, why) }
+	switch {
+	case disaggregated(c):
+		refuse("disaggregation", "a disaggregated group on several nodes needs a NIXL side channel per rank (DISAGG-MULTINODE.md, open question 3)")
+	case autoscaled(e):
+		refuse("autoscaling", "the autoscalers scale a Deployment; set replicas")
+	case lmcacheOn(e):
+		refuse("lmcacheConfig.enabled", "LMCache's workers per rank across nodes are not established")
+	case loraSidecarOn(e):
+		refuse("loraSidecar", "the sidecar loads adapters into one pod's engine, and a replica has several")
+	case wantsPDB(c.PodDisruptionBudget):
+		refuse("podDisruptionBudget", "it would count pods, and evicting any pod of a group restarts the whole group")
+	}
+	if c.DeploymentStrategy == "Recreate" {
+		f.errorf("%s: deploymentStrategy Recreate: a LeaderWorkerSet only rolls groups over (rollingUpdate: maxUnavailable, maxSurge); remove deploymentStrategy", p)
+	}
+	if enabled(c.Storage.Enabled) && onlyReadWriteOnce(c.Storage) {
+		f.errorf("%s: storage is ReadWriteOnce, and a replica's pods run on different nodes, which cannot all mount it: use accessModes [ReadWriteMany], an existing claim every node can mount, or storage.enabled false", p)
+	}
+}
