@@ -67,6 +67,11 @@ CROSSPLANE_V2_VERSION   := $(call mod_version,github.com/crossplane/cli/v2,$(ROO
 CROSSPLANE_CORE         := $(TOOLS_BIN)/crossplane-core
 CROSSPLANE_CORE_VERSION := $(call mod_version,github.com/crossplane/crossplane/v2,$(ROOT)/tools/crossplane-core/go.mod)
 
+# LeaderWorkerSet's manager (kubernetes-sigs/lws), pinned in tools/lws/go.mod
+# at the function's version of sigs.k8s.io/lws; make e2e-crossplane runs it.
+LWS_MANAGER         := $(TOOLS_BIN)/lws-manager
+LWS_VERSION         := $(call mod_version,sigs.k8s.io/lws,$(ROOT)/tools/lws/go.mod)
+
 # Helm CLI, pinned in tools/helm/go.mod (only make helm-compare uses it).
 HELM         := $(TOOLS_BIN)/helm
 HELM_VERSION := $(call mod_version,helm.sh/helm/v4,$(ROOT)/tools/helm/go.mod)
@@ -122,6 +127,12 @@ $(CROSSPLANE_V2): $(ROOT)/tools/crossplane-cli/go.mod $(ROOT)/tools/crossplane-c
 	cd $(ROOT)/tools/crossplane-cli && $(TOOL_GO) \
 		-ldflags "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$(CROSSPLANE_V2_VERSION)" \
 		-o $@.tmp github.com/crossplane/cli/v2/cmd/crossplane
+	mv -f $@.tmp $@
+
+$(LWS_MANAGER): $(ROOT)/tools/lws/go.mod $(ROOT)/tools/lws/go.sum
+	@mkdir -p $(TOOLS_BIN)
+	@echo "building the LeaderWorkerSet manager $(LWS_VERSION)"
+	cd $(ROOT)/tools/lws && $(TOOL_GO) -ldflags "-s -w" -o $@.tmp sigs.k8s.io/lws/cmd
 	mv -f $@.tmp $@
 
 $(CROSSPLANE_CORE): $(ROOT)/tools/crossplane-core/go.mod $(ROOT)/tools/crossplane-core/go.sum
@@ -229,8 +240,8 @@ e2e:
 # cold about 6 CPU-minutes) that install the package from an OCI registry on
 # 127.0.0.1 and call the function binary it carries. Runs as root in private
 # network and mount namespaces (unshare).
-e2e-crossplane: $(CROSSPLANE_CORE) xpkg
-	CROSSPLANE_CORE=$(CROSSPLANE_CORE) XPKG=$(XPKG_FILE) bash $(ROOT)/hack/e2e-crossplane.sh
+e2e-crossplane: $(CROSSPLANE_CORE) $(LWS_MANAGER) xpkg
+	CROSSPLANE_CORE=$(CROSSPLANE_CORE) LWS_MANAGER=$(LWS_MANAGER) XPKG=$(XPKG_FILE) bash $(ROOT)/hack/e2e-crossplane.sh
 
 # Benchmarks: RunFunction against the protobuf floor, and a gRPC load test.
 # Not part of `test`: nothing fails on a time.

@@ -35,6 +35,7 @@
 #   KUBE_BIN_DIR          use this control plane instead of building tools/kube
 #   E2E_LOG_DIR           a directory that receives the logs of Crossplane, its RBAC manager and the function
 #   CROSSPLANE_CORE       the crossplane binary (default .tools/bin/crossplane-core)
+#   LWS_MANAGER           LeaderWorkerSet's manager (default .tools/bin/lws-manager, tools/lws)
 #   XPKG                  the package (default _output/function-vllm-stack.xpkg)
 set -euo pipefail
 
@@ -54,7 +55,8 @@ done
 
 CROSSPLANE_CORE="${CROSSPLANE_CORE:-${ROOT}/.tools/bin/crossplane-core}"
 XPKG="${XPKG:-${ROOT}/_output/function-vllm-stack.xpkg}"
-for f in "${CROSSPLANE_CORE}" "${XPKG}"; do
+LWS_MANAGER="${LWS_MANAGER:-${ROOT}/.tools/bin/lws-manager}"
+for f in "${CROSSPLANE_CORE}" "${XPKG}" "${LWS_MANAGER}"; do
 	[[ -f "${f}" ]] || { echo "e2e-crossplane: ${f} is missing: run make e2e-crossplane" >&2; exit 1; }
 done
 
@@ -67,7 +69,13 @@ CROSSPLANE_CRDS="$(cd tools/crossplane-core &&
 	go list -mod=readonly -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2)/cluster/crds"
 [[ -f "${CROSSPLANE_CRDS}/apiextensions.crossplane.io_compositions.yaml" ]] ||
 	{ echo "e2e-crossplane: no Crossplane CRDs in ${CROSSPLANE_CRDS}" >&2; exit 1; }
-export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG
+# LeaderWorkerSet's CRD, from the module version tools/lws pins (its
+# manager runs in the tests, with its webhooks).
+LWS_CRD="$(cd tools/lws &&
+	go mod download sigs.k8s.io/lws &&
+	go list -mod=readonly -m -f '{{.Dir}}' sigs.k8s.io/lws)/config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"
+[[ -f "${LWS_CRD}" ]] || { echo "e2e-crossplane: no LeaderWorkerSet CRD at ${LWS_CRD}" >&2; exit 1; }
+export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG LWS_MANAGER LWS_CRD
 built=${SECONDS}
 
 E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/vllm-stack-e2e-crossplane.XXXXXX")"

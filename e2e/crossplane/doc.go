@@ -4,8 +4,9 @@
 // install the package `make xpkg` builds from an OCI registry on 127.0.0.1,
 // call the function binary it carries over mTLS at the endpoint of its
 // FunctionRevision, and compose ProductionStacks on a control plane with a
-// scheduler, a kubelet stand-in (one node with 64 GPUs) and a volume
-// provisioner stand-in (xp.Provisioner).
+// scheduler, a kubelet stand-in (one node with 64 GPUs), a volume
+// provisioner stand-in (xp.Provisioner) and LeaderWorkerSet's manager with
+// its webhooks (xp.StartLWS), for multi-node stacks.
 //
 // TestStacks (the namespaced XRD) and TestClaims (the legacy XRD's claims)
 // run the scenarios, each in a namespace of its own and waiting for states

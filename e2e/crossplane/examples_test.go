@@ -3,12 +3,14 @@
 package crossplane
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/vllm-project/function-vllm-stack/e2e/xp"
@@ -23,12 +25,7 @@ func exampleFiles(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// multi-node.yaml needs LeaderWorkerSet's controller and pod webhook,
-	// which this harness does not run yet: make e2e checks its objects
-	// against the API server and LWS's CRD.
-	files = slices.DeleteFunc(files, func(f string) bool {
-		return filepath.Base(f) == "legacy-xr.yaml" || filepath.Base(f) == "multi-node.yaml"
-	})
+	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "legacy-xr.yaml" })
 	if len(files) < 5 {
 		t.Fatalf("only %d example stacks in example/stacks: %v", len(files), files)
 	}
@@ -42,8 +39,9 @@ func exampleFiles(t *testing.T) []string {
 // every composed object exists, its Deployments are Available and its
 // claims Bound, all at once for two TTLs. The seed is also checked for the
 // eight objects README lists and for Crossplane calling the function again.
-// Together they run 30 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
-// production.yaml 2x4, disaggregated.yaml 1 + 2x2, disaggregated-lmcache.yaml 1 + 1, ...) on the node's 64.
+// Together they run 46 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
+// production.yaml 2x4, disaggregated.yaml 1 + 2x2, disaggregated-lmcache.yaml
+// 1 + 1, multi-node.yaml 2x8, ...) on the node's 64.
 func testExamples(t *testing.T) {
 	for _, f := range exampleFiles(t) {
 		base := strings.TrimSuffix(filepath.Base(f), ".yaml")
@@ -58,6 +56,9 @@ func testExamples(t *testing.T) {
 			if base == "xr" {
 				checkSeedRefs(t, s)
 				checkCalledAgain(t, s)
+			}
+			if base == "multi-node" {
+				checkGroup(t, s)
 			}
 		})
 	}
@@ -135,4 +136,46 @@ func object(apiVersion, kind, ns, name string, fields map[string]any) *unstructu
 		u.SetNamespace(ns)
 	}
 	return u
+}
+
+// checkGroup: a multi-node stack's group runs as LeaderWorkerSet makes it:
+// a leader (worker index 0) and a worker pod, both with the variables the
+// LWS pod webhook gives every container (the engines' arguments name
+// LWS_LEADER_ADDRESS and LWS_WORKER_INDEX, which the kubelet expands), the
+// leader at the group's address, and only the leader discovered by the
+// router and selected by the engine Service.
+func checkGroup(t *testing.T, s *testStack) {
+	t.Helper()
+	ctx := context.Background()
+	lws := s.name() + "-llama3-405b-lws"
+	pods, err := admin.Core.Pods(s.ns()).List(ctx, metav1.ListOptions{LabelSelector: "leaderworkerset.sigs.k8s.io/name=" + lws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 2 {
+		t.Fatalf("the group of %s has %d pods, want a leader and a worker", lws, len(pods.Items))
+	}
+	discovered := 0
+	for _, p := range pods.Items {
+		env := map[string]string{}
+		for _, e := range p.Spec.Containers[0].Env {
+			env[e.Name] = e.Value
+		}
+		index := p.Labels["leaderworkerset.sigs.k8s.io/worker-index"]
+		want := map[string]string{"LWS_LEADER_ADDRESS": lws + "-0." + lws + "." + s.ns(), "LWS_GROUP_SIZE": "2", "LWS_WORKER_INDEX": index}
+		for k, v := range want {
+			if env[k] != v {
+				t.Errorf("pod %s (worker index %s): env %s=%q, want %q", p.Name, index, k, env[k], v)
+			}
+		}
+		if p.Labels["app.kubernetes.io/component"] == "serving-engine" {
+			discovered++
+			if index != "0" {
+				t.Errorf("pod %s: the router discovers it, and it is worker %s, not the leader", p.Name, index)
+			}
+		}
+	}
+	if discovered != 1 {
+		t.Errorf("the router discovers %d pods of the group, want its leader", discovered)
+	}
 }

@@ -74,7 +74,7 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	vars := map[string]string{}
-	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG"} {
+	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG", "LWS_MANAGER", "LWS_CRD"} {
 		val, err := env(v)
 		if err != nil {
 			logf("%v", err)
@@ -257,6 +257,11 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 	if err := applyFile(ctx, "../../composition/clusterrole.yaml"); err != nil {
 		return err
 	}
+	// LeaderWorkerSet, for multi-node stacks: its CRD, webhooks and manager.
+	if err := xpc.StartLWS(ctx, vars["LWS_MANAGER"], vars["LWS_CRD"]); err != nil {
+		return fmt.Errorf("cannot start LeaderWorkerSet: %w", err)
+	}
+	logf("LeaderWorkerSet's manager is ready")
 	var fnArgs []string
 	if !quiet() {
 		fnArgs = append(fnArgs, "--debug")

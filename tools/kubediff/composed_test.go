@@ -304,7 +304,7 @@ func TestComposedObjects(t *testing.T) {
 }
 
 // composedKinds are the kinds the function composes.
-var composedKinds = []string{"ConfigMap", "Deployment", "HTTPRoute", "HorizontalPodAutoscaler", "Ingress", "NetworkPolicy", "PersistentVolumeClaim",
+var composedKinds = []string{"ConfigMap", "Deployment", "HTTPRoute", "HorizontalPodAutoscaler", "Ingress", "LeaderWorkerSet", "NetworkPolicy", "PersistentVolumeClaim",
 	"PodDisruptionBudget", "Role", "RoleBinding", "ScaledObject", "Service", "ServiceAccount", "ServiceMonitor"}
 
 // TestOracleRefuses: the validation of each kind runs and refuses: every

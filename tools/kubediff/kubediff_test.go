@@ -7,8 +7,9 @@
 //
 // It also renders stacks through the function and validates every composed
 // object as the API server validates its kind (composed_test.go): the
-// built-in kinds with k8s.io/kubernetes, HTTPRoute, ScaledObject and
-// ServiceMonitor with the schema and CEL rules of the CRDs e2e/crds pins.
+// built-in kinds with k8s.io/kubernetes, HTTPRoute, ScaledObject,
+// ServiceMonitor and LeaderWorkerSet with the schema and CEL rules of the
+// CRDs e2e/crds pins.
 //
 // It is its own module so that neither the function nor its tests depend on
 // k8s.io/kubernetes: `cd tools/kubediff && go test ./...`, and fuzz with
