@@ -267,7 +267,7 @@ func TestContractBehaviourChecks(t *testing.T) {
 		"RPCTimeoutOnV0": {c: engine("x", nil, envVar("VLLM_USE_V1", "0"), envVar("VLLM_RPC_TIMEOUT", "1000000")), vllm: "0.10.2"},
 		"ExpandableSegmentsWithConnector": {c: engine("x", lmcacheArgs, envVar("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")), vllm: "0.22.0",
 			want: []string{object + "vLLM 0.22.0 refuses to start with --kv-transfer-config and PYTORCH_CUDA_ALLOC_CONF expandable_segments:True without the cumem allocator"}},
-		"ExpandableSegmentsWithCumem": {c: engine("x", append(slices.Clone(lmcacheArgs), "--enable-cumem-allocator"), envVar("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")), vllm: "0.22.0"},
+		"ExpandableSegmentsWithCumem":  {c: engine("x", append(slices.Clone(lmcacheArgs), "--enable-cumem-allocator"), envVar("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")), vllm: "0.22.0"},
 		"ExpandableSegmentsBefore0220": {c: engine("x", lmcacheArgs, envVar("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")), vllm: "0.20.0"},
 		"RenderedVariableNotRead": {c: engine("x", nil, envVar("VLLM_USE_V1", "1")), vllm: "0.12.0",
 			want: []string{object + "env VLLM_USE_V1 is not read by vLLM 0.12.0 (vllm_envs.tsv)"}},

@@ -21,6 +21,11 @@ const (
 // their nvidia.com/gpu.product; false when the selector names neither or a
 // product whose memory is not known.
 func gpuMemoryGB(e engine) (float64, string, bool) {
+	if m := e.cfg.Resources.GPUMemory; m != "" {
+		if q, err := parseQuantity(m); err == nil && q.Sign() > 0 {
+			return q.AsApproximateFloat64() / 1e9, "resources.gpuMemory " + m, true
+		}
+	}
 	sel := e.cfg.Scheduling.NodeSelector
 	if s := sel[labelGPUMemory]; s != "" {
 		if mib, err := strconv.Atoi(s); err == nil && mib > 0 {
@@ -35,17 +40,14 @@ func gpuMemoryGB(e engine) (float64, string, bool) {
 	return 0, "", false
 }
 
-// warnOversized warns when the weights a model's name announces cannot fit
-// the GPUs its node selector picks: vLLM then fails while loading them,
+// warnOversized warns when the weights a model's name (or
+// model.parameterCount) announces cannot fit the GPUs its node selector (or
+// resources.gpuMemory) picks: vLLM then fails while loading them,
 // after the download. Only the weights are counted (the KV cache and
 // activations need more), so a warning is certain, and silence is not a
 // promise.
 func warnOversized(f *Findings, e engine) {
-	name := e.model.ModelURL
-	if name == "" {
-		name = e.model.Path
-	}
-	weights, ok := weightsGB(name)
+	weights, name, ok := engineWeightsGB(e)
 	memGB, gpu, known := gpuMemoryGB(e)
 	if !ok || !known || e.vllmErr != nil {
 		return

@@ -36,6 +36,11 @@ func TestOversizedWarning(t *testing.T) {
 		// 35 GB each, still too much; over 2 × 4 multi-node pods of 2 it fits.
 		"PipelineOnL4": {xr: on("nvidia.com/gpu.product", "NVIDIA-L4", "vllmConfig.tensorParallelSize", 2, "vllmConfig.pipelineParallelSize", 2, "resources.gpu", "4"), want: []string{
 			"spec: meta-llama/Llama-3.1-70B-Instruct announces about 140 GB of weights, 35 GB per GPU at tensorParallelSize 2 × pipelineParallelSize 2, and a GPU of NVIDIA-L4 has 24 GB, of which vLLM uses 22 GB (vLLM's default 0.92): the weights cannot load; raise tensorParallelSize or pipelineParallelSize (across nodes with multiNode) or pick larger GPUs"}},
+		// The size and the GPU's memory from their own fields, over the
+		// name (which says nothing here) and the node selector.
+		"ParameterCountAndGPUMemory": {xr: with("model.modelURL", "org/m", "model.parameterCount", "8x7B", "resources.gpuMemory", "24Gi", "vllmConfig.image", "vllm/vllm-openai:v0.22.0"), want: []string{
+			"spec: model.parameterCount 8x7B announces about 112 GB of weights, 112 GB per GPU at tensorParallelSize 1, and a GPU of resources.gpuMemory 24Gi has 26 GB, of which vLLM uses 24 GB (vLLM's default 0.92): the weights cannot load; raise tensorParallelSize or pick larger GPUs"}},
+		"GPUMemoryOverSelector": {xr: on("nvidia.com/gpu.product", "NVIDIA-L4", "resources.gpuMemory", "141Gi", "vllmConfig.tensorParallelSize", 2, "resources.gpu", "2")},
 		"MultiNodeOnL4": {xr: on("nvidia.com/gpu.product", "NVIDIA-L4", "vllmConfig.tensorParallelSize", 2, "vllmConfig.pipelineParallelSize", 4, "resources.gpu", "2",
 			"multiNode", map[string]any{"podsPerReplica": 4}, "storage.accessModes", []any{"ReadWriteMany"})},
 	}

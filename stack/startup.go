@@ -63,12 +63,51 @@ func modelBillions(name string) (float64, bool) {
 	return n, true
 }
 
+// parameterCount reads model.parameterCount (70B, 8x7B, 135M; the XRD's
+// pattern holds) as billions.
+var parameterCount = regexp.MustCompile(`^(?:(\d+)x)?(\d+(?:\.\d+)?)([bBmM])$`)
+
+// engineWeightsGB estimates the size of an engine's weights: from
+// model.parameterCount when set, else from the size its name announces; the
+// bytes per parameter from the quantization its name says. said tells where
+// the size comes from, for messages.
+func engineWeightsGB(e engine) (gb float64, said string, ok bool) {
+	name := e.model.ModelURL
+	if name == "" {
+		name = e.model.Path
+	}
+	pc := e.model.ParameterCount
+	if pc == "" {
+		gb, ok = weightsGB(name)
+		return gb, name, ok
+	}
+	m := parameterCount.FindStringSubmatch(pc)
+	if m == nil {
+		return 0, "", false
+	}
+	b, _ := strconv.ParseFloat(m[2], 64)
+	if m[1] != "" {
+		experts, _ := strconv.ParseFloat(m[1], 64)
+		b *= experts
+	}
+	if strings.EqualFold(m[3], "m") {
+		b /= 1000
+	}
+	return b * bytesPerParameter(name), "model.parameterCount " + pc, true
+}
+
 // weightsGB estimates the size of the model's weights from its name.
 func weightsGB(name string) (float64, bool) {
 	b, ok := modelBillions(name)
 	if !ok {
 		return 0, false
 	}
+	return b * bytesPerParameter(name), true
+}
+
+// bytesPerParameter is what the quantization a model's name says implies,
+// else 16-bit.
+func bytesPerParameter(name string) float64 {
 	bytes := 2.0
 	lower := strings.ToLower(path.Base(name))
 	for _, q := range quantizedBytes {
@@ -77,7 +116,7 @@ func weightsGB(name string) (float64, bool) {
 			break
 		}
 	}
-	return b * bytes, true
+	return bytes
 }
 
 // startupProbe is the engine's startup probe: its budget in seconds, the
@@ -95,11 +134,7 @@ func startupProbe(e engine) *corev1.Probe {
 
 // startupSeconds is how long the engine may take to start.
 func startupSeconds(e engine) int {
-	name := e.model.ModelURL
-	if name == "" {
-		name = e.model.Path
-	}
-	gb, ok := weightsGB(name)
+	gb, _, ok := engineWeightsGB(e)
 	if !ok {
 		return minStartupSeconds
 	}

@@ -49,6 +49,10 @@ func TestStartupBudget(t *testing.T) {
 		"Override":         {xr: with("model.modelURL", "meta-llama/Llama-3.1-70B-Instruct", "probes.startup.failureThreshold", 30), want: 30},
 		"Shorter period":   {xr: with("model.modelURL", "meta-llama/Llama-3.1-70B-Instruct", "probes.startup.periodSeconds", 5), want: 340},
 		"Small, period 20": {xr: with("model.modelURL", "org/m", "probes.startup.periodSeconds", 20), want: 30},
+		// model.parameterCount over the name, the name's quantization kept.
+		"parameterCount 70B":          {xr: with("model.modelURL", "org/m", "model.parameterCount", "70B"), want: 170},
+		"parameterCount over name":    {xr: with("model.modelURL", "meta-llama/Llama-3.1-8B-Instruct", "model.parameterCount", "70b"), want: 170},
+		"parameterCount, FP8 in name": {xr: with("model.modelURL", "org/m-FP8", "model.parameterCount", "70B"), want: 100},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -238,6 +238,7 @@ func validateBlocks(f *Findings, path string, c v1alpha1.EngineConfig) {
 		quantity(f, p+".memory", r.Memory, "16Gi or 16000Mi")
 		quantity(f, p+".cpuLimit", r.CPULimit, "8 or 7500m")
 		quantity(f, p+".memoryLimit", r.MemoryLimit, "32Gi or 32000Mi")
+		quantity(f, p+".gpuMemory", r.GPUMemory, "80Gi")
 		if _, err := gpus(r.GPU); err != nil {
 			f.errorf("%s.gpu %q is invalid: must be a whole number of GPUs, e.g. \"1\"", p, r.GPU)
 		}

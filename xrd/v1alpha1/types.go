@@ -131,6 +131,14 @@ type Model struct {
 	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?|/[^\x00-\x1f\x7f]*|[a-z][a-z0-9+.-]*://[^\x00-\x20\x7f]+)?$`
 	ModelURL string `json:"modelURL,omitempty"`
 
+	// Number of parameters of the model, e.g. 70B, 8x7B (a mixture of
+	// experts) or 135M, for the startup budget and the sizing warning.
+	// Unset: the size the model's name announces, if any.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+x)?[0-9]+(\.[0-9]+)?[BbMm]$`
+	ParameterCount string `json:"parameterCount,omitempty"`
+
 	// Revision of the model to download (--revision): a branch, tag or
 	// commit of its Hugging Face repository. A commit hash pins the weights,
 	// so every replica and every restart serves the same ones. Default: the
@@ -1181,6 +1189,12 @@ type Resources struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	GPUType string `json:"gpuType,omitempty"`
+
+	// Memory of one GPU, e.g. "80Gi", for the sizing warning. Unset: the
+	// node selector's nvidia.com/gpu.memory or nvidia.com/gpu.product.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	GPUMemory string `json:"gpuMemory,omitempty"`
 }
 
 // Storage is the engine's model cache volume.
