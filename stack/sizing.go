@@ -2,7 +2,9 @@ package stack
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"k8s.io/utils/ptr"
 
@@ -71,5 +73,72 @@ func warnOversized(f *Findings, e engine) {
 	if usable := memGB * util; perGPU > usable {
 		f.warnf("%s: %s announces about %.0f GB of weights, %.0f GB per GPU at %s, and a GPU of %s has %.0f GB, of which vLLM uses %.0f GB (%s %.2f): the weights cannot load; %s or pick larger GPUs",
 			e.groupPath(), name, weights, perGPU, split, gpu, memGB, usable, from, util, fix)
+		return
 	}
+	warnKVCache(f, e, weights, memGB, util, tp*pp)
+}
+
+// The least memory besides the weights and the KV cache that llm-d's
+// capacity planner counts (sizing.tsv "constant" rows): activations, whose
+// smallest per-architecture figure is 2.5 GiB, and vLLM's non-torch memory
+// per GPU, 0.15 GiB at TP 1 and 0.6 GiB from TP 2. The least, so a warning
+// is certain.
+const (
+	minActivationGiB = 2.5
+	nonTorchTP1GiB   = 0.15
+	nonTorchTPNGiB   = 0.6
+)
+
+// warnTensorParallelHeads warns that vLLM refuses to start when the tensor
+// parallel size does not divide the attention heads model.shape declares
+// ("Total number of attention heads (H) must be divisible by tensor
+// parallel size (T)", sizing.tsv).
+func warnTensorParallelHeads(f *Findings, e engine) {
+	s := e.model.Shape
+	if s == nil || s.NumAttentionHeads == nil {
+		return
+	}
+	h, tp := *s.NumAttentionHeads, tensorParallelSize(e)
+	if h%tp == 0 {
+		return
+	}
+	var divisors []string
+	for d := int32(1); d <= h && len(divisors) < 8; d++ {
+		if h%d == 0 {
+			divisors = append(divisors, strconv.Itoa(int(d)))
+		}
+	}
+	f.warnf("%s: tensorParallelSize %d does not divide %s.shape.numAttentionHeads %d, and vLLM refuses to start then (\"Total number of attention heads must be divisible by tensor parallel size\"): use a tensorParallelSize that divides %d, e.g. %s",
+		e.groupPath(), tp, e.path, h, h, strings.Join(divisors, ", "))
+}
+
+// warnKVCache warns when one request of maxModelLen tokens needs more KV
+// cache than the GPUs of a replica leave after the weights, by llm-d's
+// capacity planner (sizing.tsv "formula" rows): KV bytes per token are
+// layers × 2 × head dim × KV heads × bytes (2, or 1 where extraArgs set a
+// --kv-cache-dtype, the least); the memory left is GPU memory ×
+// utilization × GPUs − weights − activations − non-torch memory per GPU.
+// vLLM then refuses to start: its KV cache cannot hold one request.
+func warnKVCache(f *Findings, e engine, weightsGB, memGB, util float64, gpus int) {
+	s, maxLen := e.model.Shape, e.model.MaxModelLen
+	if s == nil || s.NumHiddenLayers == nil || s.HeadDim == nil || maxLen == nil || (s.NumKeyValueHeads == nil && s.NumAttentionHeads == nil) {
+		return
+	}
+	kvHeads := ptr.Deref(s.NumKeyValueHeads, ptr.Deref(s.NumAttentionHeads, 0))
+	kvBytes := 2.0
+	if slices.ContainsFunc(e.cfg.VLLMConfig.ExtraArgs, func(a string) bool { return strings.HasPrefix(a, "--kv-cache-dtype") }) {
+		kvBytes = 1
+	}
+	perToken := float64(*s.NumHiddenLayers) * 2 * float64(*s.HeadDim) * float64(kvHeads) * kvBytes
+	need := perToken * float64(*maxLen)
+	nonTorch := nonTorchTP1GiB
+	if tensorParallelSize(e) > 1 {
+		nonTorch = nonTorchTPNGiB
+	}
+	left := memGB*1e9*util*float64(gpus) - weightsGB*1e9 - minActivationGiB*gib - nonTorch*gib*float64(gpus)
+	if need <= left {
+		return
+	}
+	f.warnf("%s: one request of %s.maxModelLen %d tokens needs about %.1f GB of KV cache (%s.shape: %d layers × 2 × %d KV heads × head dim %d × %.0f bytes per token), and the %d GPUs of a replica leave at most %.1f GB for it after the weights, activations and non-torch memory (llm-d's capacity planner): vLLM refuses to start; lower maxModelLen, raise tensorParallelSize or pipelineParallelSize, or pick larger GPUs",
+		e.groupPath(), e.path, *maxLen, need/1e9, e.path, *s.NumHiddenLayers, kvHeads, *s.HeadDim, kvBytes, gpus, max(left, 0)/1e9)
 }

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,6 +50,73 @@ func TestOversizedWarning(t *testing.T) {
 			var got []string
 			for _, w := range mustRun(t, req(t, tc.xr, nil, nil)).warnings {
 				if strings.Contains(w, "announces about") {
+					got = append(got, w)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// llama70Shape is Llama 3.1 70B's config.json: 80 layers, 64 attention
+// heads, 8 key/value heads of dimension 128.
+var llama70Shape = map[string]any{"numHiddenLayers": 80, "numAttentionHeads": 64, "numKeyValueHeads": 8, "headDim": 128}
+
+// TestKVCacheWarning: with model.shape and maxModelLen, one request's KV
+// cache against what the replica's GPUs leave after the weights, on both
+// sides of the boundary: 128K tokens of Llama 3.1 70B need 42.9 GB, which two
+// H100s do not leave (13.4 GB) and four do.
+func TestKVCacheWarning(t *testing.T) {
+	on := func(tp int, kv ...any) map[string]any {
+		return with(append([]any{"model.modelURL", "meta-llama/Llama-3.1-70B-Instruct", "model.shape", llama70Shape, "model.maxModelLen", 131072,
+			"vllmConfig.image", "vllm/vllm-openai:v0.22.0", "vllmConfig.tensorParallelSize", tp, "resources.gpu", strconv.Itoa(tp),
+			"scheduling.nodeSelector", map[string]any{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}}, kv...)...)
+	}
+	const twoH100 = "spec: one request of spec.model.maxModelLen 131072 tokens needs about 42.9 GB of KV cache (spec.model.shape: 80 layers × 2 × 8 KV heads × head dim 128 × 2 bytes per token), and the 2 GPUs of a replica leave at most 13.4 GB for it after the weights, activations and non-torch memory (llm-d's capacity planner): vLLM refuses to start; lower maxModelLen, raise tensorParallelSize or pipelineParallelSize, or pick larger GPUs"
+	for name, tc := range map[string]struct {
+		xr   map[string]any
+		want []string
+	}{
+		"TwoH100":        {xr: on(2), want: []string{twoH100}},
+		"FourH100":       {xr: on(4)},
+		"ShorterContext": {xr: on(2, "model.maxModelLen", 32768)},
+		"NoShape":        {xr: on(2, "model.shape", nil)},
+		"NoMaxModelLen":  {xr: on(2, "model.maxModelLen", nil)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, w := range mustRun(t, req(t, tc.xr, nil, nil)).warnings {
+				if strings.Contains(w, "KV cache") {
+					got = append(got, w)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTensorParallelHeads: vLLM refuses a tensor parallel size that does
+// not divide the attention heads; the warning names the divisors.
+func TestTensorParallelHeads(t *testing.T) {
+	xr := func(tp int, heads any) map[string]any {
+		return with("vllmConfig.tensorParallelSize", tp, "resources.gpu", strconv.Itoa(tp), "model.shape", map[string]any{"numAttentionHeads": heads})
+	}
+	for name, tc := range map[string]struct {
+		xr   map[string]any
+		want []string
+	}{
+		"Divides":    {xr: xr(8, 64)},
+		"NotDivides": {xr: xr(16, 40), want: []string{`spec: tensorParallelSize 16 does not divide spec.model.shape.numAttentionHeads 40, and vLLM refuses to start then ("Total number of attention heads must be divisible by tensor parallel size"): use a tensorParallelSize that divides 40, e.g. 1, 2, 4, 5, 8, 10, 20, 40`}},
+		"NoShape":    {xr: with("vllmConfig.tensorParallelSize", 3, "resources.gpu", "3")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, w := range mustRun(t, req(t, tc.xr, nil, nil)).warnings {
+				if strings.Contains(w, "attention heads") {
 					got = append(got, w)
 				}
 			}

@@ -57,6 +57,7 @@ func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *Stack) Finding
 		validateVLLMVersion(&f, e)
 		validateEngineMistakes(&f, e)
 		warnOversized(&f, e)
+		warnTensorParallelHeads(&f, e)
 		validateMultiNode(&f, e)
 	}
 	validateRouter(&f, spec.RouterConfig, r)

@@ -139,6 +139,12 @@ type Model struct {
 	// +kubebuilder:validation:Pattern=`^([0-9]+x)?[0-9]+(\.[0-9]+)?[BbMm]$`
 	ParameterCount string `json:"parameterCount,omitempty"`
 
+	// The model's architecture, as its config.json says, for the sizing
+	// warnings: whether tensorParallelSize divides the attention heads, and
+	// whether one request of maxModelLen fits the KV cache the GPUs leave.
+	// +optional
+	Shape *ModelShape `json:"shape,omitempty"`
+
 	// Revision of the model to download (--revision): a branch, tag or
 	// commit of its Hugging Face repository. A commit hash pins the weights,
 	// so every replica and every restart serves the same ones. Default: the
@@ -321,6 +327,35 @@ type EngineConfig struct {
 	// Needs the LeaderWorkerSet CRD and controller (kubernetes-sigs/lws).
 	// +optional
 	MultiNode *MultiNode `json:"multiNode,omitempty"`
+}
+
+// ModelShape is the architecture of a model, named as its config.json
+// names it (num_hidden_layers, num_attention_heads, num_key_value_heads,
+// head_dim).
+type ModelShape struct {
+	// Transformer layers (num_hidden_layers).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
+	NumHiddenLayers *int32 `json:"numHiddenLayers,omitempty"`
+
+	// Attention heads (num_attention_heads).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	NumAttentionHeads *int32 `json:"numAttentionHeads,omitempty"`
+
+	// Key/value heads (num_key_value_heads). Default: numAttentionHeads.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	NumKeyValueHeads *int32 `json:"numKeyValueHeads,omitempty"`
+
+	// Dimension of one head (head_dim, else hidden_size / num_attention_heads).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	HeadDim *int32 `json:"headDim,omitempty"`
 }
 
 // MultiNode spreads each replica of a model over a group of pods.
