@@ -82,7 +82,7 @@ func (c *converter) completeRay() {
 	if r.pp != nil {
 		ensure(&e.VLLMConfig).PipelineParallelSize = r.pp
 	}
-	c.res.note(r.path, fmt.Sprintf("converted: the KubeRay RayCluster (a head and %s, Ray as vLLM's distributed backend) becomes multiNode.podsPerReplica %d: a LeaderWorkerSet whose one group is a leader and %s of the model's pod, with vLLM's own multi-node backend (vLLM 0.12.0 or later; the cluster needs LeaderWorkerSet)", count(workers, "worker"), workers+1, count(workers, "worker")))
+	c.res.note(r.path, fmt.Sprintf("converted: the KubeRay RayCluster (a head and %s, Ray as vLLM's distributed backend) becomes multiNode.podsPerReplica %d: a LeaderWorkerSet whose one group is a leader and %s of the model's pod, with vLLM's own multi-node backend from vLLM 0.12.0, Ray before (the cluster needs LeaderWorkerSet)", count(workers, "worker"), workers+1, count(workers, "worker")))
 	if _, ok := m.fields["replicaCount"]; ok {
 		c.res.note(m.path+".replicaCount", fmt.Sprintf("the chart's Ray workers of one engine: the stack runs one replica of %d pods", workers+1))
 	}

@@ -54,7 +54,7 @@ func TestRaySpec(t *testing.T) {
 	if e.Replicas != nil || !cmp.Equal(ptr.To[int32](2), e.VLLMConfig.PipelineParallelSize) {
 		t.Errorf("replicas %v, pipelineParallelSize %v: want one replica of two stages", e.Replicas, e.VLLMConfig.PipelineParallelSize)
 	}
-	const converted = "servingEngineSpec.modelSpec[0].raySpec: converted: the KubeRay RayCluster (a head and 1 worker, Ray as vLLM's distributed backend) becomes multiNode.podsPerReplica 2: a LeaderWorkerSet whose one group is a leader and 1 worker of the model's pod, with vLLM's own multi-node backend (vLLM 0.12.0 or later; the cluster needs LeaderWorkerSet)"
+	const converted = "servingEngineSpec.modelSpec[0].raySpec: converted: the KubeRay RayCluster (a head and 1 worker, Ray as vLLM's distributed backend) becomes multiNode.podsPerReplica 2: a LeaderWorkerSet whose one group is a leader and 1 worker of the model's pod, with vLLM's own multi-node backend from vLLM 0.12.0, Ray before (the cluster needs LeaderWorkerSet)"
 	if !slicesHasPrefix(findingStrings(res.Notes), converted) {
 		t.Errorf("notes %q lack %q", res.Notes, converted)
 	}

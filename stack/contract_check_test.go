@@ -294,6 +294,16 @@ func (u contractFacts) checkEngine(ver string, c corev1.Container, extra []strin
 	if err != nil {
 		return []string{err.Error()}
 	}
+	switch rayRole(c) {
+	case "worker":
+		return checkRayWorker(v, c)
+	case "leader":
+		// `sh -c <script> vllm serve <args>`: the script runs "$0" "$@".
+		if len(c.Args) < 2 || path.Base(c.Args[0]) != "vllm" || c.Args[1] != "serve" {
+			return []string{fmt.Sprintf("the Ray leader's arguments %q do not start with vllm serve", c.Args)}
+		}
+		c.Args = c.Args[2:]
+	}
 	args, problems := trimExtra(c.Args, extra)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return append(problems, fmt.Sprintf("the first argument of vllm serve must be the model, got %q", args))
@@ -1065,10 +1075,10 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 }
 
 // headless reports whether a Deployment's engine runs no API server (a
-// multi-node model's worker, --headless).
+// multi-node model's worker: --headless, or a Ray worker).
 func headless(d appsv1.Deployment) bool {
 	c, _ := containerNamed(d, engineContainer)
-	return slices.Contains(c.Args, "--headless")
+	return slices.Contains(c.Args, "--headless") || rayRole(c) == "worker"
 }
 
 // checkHeadlessUndiscovered: the router must not discover a headless
@@ -1104,6 +1114,14 @@ func checkMultiNode(l lwsv1.LeaderWorkerSet) []string {
 	leader, _ := containerNamed(appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: *t.LeaderTemplate}}, engineContainer)
 	worker, _ := containerNamed(appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: t.WorkerTemplate}}, engineContainer)
 	var problems []string
+	if rayRole(leader) == "leader" {
+		problems = append(problems, checkRayGroup(leader, worker)...)
+		problems = append(problems, checkGroupGPUs(l, leader)...)
+		if t.RestartPolicy != lwsv1.RecreateGroupOnPodRestart {
+			problems = append(problems, fmt.Sprintf("restartPolicy %q: a group whose pod restarts cannot rejoin its peers; want RecreateGroupOnPodRestart", t.RestartPolicy))
+		}
+		return problems
+	}
 	for _, c := range []struct {
 		role     string
 		args     []string
@@ -1138,6 +1156,77 @@ func checkMultiNode(l lwsv1.LeaderWorkerSet) []string {
 	if worker.StartupProbe != nil || worker.ReadinessProbe != nil || worker.LivenessProbe != nil {
 		problems = append(problems, "the workers have probes, and a headless engine answers none")
 	}
+	problems = append(problems, checkGroupGPUs(l, leader)...)
+	if t.RestartPolicy != lwsv1.RecreateGroupOnPodRestart {
+		problems = append(problems, fmt.Sprintf("restartPolicy %q: a group whose pod restarts cannot rejoin its peers; want RecreateGroupOnPodRestart", t.RestartPolicy))
+	}
+	return problems
+}
+
+// The Ray form of a multi-node group (multinode.tsv "Ray multi-node"): the
+// leader's container runs `sh -c '<multi-node-serving.sh> leader
+// --ray_cluster_size=… && exec "$0" "$@"' vllm serve …`, a worker's
+// `<multi-node-serving.sh> worker --ray_address=<leader>`. The script's path
+// in vLLM's images up to 0.20.0, and the only multi-node form before the mp
+// backend's flags (0.11.1).
+const (
+	contractRayScript   = "/vllm-workspace/examples/online_serving/multi-node-serving.sh"
+	contractRayLeader = `bash ` + contractRayScript + ` leader --ray_cluster_size="$LWS_GROUP_SIZE" && exec "$0" "$@"`
+)
+
+var rayScriptLast = mustUpVersion("0.20.0")
+
+// rayRole says whether a container is a Ray group's "leader" or "worker",
+// else "".
+func rayRole(c corev1.Container) string {
+	switch {
+	case len(c.Command) == 3 && c.Command[0] == "sh" && c.Command[1] == "-c" && strings.Contains(c.Command[2], "multi-node-serving.sh leader"):
+		return "leader"
+	case len(c.Command) >= 3 && c.Command[0] == "bash" && strings.HasSuffix(c.Command[1], "multi-node-serving.sh") && c.Command[2] == "worker":
+		return "worker"
+	}
+	return ""
+}
+
+// checkRayWorker: a worker joins the leader's Ray head, with the script
+// vLLM's image of release v carries.
+func checkRayWorker(v upVersion, c corev1.Container) []string {
+	want := []string{"bash", contractRayScript, "worker", "--ray_address=$(LWS_LEADER_ADDRESS)"}
+	var problems []string
+	if slices.Compare(v[:], rayScriptLast[:]) > 0 {
+		problems = append(problems, fmt.Sprintf("vLLM %s's image has no %s (moved after %s)", v, contractRayScript, rayScriptLast))
+	}
+	if !slices.Equal(c.Command, want) || len(c.Args) > 0 {
+		problems = append(problems, fmt.Sprintf("the Ray worker runs %q %q, want %q", c.Command, c.Args, want))
+	}
+	return problems
+}
+
+// checkRayGroup: the leader starts the Ray head for the group's size and
+// runs vllm serve with the Ray backend, and without the mp backend's flags;
+// the workers join it.
+func checkRayGroup(leader, worker corev1.Container) []string {
+	var problems []string
+	if want := []string{"sh", "-c", contractRayLeader}; !slices.Equal(leader.Command, want) {
+		problems = append(problems, fmt.Sprintf("the Ray leader runs %q, want %q", leader.Command, want))
+	}
+	if b, _ := stacktest.ArgValue(leader.Args, "--distributed-executor-backend"); b != "ray" {
+		problems = append(problems, fmt.Sprintf("the Ray leader's --distributed-executor-backend is %q, want ray", b))
+	}
+	for _, flag := range []string{"--nnodes", "--node-rank", "--master-addr", "--headless"} {
+		if slices.ContainsFunc(leader.Args, func(a string) bool { return a == flag || strings.HasPrefix(a, flag+"=") }) {
+			problems = append(problems, "the Ray leader sets "+flag+", which the Ray backend refuses with more than one node")
+		}
+	}
+	if rayRole(worker) != "worker" {
+		problems = append(problems, fmt.Sprintf("the Ray group's workers run %q, not the Ray worker", worker.Command))
+	}
+	return problems
+}
+
+// checkGroupGPUs: each GPU of a group runs one rank: tensor × pipeline
+// parallel size = GPUs per pod × the group's size.
+func checkGroupGPUs(l lwsv1.LeaderWorkerSet, leader corev1.Container) []string {
 	n := func(flag string) int64 {
 		v, ok := stacktest.ArgValue(leader.Args, flag)
 		if !ok {
@@ -1147,11 +1236,8 @@ func checkMultiNode(l lwsv1.LeaderWorkerSet) []string {
 		return i
 	}
 	g := leader.Resources.Limits.Name("nvidia.com/gpu", "0").Value()
-	if ranks, gpus := n("--tensor-parallel-size")*n("--pipeline-parallel-size"), g*int64(ptr.Deref(t.Size, 1)); ranks != gpus {
-		problems = append(problems, fmt.Sprintf("tensor × pipeline parallel size is %d, and a group has %d GPUs", ranks, gpus))
+	if ranks, gpus := n("--tensor-parallel-size")*n("--pipeline-parallel-size"), g*int64(ptr.Deref(l.Spec.LeaderWorkerTemplate.Size, 1)); ranks != gpus {
+		return []string{fmt.Sprintf("tensor × pipeline parallel size is %d, and a group has %d GPUs", ranks, gpus)}
 	}
-	if t.RestartPolicy != lwsv1.RecreateGroupOnPodRestart {
-		problems = append(problems, fmt.Sprintf("restartPolicy %q: a group whose pod restarts cannot rejoin its peers; want RecreateGroupOnPodRestart", t.RestartPolicy))
-	}
-	return problems
+	return nil
 }

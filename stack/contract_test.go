@@ -766,3 +766,41 @@ func TestContractCheckMultiNode(t *testing.T) {
 		t.Errorf("the stack's selector: problems %q", got)
 	}
 }
+
+// TestContractCheckRayGroup: the Ray form of a group, right, and each
+// wrong piece found.
+func TestContractCheckRayGroup(t *testing.T) {
+	build := func() lwsv1.LeaderWorkerSet {
+		return *desired(t, mustRun(t, req(t, mnXR("vllmConfig.image", "vllm/vllm-openai:v0.11.0"), nil, nil)), "engine-m-leaderworkerset", &lwsv1.LeaderWorkerSet{})
+	}
+	leaderOf := func(l *lwsv1.LeaderWorkerSet) *corev1.Container {
+		return &l.Spec.LeaderWorkerTemplate.LeaderTemplate.Spec.Containers[0]
+	}
+	for name, tc := range map[string]struct {
+		change func(*lwsv1.LeaderWorkerSet)
+		want   []string
+	}{
+		"Right": {change: func(*lwsv1.LeaderWorkerSet) {}},
+		"MPBackend": {change: func(l *lwsv1.LeaderWorkerSet) {
+			c := leaderOf(l)
+			c.Args = append(slices.Clone(c.Args[:len(c.Args)-1]), "mp", "--nnodes=2")
+		}, want: []string{`the Ray leader's --distributed-executor-backend is "mp", want ray`, "the Ray leader sets --nnodes, which the Ray backend refuses with more than one node"}},
+		"WorkerRunsVLLM": {change: func(l *lwsv1.LeaderWorkerSet) {
+			l.Spec.LeaderWorkerTemplate.WorkerTemplate.Spec.Containers[0].Command = []string{"vllm", "serve"}
+		}, want: []string{`the Ray group's workers run ["vllm" "serve"], not the Ray worker`}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			l := build()
+			tc.change(&l)
+			if diff := cmp.Diff(tc.want, checkMultiNode(l)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The script moved after 0.20.0: a worker of a later release is wrong.
+	worker := build().Spec.LeaderWorkerTemplate.WorkerTemplate.Spec.Containers[0]
+	want := []string{"vLLM 0.22.0's image has no /vllm-workspace/examples/online_serving/multi-node-serving.sh (moved after 0.20.0)"}
+	if diff := cmp.Diff(want, loadUpstream(t).checkEngine("0.22.0", worker, nil)); diff != "" {
+		t.Errorf("a Ray worker of 0.22.0 (-want +got):\n%s", diff)
+	}
+}

@@ -108,13 +108,15 @@ func engineContainerSpec(s *Stack, e engine) corev1.Container {
 	if strings.Contains(image, lmcacheImage) {
 		command[0] = lmcacheVLLMBinary
 	}
+	// A multi-node group on Ray wraps or replaces `vllm serve`.
+	command, args := multiNodeCommand(e, command, engineArgs(e))
 	p := e.cfg.Probes
 	return corev1.Container{
 		Name:            engineContainer,
 		Image:           image,
 		ImagePullPolicy: corev1.PullPolicy(v.ImagePullPolicy),
 		Command:         command,
-		Args:            engineArgs(e),
+		Args:            args,
 		Env:             engineEnv(s, e),
 		EnvFrom:         e.cfg.EnvFrom,
 		Ports:           enginePorts(s, e),

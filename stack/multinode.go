@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -36,7 +38,41 @@ const maxPodsPerReplica = 64
 
 // multiNodeSince is the first release with the mp backend's multi-node
 // flags for certain (they were merged two days before 0.11.1 was cut).
+// Before, a group runs Ray, as vLLM's LWS guide did up to 0.23.0: the
+// leader starts a Ray head with the script vllm/vllm-openai images carry and
+// waits for the group's pods to join, then runs `vllm serve` with the Ray
+// backend; a worker joins the leader's Ray head (multinode.tsv).
 var multiNodeSince = upstream.V(0, 12, 0)
+
+// rayScript is vLLM's multi-node-serving.sh in its own images up to 0.20.0
+// (Ray is used before 0.12.0 only).
+const rayScript = "/vllm-workspace/examples/online_serving/multi-node-serving.sh"
+
+// rayLeaderScript starts the Ray head, waits for the group, then runs the
+// engine: the arguments of `sh -c` after the script are `vllm serve …`,
+// which it runs as they are ("$0" "$@"), so no value of the stack is ever
+// read by the shell.
+const rayLeaderScript = `bash ` + rayScript + ` leader --ray_cluster_size="$` + lwsv1.LwsGroupSize + `" && exec "$0" "$@"`
+
+// rayBackend reports whether a multi-node engine runs Ray: its release has
+// no multi-node flags of its own.
+func rayBackend(e engine) bool {
+	_, ok := multiNode(e)
+	return ok && e.vllm.version.Less(multiNodeSince)
+}
+
+// multiNodeCommand is the command of a multi-node engine's containers when
+// it runs Ray: the leader's wraps `vllm serve` (command then args), a
+// worker's joins the leader's Ray head; nil with vLLM's own backend.
+func multiNodeCommand(e engine, serve []string, args []string) (command, rest []string) {
+	if !rayBackend(e) {
+		return serve, args
+	}
+	if e.lwsWorker {
+		return []string{"bash", rayScript, "worker", "--ray_address=" + lwsLeaderAddress}, nil
+	}
+	return []string{"sh", "-c", rayLeaderScript}, append(slices.Clone(serve), args...)
+}
 
 // multiNode is the number of pods per replica, and whether the model spans
 // nodes.
@@ -54,6 +90,9 @@ func multiNodeArgs(e engine) []string {
 	n, ok := multiNode(e)
 	if !ok {
 		return nil
+	}
+	if rayBackend(e) {
+		return []string{"--distributed-executor-backend", "ray"}
 	}
 	rank := "0"
 	if e.lwsWorker {
@@ -142,8 +181,8 @@ func validateMultiNode(f *Findings, e engine) {
 		return
 	}
 	c, p := e.cfg, e.block+".multiNode"
-	if e.vllmErr == nil && e.vllm.version.Less(multiNodeSince) {
-		f.errorf("%s needs vLLM %s or later, the first release with the multi-node flags (--nnodes, --node-rank, --master-addr), and the engine runs vLLM %s: use a newer image", p, multiNodeSince, e.vllm)
+	if image := imageRef(c.VLLMConfig.ImagePullRegistry, c.VLLMConfig.Image); e.vllmErr == nil && rayBackend(e) && !isImageOf(imageRepo(image), upstream.VLLMImageRepo) {
+		f.errorf("%s: vLLM %s has no multi-node backend of its own (its flags came with %s), so the group runs Ray with the script vLLM's own images carry (%s), and the engine's image is %s: use vllm/vllm-openai:v%s, or vLLM %s or later", p, e.vllm, multiNodeSince, rayScript, image, e.vllm.version, multiNodeSince)
 	}
 	tp, pp := ptr.Deref(c.VLLMConfig.TensorParallelSize, 1), ptr.Deref(c.VLLMConfig.PipelineParallelSize, 1)
 	if g, err := gpus(c.Resources.GPU); err == nil && g*int64(n) != int64(tp)*int64(pp) {

@@ -123,8 +123,8 @@ func TestMultiNodeRefusals(t *testing.T) {
 	}{
 		"Arithmetic": {xr: mnXR("vllmConfig.pipelineParallelSize", 1),
 			want: "spec.multiNode: resources.gpu 2 × podsPerReplica 2 = 4 GPUs per replica, and vllmConfig.tensorParallelSize 2 × pipelineParallelSize 1 = 2 ranks: each GPU of a replica runs one rank; make the two products equal, e.g. tensorParallelSize 2 and pipelineParallelSize 2"},
-		"OldVLLM": {xr: mnXR("vllmConfig.image", "vllm/vllm-openai:v0.11.0"),
-			want: "spec.multiNode needs vLLM 0.12.0 or later, the first release with the multi-node flags (--nnodes, --node-rank, --master-addr), and the engine runs vLLM 0.11.0 (vllmConfig.image docker.io/vllm/vllm-openai:v0.11.0): use a newer image"},
+		"RayNeedsVLLMImage": {xr: mnXR("vllmConfig.image", "myorg/vllm:0.11", "vllmConfig.engineVersion", "0.11.0"),
+			want: "spec.multiNode: vLLM 0.11.0 (vllmConfig.engineVersion 0.11.0) has no multi-node backend of its own (its flags came with 0.12.0), so the group runs Ray with the script vLLM's own images carry (/vllm-workspace/examples/online_serving/multi-node-serving.sh), and the engine's image is docker.io/myorg/vllm:0.11: use vllm/vllm-openai:v0.11.0, or vLLM 0.12.0 or later"},
 		"ReadWriteOnce": {xr: mnXR("storage.accessModes", []any{"ReadWriteOnce"}),
 			want: "spec.multiNode: storage is ReadWriteOnce, and a replica's pods run on different nodes, which cannot all mount it: use accessModes [ReadWriteMany], an existing claim every node can mount, or storage.enabled false"},
 		"Recreate": {xr: mnXR("deploymentStrategy", "Recreate"),
@@ -141,5 +141,26 @@ func TestMultiNodeRefusals(t *testing.T) {
 				t.Errorf("refusal:\n got: %s\nwant: %s", got, prefix+tc.want)
 			}
 		})
+	}
+}
+
+// TestMultiNodeRay: before vLLM 0.12.0 a group runs Ray, as vLLM's LWS guide
+// did: the leader starts the Ray head for the group's size and then runs
+// `vllm serve` with the Ray backend, whose arguments reach it as they are;
+// a worker joins the leader's Ray head.
+func TestMultiNodeRay(t *testing.T) {
+	rsp := mustRun(t, req(t, mnXR("vllmConfig.image", "vllm/vllm-openai:v0.11.0", "vllmConfig.extraArgs", []any{"--seed=1"}), nil, nil))
+	l := desired(t, rsp, "engine-m-leaderworkerset", &lwsv1.LeaderWorkerSet{})
+	leader, worker := l.Spec.LeaderWorkerTemplate.LeaderTemplate.Spec.Containers[0], l.Spec.LeaderWorkerTemplate.WorkerTemplate.Spec.Containers[0]
+	wantLeader := []string{"sh", "-c", `bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader --ray_cluster_size="$LWS_GROUP_SIZE" && exec "$0" "$@"`}
+	if diff := cmp.Diff(wantLeader, leader.Command); diff != "" {
+		t.Errorf("leader command (-want +got):\n%s", diff)
+	}
+	wantArgs := []string{"vllm", "serve", "org/m", "--host", "0.0.0.0", "--port", "8000", "--tensor-parallel-size=2", "--pipeline-parallel-size=2", "--distributed-executor-backend", "ray", "--seed=1"}
+	if diff := cmp.Diff(wantArgs, leader.Args); diff != "" {
+		t.Errorf("leader args (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"bash", "/vllm-workspace/examples/online_serving/multi-node-serving.sh", "worker", "--ray_address=$(LWS_LEADER_ADDRESS)"}, worker.Command); diff != "" || worker.Args != nil {
+		t.Errorf("worker command (-want +got):\n%s; args %q", diff, worker.Args)
 	}
 }

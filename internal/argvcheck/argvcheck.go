@@ -392,7 +392,21 @@ func CheckObjects(spec *v1alpha1.ProductionStackSpec, objects []map[string]any, 
 				if !ok {
 					continue // a model whose name is no label value, among several
 				}
-				for _, p := range Check(vllm, args, e.Extra, e.Wants, true) {
+				wants := e.Wants
+				switch ray := rayRole(strs(c["command"])); ray {
+				case "worker":
+					continue // joins the leader's Ray head: no value of the stack
+				case "leader":
+					// sh -c '<script> leader … && exec "$0" "$@"' vllm serve …:
+					// Ray takes the group's size from LWS, not --nnodes.
+					if len(args) < 2 || args[1] != "serve" {
+						problems = append(problems, fmt.Sprintf("%s container vllm: the Ray leader's arguments %q do not start with vllm serve", name, args))
+						continue
+					}
+					args = args[2:]
+					wants = slices.DeleteFunc(slices.Clone(wants), func(w Want) bool { return w.Option == "--nnodes" })
+				}
+				for _, p := range Check(vllm, args, e.Extra, wants, true) {
 					problems = append(problems, fmt.Sprintf("%s container vllm: %s", name, p))
 				}
 			case labels["app.kubernetes.io/component"] == "router":
@@ -467,4 +481,16 @@ func strs(v any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// rayRole says whether a command is a Ray multi-node group's leader (sh -c
+// wrapping vllm serve) or worker (the script joining the leader), else "".
+func rayRole(command []string) string {
+	switch {
+	case len(command) == 3 && command[0] == "sh" && command[1] == "-c" && strings.Contains(command[2], "multi-node-serving.sh leader"):
+		return "leader"
+	case len(command) >= 3 && command[0] == "bash" && strings.HasSuffix(command[1], "multi-node-serving.sh") && command[2] == "worker":
+		return "worker"
+	}
+	return ""
 }

@@ -320,8 +320,9 @@ type EngineConfig struct {
 
 	// Serve each replica of the model from several pods, on several
 	// nodes: a LeaderWorkerSet instead of a Deployment, whose groups of
-	// podsPerReplica pods run one engine with vLLM's multi-node backend
-	// (vLLM 0.12.0 or later). resources.gpu is per pod, and
+	// podsPerReplica pods run one engine: with vLLM's own multi-node
+	// backend from vLLM 0.12.0, with Ray (vllm/vllm-openai images) before.
+	// resources.gpu is per pod, and
 	// resources.gpu × podsPerReplica must equal
 	// vllmConfig.tensorParallelSize × vllmConfig.pipelineParallelSize.
 	// Needs the LeaderWorkerSet CRD and controller (kubernetes-sigs/lws).
