@@ -1170,7 +1170,7 @@ func checkMultiNode(l lwsv1.LeaderWorkerSet) []string {
 // in vLLM's images up to 0.20.0, and the only multi-node form before the mp
 // backend's flags (0.11.1).
 const (
-	contractRayScript   = "/vllm-workspace/examples/online_serving/multi-node-serving.sh"
+	contractRayScript = "/vllm-workspace/examples/online_serving/multi-node-serving.sh"
 	contractRayLeader = `bash ` + contractRayScript + ` leader --ray_cluster_size="$LWS_GROUP_SIZE" && exec "$0" "$@"`
 )
 
