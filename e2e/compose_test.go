@@ -304,6 +304,29 @@ var stackCases = []stackCase{
 		storage: notReady("ClaimPending", "storage claim big-llama3-405b-storage-claim is Pending"+claimPending),
 	},
 	{
+		// The same before vLLM 0.12.0: the group runs Ray, the leader's
+		// `vllm serve` wrapped by sh -c, the workers the Ray script.
+		name: "multi-node-ray", manifest: "example/stacks/multi-node.yaml",
+		mutate: setSpec("vllmConfig.image", "vllm/vllm-openai:v0.11.0"),
+		stack:  "big", router: 1,
+		models:  []modelStatus{{"llama3-405b", "meta-llama/Llama-3.1-405B-Instruct-FP8", 1, ""}},
+		engines: notReady("RollingOut", "0/1 models ready. llama3-405b: 0/1 groups ready, the LeaderWorkerSet controller has not reported on it yet"),
+		routerC: routerNotReady(1),
+		storage: notReady("ClaimPending", "storage claim big-llama3-405b-storage-claim is Pending"+claimPending),
+		check: func(t *testing.T, stored map[string]*unstructured.Unstructured) {
+			for _, o := range stored {
+				if o.GetKind() != "LeaderWorkerSet" {
+					continue
+				}
+				c, _, _ := unstructured.NestedSlice(o.Object, "spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers")
+				cmd, _, _ := unstructured.NestedStringSlice(c[0].(map[string]any), "command")
+				if len(cmd) < 3 || cmd[2] != "worker" {
+					t.Errorf("the Ray workers run %q, want the script's worker", cmd)
+				}
+			}
+		},
+	},
+	{
 		// The chart's recipe: LMCache's NIXL backend moves the KV cache to
 		// the decode group's Service, one engine a group.
 		name: "disaggregated-lmcache", manifest: "example/stacks/disaggregated-lmcache.yaml",
