@@ -16,9 +16,10 @@ import (
 // podsPerReplica pods, a leader that serves the API and workers that join
 // it, running one engine with vLLM's multi-node (mp) backend: every pod runs
 // `vllm serve` with --nnodes, its --node-rank and the leader's address as
-// --master-addr; the workers are --headless. The LWS pod webhook gives every
-// container LWS_LEADER_ADDRESS (the leader pod's DNS name) and
-// LWS_WORKER_INDEX, which the kubelet expands in the arguments. Facts:
+// --master-addr; the workers are --headless (before vLLM 0.12.0, Ray: see
+// multiNodeSince). The LWS pod webhook gives every container
+// LWS_LEADER_ADDRESS (the leader pod's DNS name), LWS_WORKER_INDEX and
+// LWS_GROUP_SIZE, which the kubelet expands in the arguments. Facts:
 // testdata/upstream/multinode.tsv and DISAGG-MULTINODE.md §3.
 
 // ComponentEngineWorker is the component of a multi-node model's worker
@@ -61,9 +62,10 @@ func rayBackend(e engine) bool {
 	return ok && e.vllm.version.Less(multiNodeSince)
 }
 
-// multiNodeCommand is the command of a multi-node engine's containers when
-// it runs Ray: the leader's wraps `vllm serve` (command then args), a
-// worker's joins the leader's Ray head; nil with vLLM's own backend.
+// multiNodeCommand is the command and arguments of an engine's container:
+// serve and args as they are, but for a multi-node group on Ray, where the
+// leader's wrap `vllm serve` (serve then args as the arguments of sh -c)
+// and a worker's join the leader's Ray head.
 func multiNodeCommand(e engine, serve []string, args []string) (command, rest []string) {
 	if !rayBackend(e) {
 		return serve, args
