@@ -34,9 +34,6 @@ const (
 	lwsWorkerIndex   = "$(" + lwsv1.LwsWorkerIndex + ")"
 )
 
-// maxPodsPerReplica is the XRD's bound on multiNode.podsPerReplica.
-const maxPodsPerReplica = 64
-
 // multiNodeSince is the first release with the mp backend's multi-node
 // flags for certain (they were merged two days before 0.11.1 was cut).
 // Before, a group runs Ray, as vLLM's LWS guide did up to 0.23.0: the

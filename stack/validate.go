@@ -160,13 +160,11 @@ const maxConfigMapBytes = 1 << 20
 func validateBlocks(f *Findings, path string, c v1alpha1.EngineConfig) {
 	oneOf(f, path+".deploymentStrategy", c.DeploymentStrategy, deploymentStrategies)
 	atLeast(f, path+".replicas", c.Replicas, 0)
-	if m := c.MultiNode; m != nil {
-		switch n := m.PodsPerReplica; {
-		case n < 2:
-			f.errorf("%s.multiNode.podsPerReplica %d is invalid: must be at least 2 (one pod is a Deployment: remove multiNode)", path, n)
-		case n > maxPodsPerReplica:
-			f.errorf("%s.multiNode.podsPerReplica %d is invalid: must be at most %d", path, n, maxPodsPerReplica)
-		}
+	// The XRD's bounds on podsPerReplica are checked from the XRD
+	// (schema.go), which does not check required fields: a block without
+	// podsPerReplica decodes as 0.
+	if m := c.MultiNode; m != nil && m.PodsPerReplica < 2 {
+		f.errorf("%s.multiNode.podsPerReplica %d is invalid: must be at least 2 (one pod is a Deployment: remove multiNode)", path, m.PodsPerReplica)
 	}
 	for i, e := range c.Env {
 		p := fmt.Sprintf("%s.env[%d]", path, i)
