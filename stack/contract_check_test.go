@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
+	"github.com/vllm-project/function-vllm-stack/internal/argvcheck"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
@@ -1177,16 +1178,8 @@ const (
 var rayScriptLast = mustUpVersion("0.20.0")
 
 // rayRole says whether a container is a Ray group's "leader" or "worker",
-// else "".
-func rayRole(c corev1.Container) string {
-	switch {
-	case len(c.Command) == 3 && c.Command[0] == "sh" && c.Command[1] == "-c" && strings.Contains(c.Command[2], "multi-node-serving.sh leader"):
-		return "leader"
-	case len(c.Command) >= 3 && c.Command[0] == "bash" && strings.HasSuffix(c.Command[1], "multi-node-serving.sh") && c.Command[2] == "worker":
-		return "worker"
-	}
-	return ""
-}
+// else "" (argvcheck reads the same form).
+func rayRole(c corev1.Container) string { return argvcheck.RayRole(c.Command) }
 
 // checkRayWorker: a worker joins the leader's Ray head, with the script
 // vLLM's image of release v carries.

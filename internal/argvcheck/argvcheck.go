@@ -393,7 +393,7 @@ func CheckObjects(spec *v1alpha1.ProductionStackSpec, objects []map[string]any, 
 					continue // a model whose name is no label value, among several
 				}
 				wants := e.Wants
-				switch ray := rayRole(strs(c["command"])); ray {
+				switch ray := RayRole(strs(c["command"])); ray {
 				case "worker":
 					continue // joins the leader's Ray head: no value of the stack
 				case "leader":
@@ -483,9 +483,10 @@ func strs(v any) []string {
 	return out
 }
 
-// rayRole says whether a command is a Ray multi-node group's leader (sh -c
-// wrapping vllm serve) or worker (the script joining the leader), else "".
-func rayRole(command []string) string {
+// RayRole says whether a command is a Ray multi-node group's "leader" (sh -c
+// wrapping vllm serve) or "worker" (the script joining the leader), else "".
+// The contract checker in stack reads the same form.
+func RayRole(command []string) string {
 	switch {
 	case len(command) == 3 && command[0] == "sh" && command[1] == "-c" && strings.Contains(command[2], "multi-node-serving.sh leader"):
 		return "leader"
