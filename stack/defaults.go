@@ -3,6 +3,7 @@ package stack
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -62,6 +63,118 @@ type engine struct {
 	// stack names cannot be used (validation reports it).
 	vllm    programVersion
 	vllmErr error
+	// layers are the blocks of the spec cfg is merged from, in order, where
+	// the user wrote them: validation checks each (validateLayers) and
+	// names the field where it was written (origin).
+	layers []layer
+}
+
+// A layer is one block of the spec an engine's configuration is merged
+// from: the top level, a models[] item, a disaggregation group. Every
+// layer of every engine goes through the same checks (validateLayers), so
+// a kind of engine made of a new block cannot escape them.
+type layer struct {
+	path string                // "spec", "spec.models[0]", "spec.disaggregation.decode"
+	cfg  v1alpha1.EngineConfig // what the block sets, as engine blocks
+	// flat are the engine blocks whose fields the block holds directly: a
+	// group's tensorParallelSize and extraArgs are vllmConfig's, its
+	// nodeSelector and tolerations scheduling's.
+	flat []string
+}
+
+// at is the path of a field of the engine blocks (such as
+// "vllmConfig.extraArgs") where the layer's user writes it.
+func (l layer) at(field string) string {
+	for _, b := range l.flat {
+		if field == b {
+			return l.path
+		}
+		if rest, ok := strings.CutPrefix(field, b+"."); ok {
+			return l.path + "." + rest
+		}
+	}
+	return l.path + "." + field
+}
+
+// sets reports whether the layer sets a field of the engine blocks, a
+// dotted path of JSON names such as "resources.memory".
+func (l layer) sets(field string) bool {
+	v := reflect.ValueOf(l.cfg)
+	for _, name := range strings.Split(field, ".") {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return false
+			}
+			v = v.Elem()
+		}
+		f, ok := jsonField(v, name)
+		if !ok {
+			return false
+		}
+		v = f
+	}
+	return !v.IsZero()
+}
+
+// jsonField is the field of struct v whose JSON name is name.
+func jsonField(v reflect.Value, name string) (reflect.Value, bool) {
+	if v.Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	t := v.Type()
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); tag == name {
+			return v.Field(i), true
+		}
+		if t.Field(i).Anonymous {
+			if f, ok := jsonField(v.Field(i), name); ok {
+				return f, true
+			}
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// origin is the path of the field as written where the engine's value of
+// it comes from: the last layer that sets it, or the engine's own block
+// (e.block) when no layer beyond it does, as messages on merged values
+// always named it.
+func (e engine) origin(field string) string {
+	for i := len(e.layers) - 1; i >= 0; i-- {
+		l := e.layers[i]
+		if l.path == e.block {
+			break
+		}
+		if l.sets(field) {
+			return l.at(field)
+		}
+	}
+	return e.block + "." + field
+}
+
+// where is the block a message on a check across fields names: the last
+// layer beyond the engine's own block that sets any of them, else the
+// engine's block (e.block); name gives each field as the message writes it
+// after that block: relative where the block sets it, else where it comes
+// from (origin).
+func (e engine) where(fields ...string) (block string, name func(field string) string) {
+	for i := len(e.layers) - 1; i >= 0; i-- {
+		l := e.layers[i]
+		if l.path == e.block {
+			break
+		}
+		for _, f := range fields {
+			if l.sets(f) {
+				return l.path, func(field string) string {
+					if l.sets(field) {
+						return strings.TrimPrefix(strings.TrimPrefix(l.at(field), l.path), ".")
+					}
+					return e.origin(field)
+				}
+			}
+		}
+	}
+	return e.block, func(field string) string { return field }
 }
 
 // router is the router's configuration with defaults applied.
@@ -116,14 +229,19 @@ func engines(spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input, n names) []e
 		}
 		out = append(out, e)
 	}
+	top := layer{path: "spec", cfg: spec.EngineConfig}
 	if spec.Model != nil {
-		add(newEngine("spec.model", "spec", *spec.Model, resolveConfig(spec.EngineConfig, in), in, n))
+		e := newEngine("spec.model", "spec", *spec.Model, resolveConfig(spec.EngineConfig, in), in, n)
+		e.layers = []layer{top}
+		add(e)
 		return out
 	}
 	for i, m := range spec.Models {
 		cfg := resolveConfig(mergeConfig(spec.EngineConfig, m.EngineConfig), in)
 		p := fmt.Sprintf("spec.models[%d]", i)
-		add(newEngine(p, p, m.Model, cfg, in, n))
+		e := newEngine(p, p, m.Model, cfg, in, n)
+		e.layers = []layer{top, {path: p, cfg: m.EngineConfig}}
+		add(e)
 	}
 	return out
 }

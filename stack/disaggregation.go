@@ -3,6 +3,7 @@ package stack
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -152,6 +153,7 @@ func split(e engine, n names) []engine {
 		}
 		g.templatesVolume = n.chatTemplatesVolume(g.id)
 		g.cfg = groupConfig(e.cfg, groupOf(e.cfg.Disaggregation, role))
+		g.layers = append(slices.Clip(e.layers), groupLayers(e.layers, role)...)
 		out = append(out, g)
 	}
 	return out
@@ -162,13 +164,40 @@ func split(e engine, n names) []engine {
 // (mergeConfig); the group's extraArgs come after the model's. Nothing of c
 // is changed.
 func groupConfig(c v1alpha1.EngineConfig, g *v1alpha1.DisaggregationGroup) v1alpha1.EngineConfig {
+	over := groupBlocks(g)
+	over.VLLMConfig.ExtraArgs = nil
+	out := mergeConfig(c, over)
+	out.VLLMConfig.ExtraArgs = slices.Concat(c.VLLMConfig.ExtraArgs, g.ExtraArgs)
+	return out
+}
+
+// groupBlocks is what a group sets, as engine blocks.
+func groupBlocks(g *v1alpha1.DisaggregationGroup) v1alpha1.EngineConfig {
 	over := v1alpha1.EngineConfig{Replicas: g.Replicas, Resources: g.Resources,
-		VLLMConfig: &v1alpha1.VLLMConfig{TensorParallelSize: g.TensorParallelSize}}
+		VLLMConfig: &v1alpha1.VLLMConfig{TensorParallelSize: g.TensorParallelSize, ExtraArgs: g.ExtraArgs}}
 	if g.NodeSelector != nil || g.Tolerations != nil {
 		over.Scheduling = &v1alpha1.Scheduling{NodeSelector: g.NodeSelector, Tolerations: g.Tolerations}
 	}
-	out := mergeConfig(c, over)
-	out.VLLMConfig.ExtraArgs = slices.Concat(c.VLLMConfig.ExtraArgs, g.ExtraArgs)
+	return over
+}
+
+// groupLayers are the group blocks of a role in a model's layers: the
+// group as written in each block that sets it.
+func groupLayers(model []layer, role string) []layer {
+	var out []layer
+	for _, l := range model {
+		d := l.cfg.Disaggregation
+		if d == nil {
+			continue
+		}
+		g := d.Prefill
+		if role == roleDecode {
+			g = d.Decode
+		}
+		if g != nil {
+			out = append(out, layer{path: l.path + ".disaggregation." + role, cfg: groupBlocks(g), flat: []string{"vllmConfig", "scheduling"}})
+		}
+	}
 	return out
 }
 
@@ -283,6 +312,7 @@ func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *
 	if autoscaled(e) {
 		f.errorf("%s: autoscaling scales one Deployment per model and a disaggregated model has two: turn autoscaling off and set each group's replicas", p)
 	}
+	warnIdleGroup(f, groups)
 	if enabled(e.cfg.Disaggregation.HostPIDAndIPC) && e.cfg.Pod != nil {
 		apiProblems(f, e.block+".pod.securityContext", kubeapi.HostIPCSysctls(e.cfg.Pod.SecurityContext))
 	}
@@ -302,11 +332,33 @@ func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *
 	}
 }
 
+// warnIdleGroup: every request of a disaggregated model goes through both
+// groups, so with one at 0 replicas and the other not the model answers
+// none, while the other group holds its GPUs.
+func warnIdleGroup(f *Findings, groups []engine) {
+	for _, g := range groups {
+		if *g.cfg.Replicas != 0 {
+			continue
+		}
+		for _, o := range groups {
+			if n := *o.cfg.Replicas; n > 0 {
+				f.warnf("%s 0 and %s %d: every request of a disaggregated model goes through both groups, so the model answers none while the %s group holds its GPUs; set both to 0 to stop the model, or both above 0", g.origin("replicas"), o.origin("replicas"), n, o.role)
+				return
+			}
+		}
+	}
+}
+
 // groupPath is where an engine's own settings are written: the group of a
 // disaggregated model's, else its engine blocks.
 func (e engine) groupPath() string {
 	if e.role == "" {
 		return e.block
+	}
+	for i := len(e.layers) - 1; i >= 0; i-- {
+		if p := e.layers[i].path; strings.HasSuffix(p, ".disaggregation."+e.role) {
+			return p
+		}
 	}
 	return e.block + ".disaggregation." + e.role
 }

@@ -124,8 +124,12 @@ func TestDisaggregationRefusals(t *testing.T) {
 			want: "spec.disaggregation: lmcacheConfig.enabled and disaggregation both set the engines' --kv-transfer-config: turn LMCache off for a disaggregated model (transfer lmcache configures the LMCache it needs)"},
 		"Autoscaling": {xr: pdXR("autoscaling", map[string]any{"maxReplicas": 4, "prometheusAddress": "http://p:9090"}),
 			want: "spec.disaggregation: autoscaling scales one Deployment per model and a disaggregated model has two: turn autoscaling off and set each group's replicas"},
+		// Both fixes of kvaware's own check (LMCache, prefixaware) are
+		// refused for a disaggregated model: only what works is said.
+		"KVAware": {xr: pdXR("routerConfig.routerType", "kvaware"),
+			want: "spec.routerConfig.routerType kvaware cannot route a disaggregated model: remove routerType, the router then uses disaggregated_prefill_orchestrated"},
 		"GroupTensorParallel": {xr: pdXR("disaggregation", map[string]any{"decode": map[string]any{"tensorParallelSize": 2}}),
-			want: `spec.disaggregation.decode: tensorParallelSize 2 needs 2 GPUs but the group's resources.gpu is "1": raise resources.gpu or lower tensorParallelSize`},
+			want: `spec.disaggregation.decode: tensorParallelSize 2 needs 2 GPUs but spec.resources.gpu is "1": raise spec.resources.gpu or lower tensorParallelSize`},
 		"HostIPCSysctl": {xr: pdXR("disaggregation.hostPIDAndIPC", true, "pod", map[string]any{"securityContext": map[string]any{"sysctls": []any{
 			map[string]any{"name": "net.core.somaxconn", "value": "1024"}, map[string]any{"name": "kernel/shm_rmid_forced", "value": "1"}}}}),
 			want: `spec.pod.securityContext.sysctls[1].name "kernel/shm_rmid_forced" belongs to the IPC namespace, which a pod in the host's IPC namespace (disaggregation.hostPIDAndIPC) may not set: remove it or hostPIDAndIPC`},
@@ -313,7 +317,7 @@ func TestLMCacheTransferRefusals(t *testing.T) {
 	// A router 0.1.4 and one prefill engine are enough; more prefill
 	// engines are a warning: the router uses one.
 	rsp := mustRun(t, req(t, pdLMCacheXR("routerConfig.image", "lmcache/lmstack-router:v0.1.4", "disaggregation.prefill", map[string]any{"replicas": 3}), nil, nil))
-	want := []string{"spec: storage is ReadWriteOnce but replicas is 3: replicas scheduled on other nodes cannot mount the model cache; use accessModes [ReadWriteMany] or one replica",
+	want := []string{"spec.disaggregation.prefill: storage is ReadWriteOnce but replicas is 3: replicas scheduled on other nodes cannot mount the model cache; use accessModes [ReadWriteMany] or one replica",
 		"spec.disaggregation.prefill.replicas 3: the router's disaggregated_prefill logic sends every prompt to one prefill engine (the last it discovered), so the others stay idle: use one prefill engine, or transfer nixl, which spreads prompts over all"}
 	if diff := cmp.Diff(want, rsp.warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)

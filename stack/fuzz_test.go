@@ -59,7 +59,7 @@ func FuzzQuantities(f *testing.F) {
 			t.Errorf("gpus(%q) = %d", v, n)
 		}
 		var gf Findings
-		validateBlocks(&gf, "spec", v1alpha1.EngineConfig{VLLMConfig: &v1alpha1.VLLMConfig{GPUMemoryUtilization: v}})
+		validateBlocks(&gf, layer{path: "spec", cfg: v1alpha1.EngineConfig{VLLMConfig: &v1alpha1.VLLMConfig{GPUMemoryUtilization: v}}})
 		x, err := strconv.ParseFloat(v, 64)
 		xrdTakes := v == "" || xrdPattern.MatchString(v) && err == nil && x > 0 && x <= 1
 		if fnTakes := len(gf.Errors) == 0; fnTakes != xrdTakes {

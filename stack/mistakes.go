@@ -27,7 +27,8 @@ func validateEngineMistakes(f *Findings, e engine) {
 	v := e.cfg.VLLMConfig
 	repo, _ := upstream.ImageTag(imageRef(v.ImagePullRegistry, v.Image))
 	if n, err := gpus(e.cfg.Resources.GPU); err == nil && n == 0 && isCUDAImage(repo) {
-		f.warnf("%s: resources.gpu is %s and %s is vLLM built for NVIDIA GPUs, which fails at start without one: set resources.gpu, or use a CPU image of vLLM", e.block, or(e.cfg.Resources.GPU, "unset"), repo)
+		at, name := e.where("resources.gpu")
+		f.warnf("%s: %s is %s and %s is vLLM built for NVIDIA GPUs, which fails at start without one: set %s, or use a CPU image of vLLM", at, name("resources.gpu"), or(e.cfg.Resources.GPU, "unset"), repo, name("resources.gpu"))
 	}
 	literalSecrets(f, e.block+".env", e.cfg.Env)
 	if p := e.model.Path; p != "" && !underAnyMount(p, engineVolumeMounts(e)) {

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"fmt"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -185,8 +186,16 @@ func validateMultiNode(f *Findings, e engine) {
 	}
 	tp, pp := ptr.Deref(c.VLLMConfig.TensorParallelSize, 1), ptr.Deref(c.VLLMConfig.PipelineParallelSize, 1)
 	if g, err := gpus(c.Resources.GPU); err == nil && g*int64(n) != int64(tp)*int64(pp) {
-		f.errorf("%s: resources.gpu %d × podsPerReplica %d = %d GPUs per replica, and vllmConfig.tensorParallelSize %d × pipelineParallelSize %d = %d ranks: each GPU of a replica runs one rank; make the two products equal, e.g. tensorParallelSize %d and pipelineParallelSize %d",
-			p, g, n, g*int64(n), tp, pp, int64(tp)*int64(pp), max(g, 1), n)
+		ranks := int64(tp) * int64(pp)
+		fix := fmt.Sprintf("make the two products equal, e.g. tensorParallelSize %d and pipelineParallelSize %d", g, n)
+		switch {
+		case g == 0 && ranks%int64(n) == 0:
+			fix = fmt.Sprintf("set resources.gpu to %d, the GPUs of each pod", ranks/int64(n))
+		case g == 0:
+			fix = fmt.Sprintf("set resources.gpu to %d and pipelineParallelSize to %d, one stage per pod", tp, n)
+		}
+		f.errorf("%s: resources.gpu %d × podsPerReplica %d = %d GPUs per replica, and vllmConfig.tensorParallelSize %d × pipelineParallelSize %d = %d ranks: each GPU of a replica runs one rank; %s",
+			p, g, n, g*int64(n), tp, pp, ranks, fix)
 	}
 	refuse := func(what, why string) { f.errorf("%s: %s cannot be combined with multiNode yet: %s", p, what, why) }
 	switch {

@@ -123,6 +123,11 @@ func TestMultiNodeRefusals(t *testing.T) {
 	}{
 		"Arithmetic": {xr: mnXR("vllmConfig.pipelineParallelSize", 1),
 			want: "spec.multiNode: resources.gpu 2 × podsPerReplica 2 = 4 GPUs per replica, and vllmConfig.tensorParallelSize 2 × pipelineParallelSize 1 = 2 ranks: each GPU of a replica runs one rank; make the two products equal, e.g. tensorParallelSize 2 and pipelineParallelSize 2"},
+		// Without GPUs the suggestion is a GPU count that works.
+		"NoGPUs": {xr: mnXR("resources.gpu", "0"),
+			want: "spec.multiNode: resources.gpu 0 × podsPerReplica 2 = 0 GPUs per replica, and vllmConfig.tensorParallelSize 2 × pipelineParallelSize 2 = 4 ranks: each GPU of a replica runs one rank; set resources.gpu to 2, the GPUs of each pod"},
+		"NoGPUsUneven": {xr: mnXR("resources.gpu", nil, "vllmConfig.pipelineParallelSize", 1, "multiNode.podsPerReplica", 3),
+			want: "spec.multiNode: resources.gpu 0 × podsPerReplica 3 = 0 GPUs per replica, and vllmConfig.tensorParallelSize 2 × pipelineParallelSize 1 = 2 ranks: each GPU of a replica runs one rank; set resources.gpu to 2 and pipelineParallelSize to 3, one stage per pod"},
 		"RayNeedsVLLMImage": {xr: mnXR("vllmConfig.image", "myorg/vllm:0.11", "vllmConfig.engineVersion", "0.11.0"),
 			want: "spec.multiNode: vLLM 0.11.0 (vllmConfig.engineVersion 0.11.0) has no multi-node backend of its own (its flags came with 0.12.0), so the group runs Ray with the script vLLM's own images carry (/vllm-workspace/examples/online_serving/multi-node-serving.sh), and the engine's image is docker.io/myorg/vllm:0.11: use vllm/vllm-openai:v0.11.0, or vLLM 0.12.0 or later"},
 		"ReadWriteOnce": {xr: mnXR("storage.accessModes", []any{"ReadWriteOnce"}),

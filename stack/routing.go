@@ -69,6 +69,9 @@ func validateRouting(f *Findings, rc *v1alpha1.RouterConfig, r router, engs []en
 		f.errorf("%s.autoscaling is enabled with routerType kvaware: the LMCache controller runs inside the router and each engine registers with one router pod; remove autoscaling", p)
 	}
 	for _, e := range engs {
+		if e.role != "" {
+			continue // no routerType routes a disaggregated model (validateDisaggregation says so)
+		}
 		if !lmcacheOn(e) {
 			f.errorf("%s.lmcacheConfig.enabled must be true with routerConfig.routerType kvaware: the router finds cached prefixes through each engine's LMCache; enable LMCache for %s or use routerType prefixaware", e.block, e.id)
 			continue

@@ -46,10 +46,7 @@ func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *Stack) Finding
 	case spec.Model == nil && len(spec.Models) == 0:
 		f.errorf("spec.model is required: set spec.model (one model) or spec.models (several models behind one router)")
 	}
-	validateBlocks(&f, "spec", spec.EngineConfig)
-	for i, m := range spec.Models {
-		validateBlocks(&f, fmt.Sprintf("spec.models[%d]", i), m.EngineConfig)
-	}
+	validateLayers(&f, spec, engs)
 	validateModels(&f, engs)
 	for _, e := range engs {
 		validateEngine(&f, e)
@@ -155,19 +152,41 @@ var decimalFraction = regexp.MustCompile(`^([01](\.[0-9]+)?|\.[0-9]+)$`)
 // together; the API server refuses a larger one.
 const maxConfigMapBytes = 1 << 20
 
-// validateBlocks checks the engine blocks as written at path ("spec" or
-// "spec.models[i]"), before merging.
-func validateBlocks(f *Findings, path string, c v1alpha1.EngineConfig) {
-	oneOf(f, path+".deploymentStrategy", c.DeploymentStrategy, deploymentStrategies)
-	atLeast(f, path+".replicas", c.Replicas, 0)
+// validateLayers checks every layer of every engine once, each as written:
+// the top level, each models[] item, each disaggregation group.
+func validateLayers(f *Findings, spec *v1alpha1.ProductionStackSpec, engs []engine) {
+	seen := map[string]bool{}
+	check := func(l layer) {
+		if !seen[l.path] {
+			seen[l.path] = true
+			validateBlocks(f, l)
+		}
+	}
+	check(layer{path: "spec", cfg: spec.EngineConfig}) // also when no model is set
+	for _, e := range engs {
+		for _, l := range e.layers {
+			check(l)
+		}
+	}
+	for i, m := range spec.Models { // also the items of a stack that is refused before its engines
+		check(layer{path: fmt.Sprintf("spec.models[%d]", i), cfg: m.EngineConfig})
+	}
+}
+
+// validateBlocks checks the engine blocks of a layer as written, before
+// merging; messages name each field where the layer's user writes it.
+func validateBlocks(f *Findings, l layer) {
+	c, at := l.cfg, l.at
+	oneOf(f, at("deploymentStrategy"), c.DeploymentStrategy, deploymentStrategies)
+	atLeast(f, at("replicas"), c.Replicas, 0)
 	// The XRD's bounds on podsPerReplica are checked from the XRD
 	// (schema.go), which does not check required fields: a block without
 	// podsPerReplica decodes as 0.
 	if m := c.MultiNode; m != nil && m.PodsPerReplica < 2 {
-		f.errorf("%s.multiNode.podsPerReplica %d is invalid: must be at least 2 (one pod is a Deployment: remove multiNode)", path, m.PodsPerReplica)
+		f.errorf("%s %d is invalid: must be at least 2 (one pod is a Deployment: remove multiNode)", at("multiNode.podsPerReplica"), m.PodsPerReplica)
 	}
 	for i, e := range c.Env {
-		p := fmt.Sprintf("%s.env[%d]", path, i)
+		p := fmt.Sprintf("%s[%d]", at("env"), i)
 		if !isEnvVarName(e.Name) {
 			f.errorf("%s.name %q is not a valid environment variable name: use printable ASCII characters other than '='", p, e.Name)
 		}
@@ -177,7 +196,7 @@ func validateBlocks(f *Findings, path string, c v1alpha1.EngineConfig) {
 		validateEnvSource(f, p, e)
 	}
 	for i, src := range c.EnvFrom {
-		p := fmt.Sprintf("%s.envFrom[%d]", path, i)
+		p := fmt.Sprintf("%s[%d]", at("envFrom"), i)
 		switch {
 		case (src.ConfigMapRef == nil) == (src.SecretRef == nil):
 			f.errorf("%s: set one of configMapRef or secretRef", p)
@@ -191,7 +210,7 @@ func validateBlocks(f *Findings, path string, c v1alpha1.EngineConfig) {
 		}
 	}
 	if v := c.VLLMConfig; v != nil {
-		p := path + ".vllmConfig"
+		p := at("vllmConfig")
 		oneOf(f, p+".imagePullPolicy", v.ImagePullPolicy, pullPolicies)
 		image(f, p+".image", v.Image)
 		image(f, p+".imagePullRegistry", v.ImagePullRegistry)
@@ -219,7 +238,7 @@ func validateBlocks(f *Findings, path string, c v1alpha1.EngineConfig) {
 		serverFlags(f, p+".extraArgs", v.ExtraArgs, enginePort)
 	}
 	if l := c.LMCacheConfig; l != nil {
-		p := path + ".lmcacheConfig"
+		p := at("lmcacheConfig")
 		for _, b := range []struct{ field, v string }{{"cpuOffloadingBufferSize", l.CPUOffloadingBufferSize}, {"diskOffloadingBufferSize", l.DiskOffloadingBufferSize}} {
 			if _, err := gibibytes(b.v); b.v != "" && err != nil {
 				f.errorf("%s.%s %q is invalid: use a quantity such as 4Gi or a plain number of GiB such as 4", p, b.field, b.v)
@@ -232,12 +251,15 @@ func validateBlocks(f *Findings, path string, c v1alpha1.EngineConfig) {
 		}
 	}
 	if r := c.Resources; r != nil {
-		p := path + ".resources"
+		p := at("resources")
 		quantity(f, p+".cpu", r.CPU, "4 or 3500m")
 		quantity(f, p+".memory", r.Memory, "16Gi or 16000Mi")
 		quantity(f, p+".cpuLimit", r.CPULimit, "8 or 7500m")
 		quantity(f, p+".memoryLimit", r.MemoryLimit, "32Gi or 32000Mi")
 		quantity(f, p+".gpuMemory", r.GPUMemory, "80Gi")
+		if q, err := parseQuantity(r.GPUMemory); err == nil && q.IsZero() {
+			f.errorf("%s.gpuMemory %q is invalid: a GPU's memory is more than 0; use the memory of one GPU, such as 80Gi, or leave gpuMemory out", p, r.GPUMemory)
+		}
 		if _, err := gpus(r.GPU); err != nil {
 			f.errorf("%s.gpu %q is invalid: must be a whole number of GPUs, e.g. \"1\"", p, r.GPU)
 		}
@@ -248,14 +270,14 @@ func validateBlocks(f *Findings, path string, c v1alpha1.EngineConfig) {
 		}
 	}
 	if l := c.LoRASidecar; l != nil {
-		image(f, path+".loraSidecar.image", l.Image)
+		image(f, at("loraSidecar.image"), l.Image)
 		if l.Resources != nil {
-			validateResourceRequirements(f, path+".loraSidecar.resources", *l.Resources)
+			validateResourceRequirements(f, at("loraSidecar.resources"), *l.Resources)
 		}
 	}
-	validatePod(f, path, c)
+	validatePod(f, l)
 	if s := c.Storage; s != nil {
-		p := path + ".storage"
+		p := at("storage")
 		quantity(f, p+".shmSize", s.ShmSize, "20Gi")
 		if s.EmptyDir != nil {
 			quantity(f, p+".emptyDir.sizeLimit", s.EmptyDir.SizeLimit, "100Gi")
@@ -298,14 +320,15 @@ var reservedVolumes = map[string]bool{volumeShm: true, volumeLMCacheDisk: true}
 var reservedLabels = []string{LabelName, LabelInstance, LabelComponent, labelPartOf, labelManagedBy, labelModel}
 
 // validatePod checks the scheduling, pod, probes, rollout and disruption
-// blocks as written at path.
-func validatePod(f *Findings, path string, c v1alpha1.EngineConfig) {
-	validateScheduling(f, path+".scheduling", c.Scheduling)
+// blocks of a layer as written.
+func validatePod(f *Findings, l layer) {
+	c, at := l.cfg, l.at
+	validateScheduling(f, at("scheduling"), c.Scheduling)
 	if svc := c.Service; svc != nil {
-		annotationKeys(f, path+".service.annotations", svc.Annotations)
+		annotationKeys(f, at("service.annotations"), svc.Annotations)
 	}
 	if pc := c.Pod; pc != nil {
-		p := path + ".pod"
+		p := at("pod")
 		labelMap(f, p+".labels", pc.Labels)
 		for _, k := range reservedLabels {
 			if _, ok := pc.Labels[k]; ok {
@@ -334,7 +357,7 @@ func validatePod(f *Findings, path string, c v1alpha1.EngineConfig) {
 			if probe.p == nil {
 				continue
 			}
-			p := path + ".probes." + probe.name
+			p := at("probes." + probe.name)
 			atLeast(f, p+".initialDelaySeconds", probe.p.InitialDelaySeconds, 0)
 			atLeast(f, p+".periodSeconds", probe.p.PeriodSeconds, 1)
 			atLeast(f, p+".timeoutSeconds", probe.p.TimeoutSeconds, 1)
@@ -342,15 +365,15 @@ func validatePod(f *Findings, path string, c v1alpha1.EngineConfig) {
 		}
 	}
 	if ru := c.RollingUpdate; ru != nil {
-		p := path + ".rollingUpdate"
+		p := at("rollingUpdate")
 		intOrPercent(f, p+".maxSurge", ru.MaxSurge)
 		intOrPercent(f, p+".maxUnavailable", ru.MaxUnavailable)
 		if isZero(ru.MaxSurge) && isZero(ru.MaxUnavailable) {
 			f.errorf("%s: maxSurge and maxUnavailable cannot both be 0: a rollout could never make progress", p)
 		}
 	}
-	validatePDB(f, path+".podDisruptionBudget", c.PodDisruptionBudget)
-	validateAutoscaling(f, path+".autoscaling", c.Autoscaling)
+	validatePDB(f, at("podDisruptionBudget"), c.PodDisruptionBudget)
+	validateAutoscaling(f, at("autoscaling"), c.Autoscaling)
 }
 
 // validateScheduling checks a scheduling block of engines, the router or
@@ -399,14 +422,13 @@ func validateEngine(f *Findings, e engine) {
 	validateStartupBudget(f, e)
 	n, err := gpus(c.Resources.GPU)
 	_, multi := multiNode(e)
+	const tpField, ppField, gpuField = "vllmConfig.tensorParallelSize", "vllmConfig.pipelineParallelSize", "resources.gpu"
+	at, name := e.where(tpField, ppField, gpuField)
+	tpName, gpuName := name(tpField), name(gpuField)
 	if tp, pp := c.VLLMConfig.TensorParallelSize, c.VLLMConfig.PipelineParallelSize; pp != nil && err == nil && !multi && int64(ptr.Deref(tp, 1))*int64(*pp) > n {
-		f.errorf("%s: vllmConfig.tensorParallelSize %d × pipelineParallelSize %d needs %d GPUs but resources.gpu is %q: raise resources.gpu, lower the two, or spread each replica over nodes with multiNode", p, ptr.Deref(tp, 1), *pp, int64(ptr.Deref(tp, 1))*int64(*pp), c.Resources.GPU)
+		f.errorf("%s: %s %d × %s %d needs %d GPUs but %s is %q: raise %s, lower the two, or spread each replica over nodes with multiNode", at, tpName, ptr.Deref(tp, 1), leaf(name(ppField)), *pp, int64(ptr.Deref(tp, 1))*int64(*pp), gpuName, c.Resources.GPU, gpuName)
 	} else if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && !multi && int64(*tp) > n {
-		if e.role == "" {
-			f.errorf("%s: vllmConfig.tensorParallelSize %d needs %d GPUs but resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", p, *tp, *tp, c.Resources.GPU)
-		} else {
-			f.errorf("%s: tensorParallelSize %d needs %d GPUs but the group's resources.gpu is %q: raise resources.gpu or lower tensorParallelSize", e.groupPath(), *tp, *tp, c.Resources.GPU)
-		}
+		f.errorf("%s: %s %d needs %d GPUs but %s is %q: raise %s or lower %s", at, tpName, *tp, *tp, gpuName, c.Resources.GPU, gpuName, leaf(tpName))
 	}
 	for _, l := range []struct{ name, request, limit string }{
 		{"cpu", c.Resources.CPU, c.Resources.CPULimit},
@@ -415,23 +437,36 @@ func validateEngine(f *Findings, e engine) {
 		req, errReq := parseQuantity(l.request)
 		lim, errLim := parseQuantity(l.limit)
 		if errReq == nil && errLim == nil && lim.Cmp(req) < 0 {
-			f.errorf("%s: resources.%sLimit %s is less than resources.%s %s: Kubernetes requires a limit of at least the request; raise the limit or lower the request", p, l.name, l.limit, l.name, l.request)
+			reqField, limField := "resources."+l.name, "resources."+l.name+"Limit"
+			at, name := e.where(reqField, limField)
+			f.errorf("%s: %s %s is less than %s %s: Kubernetes requires a limit of at least the request; raise the limit or lower the request", at, name(limField), l.limit, name(reqField), l.request)
 		}
 	}
 	if enabled(c.LMCacheConfig.Enabled) && c.LMCacheConfig.CPUOffloadingBufferSize != "" && c.Resources.Memory != "" {
 		buf, errBuf := gibibytes(c.LMCacheConfig.CPUOffloadingBufferSize)
 		mem, errMem := parseQuantity(c.Resources.Memory)
 		if errBuf == nil && errMem == nil && buf*gib >= mem.AsApproximateFloat64() {
-			f.errorf("%s: lmcacheConfig.cpuOffloadingBufferSize %s must be less than resources.memory %s: the buffer lives in the engine's memory; raise resources.memory or lower the buffer",
-				p, c.LMCacheConfig.CPUOffloadingBufferSize, c.Resources.Memory)
+			at, name := e.where("lmcacheConfig.cpuOffloadingBufferSize", "resources.memory")
+			f.errorf("%s: %s %s must be less than %s %s: the buffer lives in the engine's memory; raise %s or lower the buffer",
+				at, name("lmcacheConfig.cpuOffloadingBufferSize"), c.LMCacheConfig.CPUOffloadingBufferSize, name("resources.memory"), c.Resources.Memory, name("resources.memory"))
 		}
 	}
 	if ml := c.VLLMConfig.MaxLoras; ml != nil && *ml > 0 && !e.model.EnableLoRA {
 		f.warnf("%s: vllmConfig.maxLoras %d has no effect because %s.enableLoRA is false", p, *ml, e.path)
 	}
 	if *c.Replicas > 1 && enabled(c.Storage.Enabled) && onlyReadWriteOnce(c.Storage) {
-		f.warnf("%s: storage is ReadWriteOnce but replicas is %d: replicas scheduled on other nodes cannot mount the model cache; use accessModes [ReadWriteMany] or one replica", p, *c.Replicas)
+		at, _ := e.where("replicas")
+		f.warnf("%s: storage is ReadWriteOnce but replicas is %d: replicas scheduled on other nodes cannot mount the model cache; use accessModes [ReadWriteMany] or one replica", at, *c.Replicas)
 	}
+}
+
+// leaf is a field's name without its block when the message names it
+// relative to one, as the fix repeats it; a full path (spec…) stays whole.
+func leaf(field string) string {
+	if strings.HasPrefix(field, "spec") {
+		return field
+	}
+	return field[strings.LastIndexByte(field, '.')+1:]
 }
 
 func validateRouter(f *Findings, rc *v1alpha1.RouterConfig, r router) {
