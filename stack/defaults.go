@@ -62,6 +62,9 @@ type engine struct {
 	// stack names cannot be used (validation reports it).
 	vllm    programVersion
 	vllmErr error
+	// argsFrom is where the user wrote the extraArgs the engine runs with
+	// (extraArgAt).
+	argsFrom argOrigins
 }
 
 // router is the router's configuration with defaults applied.
@@ -117,13 +120,17 @@ func engines(spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input, n names) []e
 		out = append(out, e)
 	}
 	if spec.Model != nil {
-		add(newEngine("spec.model", "spec", *spec.Model, resolveConfig(spec.EngineConfig, in), in, n))
+		e := newEngine("spec.model", "spec", *spec.Model, resolveConfig(spec.EngineConfig, in), in, n)
+		e.argsFrom = originsOf("spec", spec.EngineConfig)
+		add(e)
 		return out
 	}
 	for i, m := range spec.Models {
 		cfg := resolveConfig(mergeConfig(spec.EngineConfig, m.EngineConfig), in)
 		p := fmt.Sprintf("spec.models[%d]", i)
-		add(newEngine(p, p, m.Model, cfg, in, n))
+		e := newEngine(p, p, m.Model, cfg, in, n)
+		e.argsFrom = originsOf(p, m.EngineConfig)
+		add(e)
 	}
 	return out
 }
