@@ -1,7 +1,10 @@
 package stack
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
 // TestExtraArgsWired: an extraArgs item that vLLM's parser reads as an
@@ -159,5 +162,37 @@ func TestExtraArgsNotWired(t *testing.T) {
 				t.Errorf("refused: %s", got)
 			}
 		})
+	}
+}
+
+// TestWiredOptionsNamed: every option engineArgs renders, for every kind of
+// engine, has the field that sets it in wiredBy, so a refusal names it.
+func TestWiredOptionsNamed(t *testing.T) {
+	full := with("vllmConfig.image", "vllm/vllm-openai:v0.12.0",
+		"model", map[string]any{"name": "m", "modelURL": "org/m", "revision": "main", "enableLoRA": true, "enableTool": true, "toolCallParser": "hermes",
+			"chatTemplate": "{{ x }}", "trustRemoteCode": true, "dtype": "half", "maxNumSeqs": 8, "maxModelLen": 4096,
+			"loraAdapters": []any{map[string]any{"name": "a", "path": "/data/a"}}},
+		"vllmConfig.enableChunkedPrefill", false, "vllmConfig.enablePrefixCaching", true, "vllmConfig.tensorParallelSize", 1,
+		"vllmConfig.pipelineParallelSize", 1, "vllmConfig.gpuMemoryUtilization", "0.9", "vllmConfig.maxLoras", 2, "lmcacheConfig.enabled", true)
+	for name, xr := range map[string]map[string]any{
+		"Full":      full,
+		"Path":      with("model", map[string]any{"name": "m", "path": "/data/m"}),
+		"Disagg":    pdXR("disaggregation", map[string]any{"decode": map[string]any{"tensorParallelSize": 2}}),
+		"DisaggLMC": pdXR("disaggregation", map[string]any{"transfer": "lmcache"}),
+		"MultiNode": mnXR(),
+		"Ray":       mnXR("vllmConfig.image", "vllm/vllm-openai:v0.11.0"),
+	} {
+		spec := asJSON[v1alpha1.ProductionStackSpec](t, xr["spec"])
+		for _, e := range New(Identity{Name: "s", Namespace: "llm"}, &spec, nil).engines {
+			wired := wiredOptions(e)
+			if len(wired) < 4 {
+				t.Errorf("%s: wired options %v: want at least --model, --served-model-name, --host and --port", name, wired)
+			}
+			for _, w := range wired {
+				if got := wiredBy(e, w); got == fmt.Sprintf("the stack sets %s itself; remove it", w.name) {
+					t.Errorf("%s: wiredBy names no field for %s: add it", name, w.name)
+				}
+			}
+		}
 	}
 }
