@@ -158,6 +158,20 @@ func TestArgvCheckCatchesInjection(t *testing.T) {
 	}
 }
 
+// TestArgvOverridden: the invariant holds after the user's extraArgs too:
+// an element that gives a spec value's option again, in a spelling the
+// program reads as it, is a problem.
+func TestArgvOverridden(t *testing.T) {
+	wants := []argvcheck.Want{{Field: "spec.model", Values: []string{"org/m"}}, {Field: "spec.model.maxModelLen", Option: "--max-model-len", Values: []string{"4096"}},
+		{Field: "spec.vllmConfig.enablePrefixCaching", Option: "--enable-prefix-caching"}}
+	got := argvcheck.Overridden(wants, []string{"--seed", "1", "--max_model_len", "8", "--no-enable-prefix-caching", "--max-model-len-x"}, argvcheck.VLLMOption)
+	want := []string{`spec.model.maxModelLen: extraArgs "--max_model_len" give --max-model-len again, after the stack's`,
+		`spec.vllmConfig.enablePrefixCaching: extraArgs "--no-enable-prefix-caching" give --enable-prefix-caching again, after the stack's`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("problems:\n got: %q\nwant: %q", got, want)
+	}
+}
+
 // TestArgvForms: every release the contract test renders for reads
 // --flag=value with its value verbatim (testdata/upstream/argv-forms.tsv).
 func TestArgvForms(t *testing.T) {

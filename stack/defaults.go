@@ -82,6 +82,10 @@ type layer struct {
 	flat []string
 }
 
+// isGroup reports whether the layer is a disaggregation group's, the only
+// blocks that hold engine blocks' fields directly.
+func (l layer) isGroup() bool { return l.flat != nil }
+
 // at is the path of a field of the engine blocks (such as
 // "vllmConfig.extraArgs") where the layer's user writes it.
 func (l layer) at(field string) string {

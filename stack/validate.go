@@ -56,6 +56,7 @@ func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *Stack) Finding
 		warnOversized(&f, e)
 		warnTensorParallelHeads(&f, e)
 		validateMultiNode(&f, e)
+		validateExtraArgs(&f, e)
 	}
 	validateRouter(&f, spec.RouterConfig, r)
 	validateRouting(&f, spec.RouterConfig, r, engs)
