@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/vllm-project/function-vllm-stack/internal/fuzzseeds"
 )
 
 // FuzzRunFunction runs the function on a stack (the JSON of an XR, seeded
@@ -40,8 +42,12 @@ func FuzzRunFunction(f *testing.F) {
 	for _, v := range fieldSeeds {
 		f.Add(seed, v.path, v.value, v.path2, v.value2, []byte(nil))
 	}
-	for _, v := range c.blockSeeds(f) {
-		f.Add(v.stack, v.path, v.value, v.path2, v.value2, []byte(nil))
+	blockSeeds, err := fuzzseeds.Seeds(c.paths, c.stackOrNil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, v := range blockSeeds {
+		f.Add(v.Stack, v.Path, v.Value, v.Path2, v.Value2, []byte(nil))
 	}
 	for _, in := range []string{
 		`{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input", "storage": {"size": "100Gi", "storageClassName": "fast"}, "ttl": "30s"}`,
@@ -55,7 +61,7 @@ func FuzzRunFunction(f *testing.F) {
 		if err := json.Unmarshal(xrJSON, &xr); err != nil || xr == nil {
 			return // not an object: nothing Crossplane sends
 		}
-		if c.pending(xrJSON, path, value, path2, value2, inputJSON) {
+		if fuzzseeds.Pending(c.stackOrNil, xrJSON, path, value, path2, value2, inputJSON) {
 			checkPending(t, xr, path, value)
 			return
 		}
@@ -166,97 +172,8 @@ var fieldSeeds = []struct{ path, value, path2, value2 string }{
 	{"spec.model.loraAdapters", `[{"name": "a", "path": "/data/a,b=c"}, {"name": "b", "path": "org/b"}]`, "spec.model.enableLoRA", "true"},
 }
 
-// A block of a model's engine settings that only the stacks of one example
-// set, where each of its fields takes effect: the top level of the example
-// and, for its model as an item of models, that item.
-var blocks = []struct{ prefix, stack string }{
-	{"spec.disaggregation", "example/stacks/disaggregated.yaml"},
-	{"spec.multiNode", "example/stacks/multi-node.yaml"},
-	{"spec.models[0].disaggregation", "example/stacks/disaggregated.yaml as models[0]"},
-	{"spec.models[0].multiNode", "example/stacks/multi-node.yaml as models[0]"},
-}
-
-// blockValues are values each field of the blocks takes, by its path below
-// the block (a disaggregation group's fields below "group.", the block
-// itself by its name): the seeds the fuzzer mutates from.
-var blockValues = map[string]string{
-	"multiNode":                              `{"podsPerReplica": 2}`,
-	"disaggregation":                         `{"transfer": "nixl", "prefill": {"replicas": 1}, "decode": {"replicas": 1}}`,
-	"enabled":                                "true",
-	"transfer":                               `"nixl"`,
-	"ucxTLS":                                 `"cuda_ipc,cuda_copy,tcp"`,
-	"hostPIDAndIPC":                          "true",
-	"podsPerReplica":                         "2",
-	"group":                                  `{"replicas": 1, "resources": {"gpu": "1", "memory": "32Gi"}}`,
-	"group.replicas":                         "2",
-	"group.tensorParallelSize":               "1",
-	"group.resources":                        `{"cpu": "4", "memory": "16Gi", "gpu": "2", "cpuLimit": "8", "memoryLimit": "32Gi", "gpuType": "nvidia.com/gpu", "gpuMemory": "80Gi"}`,
-	"group.resources.cpu":                    `"4"`,
-	"group.resources.cpuLimit":               `"16"`,
-	"group.resources.memory":                 `"16Gi"`,
-	"group.resources.memoryLimit":            `"64Gi"`,
-	"group.resources.gpu":                    `"2"`,
-	"group.resources.gpuType":                `"nvidia.com/gpu"`,
-	"group.resources.gpuMemory":              `"80Gi"`,
-	"group.nodeSelector":                     `{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}`,
-	"group.nodeSelector[key]":                `"NVIDIA-H100-80GB-HBM3"`,
-	"group.tolerations":                      `[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]`,
-	"group.tolerations[0]":                   `{"key": "pool", "operator": "Equal", "value": "decode", "effect": "NoExecute", "tolerationSeconds": 30}`,
-	"group.tolerations[0].key":               `"pool"`,
-	"group.tolerations[0].operator":          `"Equal"`,
-	"group.tolerations[0].value":             `"decode"`,
-	"group.tolerations[0].effect":            `"NoExecute"`,
-	"group.tolerations[0].tolerationSeconds": "30",
-	"group.extraArgs":                        `["--enforce-eager"]`,
-	"group.extraArgs[0]":                     `"--max-num-seqs=64"`,
-}
-
-// blockHostile are values of a disaggregation group's fields that broke
-// the function (issue 29), by path below the group. Those pending still
-// do: the function panics on them or composes objects the API server
-// refuses, as a group's fields are not yet checked as the model's are.
-// FuzzRunFunction skips them as seeds, saying so, until the function
-// refuses them; then it fails until they are no longer marked pending.
-var blockHostile = []struct {
-	path, value string
-	pending     bool
-}{
-	{"resources.memory", `"lots"`, true},        // resource.MustParse panics
-	{"resources.cpu", `"x"`, true},              // resource.MustParse panics
-	{"resources.cpuLimit", `"8 cores"`, true},   // resource.MustParse panics
-	{"resources.memoryLimit", `"1e999"`, false}, // composed as a limit of 1e999 (the model's is refused)
-	{"resources.gpuType", `"nvidia.com/gpu!"`, true},
-	{"resources.gpuMemory", `"24 GB"`, false}, // unused by the group: not refused (the model's is)
-	{"resources.gpuMemory", `"0"`, false},
-	{"nodeSelector", `{"bad key!": "gpu"}`, true},
-	{"nodeSelector", `{"pool": "bad value!"}`, true},
-	{"tolerations", `[{"key": "nvidia.com/gpu", "operator": "Exists", "value": "h100"}]`, true},
-	{"tolerations", `[{"key": "pool", "effect": "PreferNoSchedule", "tolerationSeconds": 30}]`, true},
-	{"extraArgs", `["--port", "9000"]`, false}, // composed after the stack's --port (the model's is refused); checkArgv does not look at extraArgs
-	{"extraArgs", `["--host=0.0.0.0"]`, false},
-}
-
-// pending reports whether a fuzz input is a seed of blockHostile marked
-// pending.
-func (c *corpus) pending(xrJSON []byte, path, value, path2, value2 string, inputJSON []byte) bool {
-	if path2 != "" || value2 != "" || len(inputJSON) > 0 {
-		return false
-	}
-	for _, b := range blocks {
-		if !strings.HasSuffix(b.prefix, "disaggregation") || string(xrJSON) != string(c.stack(b.stack)) {
-			continue
-		}
-		for _, h := range blockHostile {
-			if h.pending && value == h.value && (path == b.prefix+".prefill."+h.path || path == b.prefix+".decode."+h.path) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// checkPending skips a pending seed while the function fails on it, and
-// fails once the function refuses it.
+// checkPending skips a pending seed of fuzzseeds.Hostile while the
+// function fails on it, and fails once the function refuses it.
 func checkPending(t *testing.T, xr map[string]any, path, value string) {
 	setPath(xr, path, parseValue(value))
 	r, err := request(xr, nil, nil, nil)
@@ -269,60 +186,9 @@ func checkPending(t *testing.T, xr map[string]any, path, value string) {
 	}
 	panics.take()
 	if msg, refused := fatalOf(rsp); refused && !strings.HasPrefix(msg, internalError) {
-		t.Fatalf("the function now refuses %s %s (%s): mark it no longer pending in blockHostile", path, value, msg)
+		t.Fatalf("the function now refuses %s %s (%s): mark it no longer pending in fuzzseeds.Hostile", path, value, msg)
 	}
 	t.Skipf("pending (issue 29): the function does not refuse %s %s yet, it panics or composes objects the API server refuses", path, value)
-}
-
-type stackSeed struct {
-	stack                      []byte
-	path, value, path2, value2 string
-}
-
-// blockSeeds are a seed at every field of the blocks, on the stack where
-// it takes effect, with a value it takes, and the values of blockHostile
-// in both groups: the fuzzer did not reach these fields from the seeds of
-// the top level's fields (issue 29). A tolerations item's fields are set
-// on a whole toleration.
-func (c *corpus) blockSeeds(f *testing.F) []stackSeed {
-	var seeds []stackSeed
-	for _, b := range blocks {
-		stack := c.stack(b.stack)
-		for _, p := range c.paths {
-			rest, ok := strings.CutPrefix(p, b.prefix)
-			if !ok || rest != "" && rest[0] != '.' {
-				continue
-			}
-			rest = strings.TrimPrefix(rest, ".")
-			key := rest
-			if rest == "" {
-				key = b.prefix[strings.LastIndex(b.prefix, ".")+1:]
-			}
-			for _, g := range []string{"prefill", "decode"} {
-				if rest == g || strings.HasPrefix(rest, g+".") {
-					key = "group" + strings.TrimPrefix(rest, g)
-				}
-			}
-			v, ok := blockValues[key]
-			if !ok {
-				f.Fatalf("no value for %s in blockValues: give the new field one, for the fuzzer to start from", p)
-			}
-			s := stackSeed{stack: stack, path: p, value: v}
-			if tol, _, ok := strings.Cut(p, ".tolerations[0]."); ok {
-				s = stackSeed{stack: stack, path: tol + ".tolerations", value: blockValues["group.tolerations[0]"], path2: p, value2: v}
-				s.value = "[" + s.value + "]"
-			}
-			seeds = append(seeds, s)
-		}
-		if strings.HasSuffix(b.prefix, "disaggregation") {
-			for _, g := range []string{"prefill", "decode"} {
-				for _, h := range blockHostile {
-					seeds = append(seeds, stackSeed{stack: stack, path: b.prefix + "." + g + "." + h.path, value: h.value})
-				}
-			}
-		}
-	}
-	return seeds
 }
 
 // credentials are the variables that hold credentials; the stack takes them

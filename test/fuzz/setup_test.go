@@ -25,6 +25,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/vllm-project/function-vllm-stack/fn"
+	"github.com/vllm-project/function-vllm-stack/internal/fuzzseeds"
 	"github.com/vllm-project/function-vllm-stack/test/internal/harness"
 	"github.com/vllm-project/function-vllm-stack/test/internal/kubecheck"
 	"github.com/vllm-project/function-vllm-stack/xrd"
@@ -123,7 +124,7 @@ var load = sync.OnceValues(func() (*corpus, error) {
 	// The examples of disaggregation and multiNode with their model as an
 	// item of models, the blocks in it: their fields there take effect too.
 	for _, name := range []string{"example/stacks/disaggregated.yaml", "example/stacks/multi-node.yaml"} {
-		j, err := asModelsItem(c.stack(name))
+		j, err := fuzzseeds.AsModelsItem(c.stack(name))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -153,39 +154,20 @@ var load = sync.OnceValues(func() (*corpus, error) {
 
 // stack is the JSON of the stack named name; it panics when there is none.
 func (c *corpus) stack(name string) []byte {
+	if j := c.stackOrNil(name); j != nil {
+		return j
+	}
+	panic("no stack " + name + " in the corpus")
+}
+
+// stackOrNil is the JSON of the stack named name, if any.
+func (c *corpus) stackOrNil(name string) []byte {
 	for _, s := range c.stacks {
 		if s.name == name {
 			return s.json
 		}
 	}
-	panic("no stack " + name + " in the corpus")
-}
-
-// modelBlocks are the fields of a model's engine settings that only a
-// stack of one such model shows in the examples.
-var modelBlocks = []string{"disaggregation", "multiNode"}
-
-// asModelsItem moves a stack's model, with its modelBlocks, into an item
-// of models.
-func asModelsItem(j []byte) ([]byte, error) {
-	var xr map[string]any
-	if err := json.Unmarshal(j, &xr); err != nil {
-		return nil, err
-	}
-	spec, _ := xr["spec"].(map[string]any)
-	model, _ := spec["model"].(map[string]any)
-	if model == nil {
-		return nil, fmt.Errorf("no spec.model")
-	}
-	delete(spec, "model")
-	for _, b := range modelBlocks {
-		if v, ok := spec[b]; ok {
-			model[b] = v
-			delete(spec, b)
-		}
-	}
-	spec["models"] = []any{model}
-	return json.Marshal(xr)
+	return nil
 }
 
 func mustLoad(f testing.TB) *corpus {
