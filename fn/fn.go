@@ -53,9 +53,32 @@ func New(log logging.Logger, opts ...Option) *Function {
 
 // RunFunction composes one ProductionStack. Bad input gives a Fatal result and
 // no desired state of its own, so Crossplane applies nothing and the running
-// stack stays as it is.
-func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+// stack stays as it is. So does a panic, a bug of the function (see
+// recovered): neither the SDK nor gRPC recovers one, and the process, with
+// every other stack's call in flight, would exit.
+func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			rsp, err = f.recovered(req, v)
+		}
+	}()
+	return f.compose(req)
+}
+
+// testHook runs in compose once the response holds the stack's status and
+// requirements, just before it takes the composed objects; tests make it
+// panic, to test RunFunction's recover whatever panics today.
+var testHook = func() {}
+
+// compose is RunFunction without the recover.
+func (f *Function) compose(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, f.ttl)
+	// response.To hands the request's desired state itself to the
+	// response; the call writes to a copy, so the request still holds what
+	// earlier steps desired when recovered builds its response from it.
+	if d := req.GetDesired(); d != nil {
+		rsp.Desired = &fnv1.State{Composite: d.GetComposite(), Resources: maps.Clone(d.GetResources())}
+	}
 
 	in, err := decodeInput(req.GetInput())
 	if err != nil {
@@ -126,6 +149,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
 		return refuse(rsp, fmt.Errorf("cannot set the desired ProductionStack: %w", err))
 	}
+	testHook()
 	// Last, once nothing can refuse the stack: a Fatal response composes
 	// nothing of its own.
 	setDesiredResources(rsp, composed)

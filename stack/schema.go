@@ -20,8 +20,8 @@ import (
 
 // The XRD's own rules on single fields, as the API server applies them to
 // the spec: maxLength, minLength, pattern and enum of strings, minimum and
-// maximum of numbers, maxItems and minItems of arrays, maxProperties of
-// objects. `crossplane render` does not apply the XRD, so the function
+// maximum of numbers, maxItems and minItems of arrays, maxProperties and
+// required fields of objects. `crossplane render` does not apply the XRD, so the function
 // applies the rules of the XRD it ships (xrd/definition.yaml, generated from
 // the Go types) itself, read from the XRD so a new rule is never forgotten.
 // The XRD's CEL rules, which span fields, are checked by hand in validate.go
@@ -45,6 +45,7 @@ type schemaNode struct {
 	MaxItems             *int64                 `json:"maxItems"`
 	MinItems             *int64                 `json:"minItems"`
 	MaxProperties        *int64                 `json:"maxProperties"`
+	Required             []string               `json:"required"`
 	PreserveUnknown      bool                   `json:"x-kubernetes-preserve-unknown-fields"`
 
 	additional *schemaNode    // AdditionalProperties, when it is a schema
@@ -194,8 +195,19 @@ func (n *schemaNode) check(path string, v any, vs *[]violation) {
 		if n.PreserveUnknown && n.Properties == nil {
 			return
 		}
-		for _, k := range slices.Sorted(maps.Keys(v)) {
+		keys := slices.Collect(maps.Keys(v))
+		for _, k := range n.Required {
+			if v[k] == nil && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
 			switch {
+			case v[k] == nil && slices.Contains(n.Required, k):
+				// The API server drops a null of a field that is not
+				// nullable, then finds the field missing.
+				*vs = append(*vs, violation{path + "." + k, requiredMessage(path, k)})
 			case n.Properties[k] != nil:
 				n.Properties[k].check(path+"."+k, v[k], vs)
 			case n.additional != nil:
@@ -203,6 +215,15 @@ func (n *schemaNode) check(path string, v any, vs *[]violation) {
 			}
 		}
 	}
+}
+
+// requiredMessage is the message of a required field k missing from the
+// object at path.
+func requiredMessage(path, k string) string {
+	if path == "spec" {
+		return fmt.Sprintf("%s.%s is required: set it", path, k)
+	}
+	return fmt.Sprintf("%s.%s is required: set it, or remove %s", path, k, path)
 }
 
 // patternRules explain the XRD's patterns to a person.

@@ -398,3 +398,179 @@ func TestXRDRules(t *testing.T) {
 		}
 	}
 }
+
+// requiredCase is an object of the XRD with every required field set but
+// one.
+type requiredCase struct {
+	at     fieldPath // the object
+	field  string    // the required field left out
+	object map[string]any
+}
+
+// requiredCases walks a schema below at and returns a case per required
+// field of every object.
+func requiredCases(s map[string]any, at fieldPath) []requiredCase {
+	var cases []requiredCase
+	props, _ := s["properties"].(map[string]any)
+	req, _ := s["required"].([]any)
+	for _, r := range req {
+		o := sampleObject(s)
+		delete(o, r.(string))
+		cases = append(cases, requiredCase{at: at, field: r.(string), object: o})
+	}
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		cases = append(cases, requiredCases(props[k].(map[string]any), at.field(k))...)
+	}
+	if items, ok := s["items"].(map[string]any); ok && s["x-kubernetes-preserve-unknown-fields"] != true {
+		cases = append(cases, requiredCases(items, at.item())...)
+	}
+	if ap, ok := s["additionalProperties"].(map[string]any); ok {
+		cases = append(cases, requiredCases(ap, at.entry(sampleKey(at)))...)
+	}
+	return cases
+}
+
+// sampleObject is an object of schema s with its required fields set to a
+// value of their type (an enum's first value, a minimum), recursively.
+func sampleObject(s map[string]any) map[string]any {
+	o := map[string]any{}
+	props, _ := s["properties"].(map[string]any)
+	req, _ := s["required"].([]any)
+	for _, r := range req {
+		p, _ := props[r.(string)].(map[string]any)
+		o[r.(string)] = sampleValue(p)
+	}
+	return o
+}
+
+func sampleValue(s map[string]any) any {
+	if e, ok := s["enum"].([]any); ok && len(e) > 0 {
+		for _, v := range e {
+			if v != "" {
+				return v
+			}
+		}
+	}
+	switch s["type"] {
+	case "string":
+		return "a"
+	case "integer", "number":
+		if m, ok := s["minimum"].(float64); ok {
+			return m
+		}
+		return 1
+	case "boolean":
+		return true
+	case "array":
+		return []any{}
+	}
+	return sampleObject(s)
+}
+
+// withRequired sets the required fields of every object above at in xr
+// that it lacks, as sampleObject does, so only the case's field is
+// missing.
+func withRequired(xr, spec map[string]any, at fieldPath) {
+	s := spec
+	for i := 1; i < len(at) && s != nil; i++ {
+		switch at[i].kind {
+		case '#':
+			s, _ = s["items"].(map[string]any)
+		case '@':
+			s, _ = s["additionalProperties"].(map[string]any)
+		default:
+			props, _ := s["properties"].(map[string]any)
+			s, _ = props[at[i].key].(map[string]any)
+		}
+		if i == len(at)-1 {
+			return
+		}
+		for k, v := range sampleObject(s) {
+			if k != at[i+1].key && at[:i+1].field(k).get(xr) == nil {
+				at[:i+1].field(k).set(xr, v)
+			}
+		}
+	}
+}
+
+// get is the value at path p below the XR, nil when there is none.
+func (p fieldPath) get(xr map[string]any) any {
+	var cur any = xr
+	for _, s := range p {
+		switch c := cur.(type) {
+		case []any:
+			if s.kind != '#' || s.index >= len(c) {
+				return nil
+			}
+			cur = c[s.index]
+		case map[string]any:
+			cur = c[s.key]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+// TestXRDRequired: a field the XRD requires, left out of its object or
+// null (which the API server drops), is refused with the message of the
+// XRD's rules (schema.go), naming the field's full path: every required
+// field of the XRD, found by walking it, so a new block needs no check by
+// hand. The refusal names the field, in that message or a hand-written one.
+func TestXRDRequired(t *testing.T) {
+	var schema map[string]any
+	if err := yaml.Unmarshal(xrd.Definition, &schema); err != nil {
+		t.Fatal(err)
+	}
+	vs := schema["spec"].(map[string]any)["versions"].([]any)
+	spec := vs[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)["spec"].(map[string]any)
+	cases := requiredCases(spec, fieldPath{{key: "spec", kind: '.'}})
+	t.Logf("%d required fields", len(cases))
+	var multiNode bool
+	for _, c := range cases {
+		multiNode = multiNode || c.at.field(c.field).String() == "spec.multiNode.podsPerReplica"
+	}
+	if len(cases) < 20 || !multiNode {
+		t.Fatalf("the walk found %d required fields, spec.multiNode.podsPerReplica among them: %v: is xrd/definition.yaml the generated XRD?", len(cases), multiNode)
+	}
+	hand := map[string]bool{} // the fields a hand-written message names instead
+	for _, c := range cases {
+		path := c.at.field(c.field).String()
+		want := fmt.Sprintf("%s is required: set it, or remove %s", path, c.at)
+		if c.at.String() == "spec" {
+			want = path + " is required: set it"
+		}
+		for _, null := range []bool{false, true} {
+			o := maps.Clone(c.object)
+			if null {
+				o[c.field] = nil
+			}
+			xr := baseXR(c.at)
+			withRequired(xr, spec, c.at)
+			c.at.set(xr, o)
+			found := false
+			for _, v := range schemaViolations(xr["spec"].(map[string]any)) {
+				if v.path == path {
+					found = true
+					if v.message != want {
+						t.Errorf("%s (null %v): violation %q, want %q", path, null, v.message, want)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s (null %v): left out, and no violation of the XRD's rules names it", path, null)
+			}
+			msg := refusal(t, xr)
+			if !strings.Contains(msg, want) {
+				hand[path] = true
+			}
+			switch {
+			case msg == "":
+				t.Errorf("%s (null %v): left out, the XRD refuses the stack, the function composed it", path, null)
+			case !namesPath(msg, path) && !strings.Contains(msg, indexes.ReplaceAllString(path, "")):
+				t.Errorf("%s (null %v): the Fatal message does not name it: %s", path, null, msg)
+			}
+		}
+	}
+	t.Logf("%d of them named by a hand-written message instead (internal/kubeapi's, mostly)", len(hand))
+}

@@ -25,6 +25,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/vllm-project/function-vllm-stack/fn"
+	"github.com/vllm-project/function-vllm-stack/internal/fuzzseeds"
 	"github.com/vllm-project/function-vllm-stack/test/internal/harness"
 	"github.com/vllm-project/function-vllm-stack/test/internal/kubecheck"
 	"github.com/vllm-project/function-vllm-stack/xrd"
@@ -120,6 +121,15 @@ var load = sync.OnceValues(func() (*corpus, error) {
 			c.seeds = append(c.seeds, p)
 		}
 	}
+	// The examples of disaggregation and multiNode with their model as an
+	// item of models, the blocks in it: their fields there take effect too.
+	for _, name := range []string{"example/stacks/disaggregated.yaml", "example/stacks/multi-node.yaml"} {
+		j, err := fuzzseeds.AsModelsItem(c.stack(name))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		c.stacks = append(c.stacks, stackFile{name: name + " as models[0]", json: j})
+	}
 	for _, state := range []string{"downloading", "gpu-pending", "ready"} {
 		o := observedSample{name: state, composed: map[string]map[string]any{}}
 		docs, err := yamlDocs(filepath.Join(root, "example", "observed", state, "composed.yaml"))
@@ -141,6 +151,24 @@ var load = sync.OnceValues(func() (*corpus, error) {
 	}
 	return c, nil
 })
+
+// stack is the JSON of the stack named name; it panics when there is none.
+func (c *corpus) stack(name string) []byte {
+	if j := c.stackOrNil(name); j != nil {
+		return j
+	}
+	panic("no stack " + name + " in the corpus")
+}
+
+// stackOrNil is the JSON of the stack named name, if any.
+func (c *corpus) stackOrNil(name string) []byte {
+	for _, s := range c.stacks {
+		if s.name == name {
+			return s.json
+		}
+	}
+	return nil
+}
 
 func mustLoad(f testing.TB) *corpus {
 	c, err := load()
@@ -363,7 +391,53 @@ func request(xr map[string]any, input map[string]any, observed map[string]map[st
 	return r, nil
 }
 
-var function = fn.New(logging.NewNopLogger())
+var function = fn.New(panics)
+
+// panics keeps the last panic RunFunction recovered and logged, with its
+// stack trace; it logs nothing else.
+var panics = &panicLog{Logger: logging.NewNopLogger()}
+
+type panicLog struct {
+	logging.Logger // the WithValues of a nop logger: RunFunction logs a panic on its own logger
+
+	mu   sync.Mutex
+	last string
+}
+
+func (l *panicLog) Info(msg string, kv ...any) {
+	if !strings.HasPrefix(msg, "RunFunction panicked") {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(msg)
+	for i := 0; i+1 < len(kv); i += 2 {
+		fmt.Fprintf(&b, "\n%v: %.8000v", kv[i], kv[i+1])
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = b.String()
+}
+
+func (l *panicLog) take() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.last
+	l.last = ""
+	return s
+}
+
+// internalError is how the Fatal message of a panic RunFunction recovered
+// begins (fn/panic.go).
+const internalError = "internal error: function-vllm-stack panicked"
+
+// checkNoPanic fails the test when RunFunction recovered a panic: the
+// recover keeps a bug from ending the process, the fuzzer still finds it.
+func checkNoPanic(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+	t.Helper()
+	if msg, refused := fatalOf(rsp); refused && strings.HasPrefix(msg, internalError) {
+		t.Fatalf("RunFunction panicked (its recover made the panic a Fatal result):\n%s", panics.take())
+	}
+}
 
 // maxRunTime bounds one call: Crossplane gives a function 20 seconds by
 // default, and the slowest input of the seeds (1000 observed conditions,
@@ -379,6 +453,7 @@ func runTwice(t *testing.T, r *fnv1.RunFunctionRequest) *fnv1.RunFunctionRespons
 	if err != nil {
 		t.Fatalf("RunFunction returned an error, want a response: %v", err)
 	}
+	checkNoPanic(t, rsp)
 	if d := time.Since(start); d > maxRunTime {
 		t.Errorf("RunFunction took %v, more than %v: Crossplane's call would time out", d, maxRunTime)
 	}

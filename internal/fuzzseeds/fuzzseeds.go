@@ -1,0 +1,185 @@
+// Package fuzzseeds holds the seeds test/fuzz's FuzzRunFunction and
+// tools/kubediff's FuzzComposedObjects share (the same corpus format): a
+// value at every field of the blocks of a model's engine settings that only
+// some example stacks set, on the stack where it takes effect, and the
+// hostile values of a disaggregation group's fields of issue 29.
+package fuzzseeds
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Blocks are the blocks of a model's engine settings that only the stacks
+// of one example set, with the stack where each of their fields takes
+// effect: the example, and the example with its model as an item of models
+// (AsModelsItem), for the block in that item.
+var Blocks = []struct{ Prefix, Stack string }{
+	{Prefix: "spec.disaggregation", Stack: "example/stacks/disaggregated.yaml"},
+	{Prefix: "spec.multiNode", Stack: "example/stacks/multi-node.yaml"},
+	{Prefix: "spec.models[0].disaggregation", Stack: "example/stacks/disaggregated.yaml as models[0]"},
+	{Prefix: "spec.models[0].multiNode", Stack: "example/stacks/multi-node.yaml as models[0]"},
+}
+
+// Values are values each field of the blocks takes, by its path below
+// the block (a disaggregation group's fields below "group.", the block
+// itself by its name): the seeds the fuzzer mutates from.
+var Values = map[string]string{
+	"multiNode":                              `{"podsPerReplica": 2}`,
+	"disaggregation":                         `{"transfer": "nixl", "prefill": {"replicas": 1}, "decode": {"replicas": 1}}`,
+	"enabled":                                "true",
+	"transfer":                               `"nixl"`,
+	"ucxTLS":                                 `"cuda_ipc,cuda_copy,tcp"`,
+	"hostPIDAndIPC":                          "true",
+	"podsPerReplica":                         "2",
+	"group":                                  `{"replicas": 1, "resources": {"gpu": "1", "memory": "32Gi"}}`,
+	"group.replicas":                         "2",
+	"group.tensorParallelSize":               "1",
+	"group.resources":                        `{"cpu": "4", "memory": "16Gi", "gpu": "2", "cpuLimit": "8", "memoryLimit": "32Gi", "gpuType": "nvidia.com/gpu", "gpuMemory": "80Gi"}`,
+	"group.resources.cpu":                    `"4"`,
+	"group.resources.cpuLimit":               `"16"`,
+	"group.resources.memory":                 `"16Gi"`,
+	"group.resources.memoryLimit":            `"64Gi"`,
+	"group.resources.gpu":                    `"2"`,
+	"group.resources.gpuType":                `"nvidia.com/gpu"`,
+	"group.resources.gpuMemory":              `"80Gi"`,
+	"group.nodeSelector":                     `{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}`,
+	"group.nodeSelector[key]":                `"NVIDIA-H100-80GB-HBM3"`,
+	"group.tolerations":                      `[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]`,
+	"group.tolerations[0]":                   `{"key": "pool", "operator": "Equal", "value": "decode", "effect": "NoExecute", "tolerationSeconds": 30}`,
+	"group.tolerations[0].key":               `"pool"`,
+	"group.tolerations[0].operator":          `"Equal"`,
+	"group.tolerations[0].value":             `"decode"`,
+	"group.tolerations[0].effect":            `"NoExecute"`,
+	"group.tolerations[0].tolerationSeconds": "30",
+	"group.extraArgs":                        `["--enforce-eager"]`,
+	"group.extraArgs[0]":                     `"--max-num-seqs=64"`,
+}
+
+// Hostile are values of a disaggregation group's fields that broke
+// the function (issue 29), by path below the group. Those pending still
+// do: the function panics on them or composes objects the API server
+// refuses, as a group's fields are not yet checked as the model's are.
+// The fuzz targets skip them as seeds, saying so, until the function
+// refuses them; then it fails until they are no longer marked pending.
+var Hostile = []struct {
+	Path, Value string
+	Pending     bool
+}{
+	{"resources.memory", `"lots"`, true},        // resource.MustParse panics
+	{"resources.cpu", `"x"`, true},              // resource.MustParse panics
+	{"resources.cpuLimit", `"8 cores"`, true},   // resource.MustParse panics
+	{"resources.memoryLimit", `"1e999"`, false}, // composed as a limit of 1e999 (the model's is refused)
+	{"resources.gpuType", `"nvidia.com/gpu!"`, true},
+	{"resources.gpuMemory", `"24 GB"`, false}, // unused by the group: not refused (the model's is)
+	{"resources.gpuMemory", `"0"`, false},
+	{"nodeSelector", `{"bad key!": "gpu"}`, true},
+	{"nodeSelector", `{"pool": "bad value!"}`, true},
+	{"tolerations", `[{"key": "nvidia.com/gpu", "operator": "Exists", "value": "h100"}]`, true},
+	{"tolerations", `[{"key": "pool", "effect": "PreferNoSchedule", "tolerationSeconds": 30}]`, true},
+	{"extraArgs", `["--port", "9000"]`, false}, // composed after the stack's --port (the model's is refused); checkArgv does not look at extraArgs
+	{"extraArgs", `["--host=0.0.0.0"]`, false},
+}
+
+// A Seed is a fuzz input of the targets: a stack, and up to two values
+// at fields of the XRD.
+type Seed struct {
+	Stack                      []byte
+	Path, Value, Path2, Value2 string
+}
+
+// Seeds are a seed at every field of the Blocks, on the stack where it
+// takes effect, with a value it takes, and the values of Hostile in both
+// groups: the fuzzers did not reach these fields from the seeds of the top
+// level's fields (issue 29). A tolerations item's fields are set on a
+// whole toleration. paths are the fields of the XRD, as the targets pick
+// them; stack gives a stack of the corpus by name.
+func Seeds(paths []string, stack func(name string) []byte) ([]Seed, error) {
+	var seeds []Seed
+	for _, b := range Blocks {
+		j := stack(b.Stack)
+		if j == nil {
+			return nil, fmt.Errorf("no stack %s in the corpus", b.Stack)
+		}
+		for _, p := range paths {
+			rest, ok := strings.CutPrefix(p, b.Prefix)
+			if !ok || rest != "" && rest[0] != '.' {
+				continue
+			}
+			rest = strings.TrimPrefix(rest, ".")
+			key := rest
+			if rest == "" {
+				key = b.Prefix[strings.LastIndex(b.Prefix, ".")+1:]
+			}
+			for _, g := range []string{"prefill", "decode"} {
+				if rest == g || strings.HasPrefix(rest, g+".") {
+					key = "group" + strings.TrimPrefix(rest, g)
+				}
+			}
+			v, ok := Values[key]
+			if !ok {
+				return nil, fmt.Errorf("no value for %s in fuzzseeds.Values: give the new field one, for the fuzzers to start from", p)
+			}
+			s := Seed{Stack: j, Path: p, Value: v}
+			if tol, _, ok := strings.Cut(p, ".tolerations[0]."); ok {
+				s = Seed{Stack: j, Path: tol + ".tolerations", Value: "[" + Values["group.tolerations[0]"] + "]", Path2: p, Value2: v}
+			}
+			seeds = append(seeds, s)
+		}
+		if strings.HasSuffix(b.Prefix, "disaggregation") {
+			for _, g := range []string{"prefill", "decode"} {
+				for _, h := range Hostile {
+					seeds = append(seeds, Seed{Stack: j, Path: b.Prefix + "." + g + "." + h.Path, Value: h.Value})
+				}
+			}
+		}
+	}
+	return seeds, nil
+}
+
+// Pending reports whether a fuzz input is a seed of Hostile marked
+// pending.
+func Pending(stack func(name string) []byte, xrJSON []byte, path, value, path2, value2 string, inputJSON []byte) bool {
+	if path2 != "" || value2 != "" || len(inputJSON) > 0 {
+		return false
+	}
+	for _, b := range Blocks {
+		if !strings.HasSuffix(b.Prefix, "disaggregation") || string(xrJSON) != string(stack(b.Stack)) {
+			continue
+		}
+		for _, h := range Hostile {
+			if h.Pending && value == h.Value && (path == b.Prefix+".prefill."+h.Path || path == b.Prefix+".decode."+h.Path) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// modelBlocks are the fields of a model's engine settings that only a
+// stack of one such model shows in the examples.
+var modelBlocks = []string{"disaggregation", "multiNode"}
+
+// AsModelsItem moves a stack's model, with its modelBlocks, into an item
+// of models.
+func AsModelsItem(j []byte) ([]byte, error) {
+	var xr map[string]any
+	if err := json.Unmarshal(j, &xr); err != nil {
+		return nil, err
+	}
+	spec, _ := xr["spec"].(map[string]any)
+	model, _ := spec["model"].(map[string]any)
+	if model == nil {
+		return nil, fmt.Errorf("no spec.model")
+	}
+	delete(spec, "model")
+	for _, b := range modelBlocks {
+		if v, ok := spec[b]; ok {
+			model[b] = v
+			delete(spec, b)
+		}
+	}
+	spec["models"] = []any{model}
+	return json.Marshal(xr)
+}
