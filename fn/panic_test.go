@@ -158,9 +158,9 @@ func TestRunFunctionPanics(t *testing.T) {
 
 // TestGroupQuantityPanics: quantities of a disaggregation group's resources
 // that are none passed validation and made resource.MustParse panic
-// (issue 29), which ended the process. The function now refuses the stack:
-// with its internal error while that validation gap lasts, then with a
-// message naming the field.
+// (issue 29), which ended the process. The function refuses the stack with
+// a message naming the field (a panic anywhere would be its internal error,
+// TestRunFunctionPanics).
 func TestGroupQuantityPanics(t *testing.T) {
 	for field, v := range map[string]string{"memory": "lots", "cpu": "x", "cpuLimit": "8 cores"} {
 		t.Run(field, func(t *testing.T) {
@@ -169,12 +169,9 @@ func TestGroupQuantityPanics(t *testing.T) {
 			stacktest.SetPath(xr, path, v)
 			r := req(t, xr, compositionInput(), nil)
 			rsp := run(t, proto.Clone(r).(*fnv1.RunFunctionRequest))
-			msg := fatal(t, rsp)
-			switch {
-			case strings.HasPrefix(msg, `internal error: function-vllm-stack panicked composing ProductionStack "pd" in namespace "llm";`):
-				t.Logf("the function panicked on %s %q (issue 29: the group's quantities are not validated yet)", path, v)
-			case !strings.Contains(msg, path):
-				t.Errorf("the Fatal message neither names %s nor is the function's internal error: %s", path, msg)
+			want := fmt.Sprintf("invalid ProductionStack: %s %q is not a Kubernetes quantity", path, v)
+			if msg := fatal(t, rsp); !strings.HasPrefix(msg, want) {
+				t.Errorf("Fatal message:\n got: %s\nwant: %s…", msg, want)
 			}
 			if !sameBytes(t, rsp, run(t, r)) {
 				t.Errorf("two calls gave different responses")

@@ -138,9 +138,10 @@ func TestMultiNodeRefusals(t *testing.T) {
 			want: "spec.multiNode: disaggregation cannot be combined with multiNode yet: a disaggregated group on several nodes needs a NIXL side channel per rank (DISAGG-MULTINODE.md, open question 3)"},
 		"PDB": {xr: mnXR("podDisruptionBudget", map[string]any{"maxUnavailable": 1}),
 			want: "spec.multiNode: podDisruptionBudget cannot be combined with multiNode yet: it would count pods, and evicting any pod of a group restarts the whole group"},
-		// The XRD requires podsPerReplica; a block without it decodes as 0.
+		// The XRD requires podsPerReplica, and the function checks the
+		// XRD's required fields (schema.go).
 		"NoPodsPerReplica": {xr: with("multiNode", map[string]any{}),
-			want: "spec.multiNode.podsPerReplica 0 is invalid: must be at least 2 (one pod is a Deployment: remove multiNode)"},
+			want: "spec.multiNode.podsPerReplica is required: set it, or remove spec.multiNode"},
 		"PipelineInOnePod": {xr: with("vllmConfig.tensorParallelSize", 2, "vllmConfig.pipelineParallelSize", 2, "resources.gpu", "2"),
 			want: `spec: vllmConfig.tensorParallelSize 2 × pipelineParallelSize 2 needs 4 GPUs but resources.gpu is "2": raise resources.gpu, lower the two, or spread each replica over nodes with multiNode`},
 	} {

@@ -180,12 +180,6 @@ func validateBlocks(f *Findings, l layer) {
 	c, at := l.cfg, l.at
 	oneOf(f, at("deploymentStrategy"), c.DeploymentStrategy, deploymentStrategies)
 	atLeast(f, at("replicas"), c.Replicas, 0)
-	// The XRD's bounds on podsPerReplica are checked from the XRD
-	// (schema.go), which does not check required fields: a block without
-	// podsPerReplica decodes as 0.
-	if m := c.MultiNode; m != nil && m.PodsPerReplica < 2 {
-		f.errorf("%s %d is invalid: must be at least 2 (one pod is a Deployment: remove multiNode)", at("multiNode.podsPerReplica"), m.PodsPerReplica)
-	}
 	for i, e := range c.Env {
 		p := fmt.Sprintf("%s[%d]", at("env"), i)
 		if !isEnvVarName(e.Name) {
