@@ -213,11 +213,15 @@ fuzz:
 # validation of k8s.io/kubernetes (the version e2e runs) and the CRDs e2e/crds
 # pins: its own module, tools/kubediff, so the function does not depend on
 # k8s.io/kubernetes. It compiles what tools/kube/build.sh compiles for e2e.
-# KUBEDIFF_FUZZTIME > 0 fuzzes each of its two targets that long.
+# KUBEDIFF_FUZZTIME > 0 fuzzes each of its two targets that long. Then
+# internal/kubeapi's port of LeaderWorkerSet's webhooks against the real ones
+# (tools/lwswebhook: the controller-runtime they need builds with neither the
+# function's nor tools/kubediff's modules).
 KUBEDIFF_FUZZTIME ?= 0
 
 test-kubediff:
 	cd $(ROOT)/tools/kubediff && GOWORK=off $(GO) test -count=1 $(GO_TEST_FLAGS) ./...
+	cd $(ROOT)/tools/lwswebhook && GOWORK=off $(GO) test -count=1 $(GO_TEST_FLAGS) ./...
 	$(if $(filter-out 0,$(KUBEDIFF_FUZZTIME)),cd $(ROOT)/tools/kubediff && for t in FuzzAgainstAPIServer FuzzComposedObjects; do \
 		GOWORK=off $(GO) test -run XXX -fuzz "^$$t\$$" -fuzztime $(KUBEDIFF_FUZZTIME) -fuzzminimizetime 5s . || exit 1; done)
 

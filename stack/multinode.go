@@ -2,7 +2,9 @@ package stack
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -152,6 +154,14 @@ func lwsRollout(e engine) lwsv1.RolloutStrategy {
 	return r
 }
 
+// intOrPercentText is an int or percent as the user wrote it: 1, "25%".
+func intOrPercentText(v intstr.IntOrString) string {
+	if v.Type == intstr.String {
+		return strconv.Quote(v.StrVal)
+	}
+	return v.String()
+}
+
 // engineWorkerLabels are the labels of a multi-node model's worker pods:
 // the engine's, with the worker component and without the router's model
 // label.
@@ -216,4 +226,42 @@ func validateMultiNode(f *Findings, e engine) {
 	if enabled(c.Storage.Enabled) && onlyReadWriteOnce(c.Storage) {
 		f.errorf("%s: storage is ReadWriteOnce, and a replica's pods run on different nodes, which cannot all mount it: use accessModes [ReadWriteMany], an existing claim every node can mount, or storage.enabled false", p)
 	}
+	replicas := ptr.Deref(c.Replicas, DefaultReplicas)
+	if pods := int64(replicas) * int64(n); pods > math.MaxInt32 {
+		f.errorf("%s.replicas %d × multiNode.podsPerReplica %d = %d pods, and a LeaderWorkerSet takes at most %d (its webhook refuses more): lower replicas to at most %d",
+			e.block, replicas, n, pods, math.MaxInt32, math.MaxInt32/n)
+	}
+	validateMultiNodeRollout(f, e, replicas)
+}
+
+// validateMultiNodeRollout refuses the rollout LWS v0.7.0's webhook refuses
+// (pkg/webhooks/leaderworkerset_webhook.go, generalValidate): maxUnavailable
+// scaled against replicas rounding down, maxSurge rounding up, both 0 while
+// replicas is not. rollingUpdate's values are a Deployment's, but a
+// LeaderWorkerSet's maxSurge is 0 when only maxUnavailable is set (lwsRollout)
+// where a Deployment's is 1, so `maxUnavailable: 0` alone, fine on a
+// Deployment, stops a LeaderWorkerSet's rollout.
+func validateMultiNodeRollout(f *Findings, e engine, replicas int32) {
+	ru, r := e.cfg.RollingUpdate, lwsRollout(e).RollingUpdateConfiguration
+	if r == nil || replicas == 0 || isZero(ru.MaxSurge) && isZero(ru.MaxUnavailable) { // both 0: validatePod refuses it
+		return
+	}
+	unavailable, err1 := intstr.GetScaledValueFromIntOrPercent(&r.MaxUnavailable, int(replicas), false)
+	surge, err2 := intstr.GetScaledValueFromIntOrPercent(&r.MaxSurge, int(replicas), true)
+	if err1 != nil || err2 != nil || unavailable != 0 || surge != 0 { // a value that is no number: intOrPercent refuses it
+		return
+	}
+	u, fix := "maxUnavailable "+intOrPercentText(r.MaxUnavailable), "maxUnavailable to 1"
+	if r.MaxUnavailable.Type == intstr.String {
+		if !isZero(&r.MaxUnavailable) {
+			u += fmt.Sprintf(" of replicas %d is 0 groups (rounded down)", replicas)
+		}
+		fix += fmt.Sprintf(" (or \"%d%%\")", (100+int64(replicas)-1)/int64(replicas))
+	}
+	s := "maxSurge " + intOrPercentText(r.MaxSurge)
+	if ru.MaxSurge == nil {
+		s = "maxSurge unset, which is 0 on a LeaderWorkerSet (1 on a Deployment)"
+	}
+	f.errorf("%s.rollingUpdate: %s and %s: a multi-node model's LeaderWorkerSet could never replace a group, and LWS's webhook refuses it; set %s, or maxSurge to 1 (a surge group needs a whole group's GPUs more)",
+		e.block, u, s, fix)
 }

@@ -95,6 +95,21 @@ func TestMultiNodeRollout(t *testing.T) {
 	if c := l.Spec.RolloutStrategy.RollingUpdateConfiguration; c == nil || c.MaxSurge.IntValue() != 1 || c.MaxUnavailable.IntValue() != 1 {
 		t.Errorf("rollout with maxSurge 1: %+v", c)
 	}
+	// What LWS's webhook takes, at the edges of TestMultiNodeRefusals'
+	// refusals: a percentage of maxUnavailable that rounds down to 1 group,
+	// one of maxSurge that rounds up to 1, nothing to roll at replicas 0,
+	// and 2^31−1 pods.
+	for name, xr := range map[string]map[string]any{
+		"MaxUnavailable34Percent": mnXR("replicas", 3, "rollingUpdate", map[string]any{"maxUnavailable": "34%"}),
+		"MaxSurge1Percent":        mnXR("replicas", 3, "rollingUpdate", map[string]any{"maxUnavailable": "10%", "maxSurge": "1%"}),
+		"NoReplicas":              mnXR("replicas", 0, "rollingUpdate", map[string]any{"maxUnavailable": 0}),
+		"MostPods":                mnXR("replicas", 1<<30-1, "multiNode.podsPerReplica", 2),
+		"MostPodsOdd":             mnXR("replicas", 715827882, "multiNode", map[string]any{"podsPerReplica": 3}, "resources.gpu", "1", "vllmConfig.tensorParallelSize", 1, "vllmConfig.pipelineParallelSize", 3),
+	} {
+		if got := refusal(t, xr); got != "" {
+			t.Errorf("%s: refused: %s", name, got)
+		}
+	}
 }
 
 // TestMultiNodeNetworkPolicy: with the policy on, it covers the workers too,
@@ -142,6 +157,21 @@ func TestMultiNodeRefusals(t *testing.T) {
 		// XRD's required fields (schema.go).
 		"NoPodsPerReplica": {xr: with("multiNode", map[string]any{}),
 			want: "spec.multiNode.podsPerReplica is required: set it, or remove spec.multiNode"},
+		// LWS v0.7.0's webhook: maxUnavailable scaled against replicas
+		// rounding down, maxSurge rounding up, not both 0; at most 2^31−1
+		// pods.
+		"MaxUnavailable0Alone": {xr: mnXR("rollingUpdate", map[string]any{"maxUnavailable": 0}),
+			want: "spec.rollingUpdate: maxUnavailable 0 and maxSurge unset, which is 0 on a LeaderWorkerSet (1 on a Deployment): a multi-node model's LeaderWorkerSet could never replace a group, and LWS's webhook refuses it; set maxUnavailable to 1, or maxSurge to 1 (a surge group needs a whole group's GPUs more)"},
+		"MaxUnavailablePercentRoundsDown": {xr: mnXR("replicas", 3, "rollingUpdate", map[string]any{"maxUnavailable": "10%"}),
+			want: `spec.rollingUpdate: maxUnavailable "10%" of replicas 3 is 0 groups (rounded down) and maxSurge unset, which is 0 on a LeaderWorkerSet (1 on a Deployment): a multi-node model's LeaderWorkerSet could never replace a group, and LWS's webhook refuses it; set maxUnavailable to 1 (or "34%"), or maxSurge to 1 (a surge group needs a whole group's GPUs more)`},
+		"MaxSurgeZeroPercent": {xr: mnXR("replicas", 3, "rollingUpdate", map[string]any{"maxUnavailable": "33%", "maxSurge": "0%"}),
+			want: `spec.rollingUpdate: maxUnavailable "33%" of replicas 3 is 0 groups (rounded down) and maxSurge "0%": a multi-node model's LeaderWorkerSet could never replace a group, and LWS's webhook refuses it; set maxUnavailable to 1 (or "34%"), or maxSurge to 1 (a surge group needs a whole group's GPUs more)`},
+		"MaxSurgeZero": {xr: mnXR("replicas", 200, "rollingUpdate", map[string]any{"maxUnavailable": "0%", "maxSurge": 0}),
+			want: `spec.rollingUpdate: maxSurge and maxUnavailable cannot both be 0: a rollout could never make progress`},
+		"Models": {xr: mnXR("model", nil, "models", []any{map[string]any{"name": "a", "modelURL": "org/a", "replicas": 4, "rollingUpdate": map[string]any{"maxUnavailable": "20%"}}}),
+			want: `spec.models[0].rollingUpdate: maxUnavailable "20%" of replicas 4 is 0 groups (rounded down) and maxSurge unset, which is 0 on a LeaderWorkerSet (1 on a Deployment): a multi-node model's LeaderWorkerSet could never replace a group, and LWS's webhook refuses it; set maxUnavailable to 1 (or "25%"), or maxSurge to 1 (a surge group needs a whole group's GPUs more)`},
+		"PodsOverflow": {xr: mnXR("replicas", 1<<30),
+			want: "spec.replicas 1073741824 × multiNode.podsPerReplica 2 = 2147483648 pods, and a LeaderWorkerSet takes at most 2147483647 (its webhook refuses more): lower replicas to at most 1073741823"},
 		"PipelineInOnePod": {xr: with("vllmConfig.tensorParallelSize", 2, "vllmConfig.pipelineParallelSize", 2, "resources.gpu", "2"),
 			want: `spec: vllmConfig.tensorParallelSize 2 × pipelineParallelSize 2 needs 4 GPUs but resources.gpu is "2": raise resources.gpu, lower the two, or spread each replica over nodes with multiNode`},
 	} {

@@ -555,8 +555,10 @@ func intOrPercent(f *Findings, field string, v *intstr.IntOrString) {
 		}
 		return
 	}
+	// Digits only: Atoi also reads "+5" and "-0", which the API server
+	// and LWS's webhook refuse as percentages.
 	n, ok := strings.CutSuffix(v.StrVal, "%")
-	if x, err := strconv.Atoi(n); !ok || err != nil || x < 0 || x > 100 {
+	if x, err := strconv.Atoi(n); !ok || err != nil || x < 0 || x > 100 || strings.ContainsAny(n, "+-") {
 		f.errorf("%s %q is invalid: use a number such as 1 or a percentage such as \"25%%\"", field, v.StrVal)
 	}
 }

@@ -400,6 +400,15 @@ func TestValidationErrors(t *testing.T) {
 			xr:   with("rollingUpdate.maxSurge", "150%"),
 			want: prefix + `spec.rollingUpdate.maxSurge "150%" is invalid: use a number such as 1 or a percentage such as "25%"`,
 		},
+		// Atoi reads a sign; the API server and LWS's webhook do not.
+		"RollingUpdateSignedPercent": {
+			xr:   with("rollingUpdate.maxUnavailable", "+5%"),
+			want: prefix + `spec.rollingUpdate.maxUnavailable "+5%" is invalid: use a number such as 1 or a percentage such as "25%"`,
+		},
+		"PDBNegativeZeroPercent": {
+			xr:   with("podDisruptionBudget.maxUnavailable", "-0%"),
+			want: prefix + `spec.podDisruptionBudget.maxUnavailable "-0%" is invalid: use a number such as 1 or a percentage such as "25%"`,
+		},
 		"RollingUpdateWithRecreate": {
 			xr:   with("deploymentStrategy", "Recreate", "rollingUpdate.maxSurge", 2),
 			want: prefix + "spec: rollingUpdate is set but deploymentStrategy is Recreate: remove rollingUpdate or use RollingUpdate",

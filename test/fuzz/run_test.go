@@ -49,6 +49,13 @@ func FuzzRunFunction(f *testing.F) {
 	for _, v := range blockSeeds {
 		f.Add(v.Stack, v.Path, v.Value, v.Path2, v.Value2, []byte(nil))
 	}
+	for _, s := range c.stacks {
+		if s.name == "example/stacks/multi-node.yaml" {
+			for _, v := range multiNodeSeeds {
+				f.Add(s.json, v.path, v.value, v.path2, v.value2, []byte(nil))
+			}
+		}
+	}
 	for _, in := range []string{
 		`{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input", "storage": {"size": "100Gi", "storageClassName": "fast"}, "ttl": "30s"}`,
 		`{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input", "engine": {"image": "vllm/vllm-openai:v0.9.2", "imagePullRegistry": "registry.example.com", "version": "0.9.2"}}`,
@@ -114,6 +121,21 @@ func FuzzRunFunction(f *testing.F) {
 		checkObjects(t, xr, rsp2)
 		checkSecrets(t, xr, input, observed)
 	})
+}
+
+// multiNodeSeeds are values at the fields that become a multi-node model's
+// LeaderWorkerSet, on example/stacks/multi-node.yaml, at the edges of what
+// LWS's webhook takes (the function refuses the others); tools/kubediff
+// seeds FuzzComposedObjects with the same.
+var multiNodeSeeds = []struct{ path, value, path2, value2 string }{
+	{"spec.rollingUpdate", `{"maxUnavailable": 0}`, "", ""},
+	{"spec.rollingUpdate", `{"maxUnavailable": "10%"}`, "spec.replicas", "3"},
+	{"spec.rollingUpdate", `{"maxUnavailable": "34%"}`, "spec.replicas", "3"},
+	{"spec.rollingUpdate", `{"maxUnavailable": "10%", "maxSurge": "1%"}`, "spec.replicas", "3"},
+	{"spec.rollingUpdate", `{"maxUnavailable": "33%", "maxSurge": "0%"}`, "spec.replicas", "3"},
+	{"spec.replicas", "1073741823", "", ""},
+	{"spec.replicas", "1073741824", "", ""},
+	{"spec.replicas", "0", "spec.rollingUpdate", `{"maxUnavailable": 0}`},
 }
 
 // fieldSeeds are values of the API's Kubernetes types and edge values, as

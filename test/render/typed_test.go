@@ -1,8 +1,10 @@
 package render_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,5 +141,59 @@ func TestTypedChecks(t *testing.T) {
 	// And the unbroken seed passes.
 	if errs := checkRendered(b, stacks[0]); len(errs) != 0 {
 		t.Errorf("the seed golden fails the checks:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestLeaderWorkerSetChecks breaks the LeaderWorkerSet of the multi-node
+// golden as LWS v0.7.0's webhook would refuse it (what the function
+// refuses in the spec: stack/multinode.go) and expects the checks to say so
+// with the webhook's words.
+func TestLeaderWorkerSetChecks(t *testing.T) {
+	var s stack
+	for _, x := range stacks {
+		if x.name == "multi-node" {
+			s = x
+		}
+	}
+	b, err := os.ReadFile(goldenPath(s.name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := string(b)
+	const replicas = "  replicas: 1\n  rolloutStrategy:\n    type: RollingUpdate\n"
+	rollout := func(replicas int, config string) string {
+		return fmt.Sprintf("  replicas: %d\n  rolloutStrategy:\n    rollingUpdateConfiguration: %s\n    type: RollingUpdate\n", replicas, config)
+	}
+	const lws = "LeaderWorkerSet/big-llama3-405b-lws: "
+	for _, c := range []struct {
+		name, new, want string
+	}{
+		{"MaxUnavailable0", rollout(1, "{maxUnavailable: 0, maxSurge: 0}"),
+			lws + "spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable: Invalid value: 0: must not be 0 when `maxSurge` is 0"},
+		{"PercentRoundsDown", rollout(3, "{maxUnavailable: 10%, maxSurge: 0}"),
+			lws + "spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable: Invalid value: \"10%\": must not be 0 when `maxSurge` is 0"},
+		{"MaxSurgeOver100Percent", rollout(3, "{maxUnavailable: 1, maxSurge: 101%}"),
+			lws + "spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge: Invalid value: \"101%\": must not be greater than 100%"},
+		{"SignedPercent", rollout(3, "{maxUnavailable: +5%, maxSurge: 1}"),
+			lws + "spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable: Invalid value: \"+5%\": a valid percent string must be"},
+		{"Pods", "  replicas: 1073741824\n  rolloutStrategy:\n    type: RollingUpdate\n",
+			lws + "spec.replicas: Invalid value: 1073741824: the product of replicas and worker replicas must not exceed 2147483647"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(golden, replicas) {
+				t.Fatalf("the multi-node golden has no %q", replicas)
+			}
+			errs := checkRendered([]byte(strings.Replace(golden, replicas, c.new, 1)), s)
+			if !slices.ContainsFunc(errs, func(e string) bool { return strings.HasPrefix(e, c.want) }) {
+				t.Errorf("no error starts with %q; got:\n%s", c.want, strings.Join(errs, "\n"))
+			}
+		})
+	}
+	// What the webhook takes: a percentage that rounds up to a surge group,
+	// 2^31−1 pods.
+	for _, ok := range []string{rollout(3, "{maxUnavailable: 10%, maxSurge: 1%}"), "  replicas: 1073741823\n  rolloutStrategy:\n    type: RollingUpdate\n"} {
+		if errs := checkRendered([]byte(strings.Replace(golden, replicas, ok, 1)), s); len(errs) != 0 {
+			t.Errorf("with\n%s\nthe checks say:\n%s", ok, strings.Join(errs, "\n"))
+		}
 	}
 }

@@ -73,6 +73,15 @@ func (k *crdKind) validate(obj map[string]any) field.ErrorList {
 	return append(errs, k.strategy.Validate(ctx, u)...)
 }
 
+// defaulted is obj as the API server has it after the CRD's pruning and
+// defaults.
+func (k *crdKind) defaulted(obj map[string]any) map[string]any {
+	u := deepCopyJSON(obj)
+	structuralpruning.PruneWithOptions(u, k.structural, true, structuralschema.UnknownFieldPathOptions{})
+	structuraldefaulting.Default(u, k.structural)
+	return u
+}
+
 // deepCopyJSON copies m as the API server decodes a request body: whole
 // numbers become int64 (k8s.io/apimachinery/pkg/util/json), as the CEL rules
 // of the CRDs expect of integer fields.

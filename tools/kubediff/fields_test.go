@@ -174,3 +174,17 @@ var fieldSeeds = []struct{ path, value, path2, value2 string }{
 	{"spec.routerConfig.service", `{"type": "LoadBalancer", "nodePort": 32767, "port": 65535}`, "", ""},
 	{"spec.autoscaling", `{"type": "keda", "minReplicas": 2, "maxReplicas": 5, "idleReplicas": 0, "prometheusAddress": "http://p:9090", "fallback": {"failureThreshold": 3, "replicas": 2}}`, "", ""},
 }
+
+// multiNodeSeeds are values at the fields that become a multi-node model's
+// LeaderWorkerSet, on example/stacks/multi-node.yaml, at the edges of what
+// LWS's webhook takes (the function refuses the others).
+var multiNodeSeeds = []struct{ path, value, path2, value2 string }{
+	{"spec.rollingUpdate", `{"maxUnavailable": 0}`, "", ""},
+	{"spec.rollingUpdate", `{"maxUnavailable": "10%"}`, "spec.replicas", "3"},
+	{"spec.rollingUpdate", `{"maxUnavailable": "34%"}`, "spec.replicas", "3"},
+	{"spec.rollingUpdate", `{"maxUnavailable": "10%", "maxSurge": "1%"}`, "spec.replicas", "3"},
+	{"spec.rollingUpdate", `{"maxUnavailable": "33%", "maxSurge": "0%"}`, "spec.replicas", "3"},
+	{"spec.replicas", "1073741823", "", ""},
+	{"spec.replicas", "1073741824", "", ""},
+	{"spec.replicas", "0", "spec.rollingUpdate", `{"maxUnavailable": 0}`},
+}

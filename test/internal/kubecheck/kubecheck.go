@@ -439,17 +439,10 @@ func (st *renderedStack) check() {
 // checkMeta: names, namespace, labels, annotations, owner reference and the
 // stack's label contract.
 func (st *renderedStack) checkMeta(o *object, names map[string]string) {
-	m := o.meta.DeepCopy()
+	m := withOwnerUIDs(o.meta)
 	nameFn := apivalidation.NameIsDNSSubdomain
 	if o.Kind() == "Service" || o.Kind() == "LeaderWorkerSet" { // an LWS names its headless Service
 		nameFn = apivalidation.NameIsDNS1035Label
-	}
-	// crossplane render leaves the owner's uid empty (there is no API server
-	// to assign one); Crossplane sets it. Check everything else.
-	for i := range m.OwnerReferences {
-		if m.OwnerReferences[i].UID == "" {
-			m.OwnerReferences[i].UID = "00000000-0000-0000-0000-000000000000"
-		}
 	}
 	st.fieldErrors(o, apivalidation.ValidateObjectMeta(m, true, nameFn, field.NewPath("metadata")))
 	if m.Namespace != st.ns {
@@ -499,6 +492,19 @@ func (st *renderedStack) checkMeta(o *object, names map[string]string) {
 	}
 }
 
+// withOwnerUIDs is a copy of m with a uid in every owner reference: crossplane
+// render leaves the owner's uid empty (there is no API server to assign
+// one); Crossplane sets it. The checks take everything else as it is.
+func withOwnerUIDs(meta metav1.ObjectMeta) *metav1.ObjectMeta {
+	m := meta.DeepCopy()
+	for i := range m.OwnerReferences {
+		if m.OwnerReferences[i].UID == "" {
+			m.OwnerReferences[i].UID = "00000000-0000-0000-0000-000000000000"
+		}
+	}
+	return m
+}
+
 func (st *renderedStack) checkDeployment(o *object, d *appsv1.Deployment) {
 	if d.Spec.Replicas != nil && *d.Spec.Replicas < 0 {
 		st.errorf(o, "spec.replicas %d", *d.Spec.Replicas)
@@ -528,17 +534,20 @@ func (st *renderedStack) checkDeployment(o *object, d *appsv1.Deployment) {
 	st.checkPodSpec(o, &d.Spec.Template.Spec)
 }
 
-// checkLeaderWorkerSet checks a LeaderWorkerSet as LWS v0.7.0's webhook
-// validates one (pkg/webhooks/leaderworkerset_webhook.go generalValidate)
-// and its CRD's enums, and its pod templates as a Deployment's.
+// checkLeaderWorkerSet checks a LeaderWorkerSet as LWS v0.7.0's webhooks
+// default and validate one on create (internal/kubeapi.LeaderWorkerSetCreate,
+// a port of pkg/webhooks/leaderworkerset_webhook.go: metadata, replicas ×
+// size, the rollout's maxUnavailable and maxSurge as scaled against
+// replicas, subgroups), its CRD's enums, and its pod templates as a
+// Deployment's.
 func (st *renderedStack) checkLeaderWorkerSet(o *object, l *lwsv1.LeaderWorkerSet) {
 	s, t := l.Spec, l.Spec.LeaderWorkerTemplate
-	if s.Replicas != nil && *s.Replicas < 0 {
-		st.errorf(o, "spec.replicas %d must be equal or greater than 0", *s.Replicas)
+	if t.Size == nil {
+		st.errorf(o, "spec.leaderWorkerTemplate.size is not set")
 	}
-	if t.Size == nil || *t.Size < 1 {
-		st.errorf(o, "spec.leaderWorkerTemplate.size must be set and at least 1")
-	}
+	created := l.DeepCopy()
+	created.ObjectMeta = *withOwnerUIDs(l.ObjectMeta)
+	st.fieldErrors(o, kubeapi.LeaderWorkerSetCreate(created))
 	switch t.RestartPolicy {
 	case lwsv1.RecreateGroupOnPodRestart, lwsv1.NoneRestartPolicy, lwsv1.DeprecatedDefaultRestartPolicy, "":
 	default:
@@ -549,18 +558,8 @@ func (st *renderedStack) checkLeaderWorkerSet(o *object, l *lwsv1.LeaderWorkerSe
 	default:
 		st.errorf(o, "spec.startupPolicy %q", s.StartupPolicy)
 	}
-	if r := s.RolloutStrategy.RollingUpdateConfiguration; r != nil {
-		groups := 1
-		if s.Replicas != nil {
-			groups = int(*s.Replicas)
-		}
-		unavailable, err1 := intstr.GetScaledValueFromIntOrPercent(&r.MaxUnavailable, groups, false)
-		surge, err2 := intstr.GetScaledValueFromIntOrPercent(&r.MaxSurge, groups, true)
-		if err1 != nil || err2 != nil || unavailable < 0 || surge < 0 {
-			st.errorf(o, "spec.rolloutStrategy.rollingUpdateConfiguration %+v: invalid", *r)
-		} else if unavailable == 0 && surge == 0 && groups != 0 {
-			st.errorf(o, "spec.rolloutStrategy.rollingUpdateConfiguration: maxUnavailable must not be 0 when maxSurge is 0")
-		}
+	if r := s.RolloutStrategy.Type; r != lwsv1.RollingUpdateStrategyType && r != "" {
+		st.errorf(o, "spec.rolloutStrategy.type %q", r)
 	}
 	// The StatefulSets LWS makes are <name>-<group>, and their pods'
 	// controller-revision-hash label is <StatefulSet>-<10 characters>: a
