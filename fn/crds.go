@@ -27,6 +27,17 @@ var optionalKinds = map[string]struct{ crd, installedBy, field string }{
 	"HTTPRoute":       {"httproutes.gateway.networking.k8s.io", "the Gateway API", "routerConfig.httpRoute"},
 	"ServiceMonitor":  {"servicemonitors.monitoring.coreos.com", "the Prometheus Operator", "monitoring.serviceMonitor"},
 	"LeaderWorkerSet": {"leaderworkersets.leaderworkerset.x-k8s.io", "LeaderWorkerSet (kubernetes-sigs/lws)", "multiNode"},
+	"InferencePool":   {"inferencepools.inference.networking.k8s.io", "the Gateway API Inference Extension's CRDs", "inferenceExtension"},
+}
+
+// fieldOf is the field that makes a stack compose an optional kind: a stack
+// on the inference extension composes its HTTPRoute for it (it refuses
+// routerConfig.httpRoute).
+func fieldOf(kind string, extension bool) string {
+	if kind == "HTTPRoute" && extension {
+		return "inferenceExtension"
+	}
+	return optionalKinds[kind].field
 }
 
 // crdRequirementPrefix prefixes the names of the CRD requirements.
@@ -62,10 +73,11 @@ func requireCRDs(rsp *fnv1.RunFunctionResponse, kinds []string) {
 // find it; before Crossplane has looked (the first call of a reconcile),
 // nothing is missing. A preview has no cluster (see preview): a CRD it was
 // not given is assumed, with a warning.
-func checkCRDs(req *fnv1.RunFunctionRequest, kinds []string, preview bool) (warnings []string, err error) {
+func checkCRDs(req *fnv1.RunFunctionRequest, kinds []string, preview, extension bool) (warnings []string, err error) {
 	var missing []string
 	for _, k := range kinds {
 		o := optionalKinds[k]
+		o.field = fieldOf(k, extension)
 		found, looked := req.GetRequiredResources()[crdRequirementPrefix+o.crd]
 		switch {
 		case hasCRD(found.GetItems(), o.crd):

@@ -118,7 +118,7 @@ func (f *Function) compose(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRespo
 		return refuse(rsp, err)
 	}
 	optional := optionalKindsOf(objs)
-	assumed, err := checkCRDs(req, optional, preview(oxr.Resource))
+	assumed, err := checkCRDs(req, optional, preview(oxr.Resource), s.InferenceExtension())
 	if err != nil {
 		return refuse(rsp, err)
 	}

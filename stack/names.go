@@ -172,6 +172,21 @@ func (n names) routerService() string {
 	return shorten(n.stack+"-router-service", maxLabelLength)
 }
 
+// The inference extension's objects, which the chart does not have: a
+// model's pool, its picker (whose Service name is a DNS label) and the
+// stack's route.
+func (n names) inferencePool(model string) string {
+	return shorten(n.stack+"-"+model+"-pool", maxSubdomainLength)
+}
+
+func (n names) picker(model string) string {
+	return shorten(n.stack+"-"+model+"-epp", maxLabelLength)
+}
+
+func (n names) inferenceRoute() string {
+	return shorten(n.stack+"-inference-route", maxSubdomainLength)
+}
+
 // Composition resource names: the keys of the desired composed resources.
 // They are stable for the life of a stack; renaming one makes Crossplane
 // delete the object and create a new one. Crossplane keeps the name an
@@ -202,4 +217,5 @@ const (
 	engineNetworkPolicyKey  = "engines-networkpolicy"
 	cacheServerKey          = "cache-server"
 	cacheServerServiceKey   = "cache-server-service"
+	inferenceRouteKey       = "inference-httproute"
 )

@@ -25,6 +25,13 @@ type Stack struct {
 	// routerRoleExists: Crossplane observed the router's Role, so its
 	// RoleBinding may be composed.
 	routerRoleExists bool
+	// observed reports whether Crossplane observed the composed object of
+	// a key (set by Compose).
+	observed func(key string) bool
+
+	// extension is the inference extension's routing layer, nil when the
+	// stack runs the production-stack router.
+	extension *extension
 
 	serviceMonitor *v1alpha1.ServiceMonitor
 	networkPolicy  *v1alpha1.NetworkPolicy
@@ -52,6 +59,7 @@ func (s *Stack) Models() int { return len(s.engines) }
 // composed object of a key.
 func (s *Stack) Compose(observed func(key string) bool) ([]Object, error) {
 	s.routerRoleExists = observed(routerRoleKey)
+	s.observed = observed
 	groups := composeGroups(s)
 	if err := clashes(s, groups); err != nil {
 		return nil, err
@@ -73,6 +81,7 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 		router:    resolveRouter(spec.RouterConfig, in),
 
 		networkPolicy: spec.NetworkPolicy,
+		extension:     resolveExtension(spec.InferenceExtension),
 
 		id:   id,
 		spec: spec,
@@ -143,6 +152,9 @@ func composeGroups(s *Stack) [][]Object {
 		if autoscaled(e) {
 			objs = append(objs, engineAutoscaler(s, e))
 		}
+		if extensionOn(s) {
+			objs = append(objs, poolObjects(s, e)...)
+		}
 		groups = append(groups, objs)
 	}
 	return append(groups, stackObjects(s))
@@ -152,6 +164,31 @@ func composeGroups(s *Stack) [][]Object {
 // server's, the monitors and the network policy.
 func stackObjects(s *Stack) []Object {
 	objs := make([]Object, 0, 8)
+	if extensionOn(s) {
+		objs = append(objs, Object{inferenceRouteKey, inferenceRoute(s)})
+	} else {
+		objs = append(objs, routerObjects(s)...)
+	}
+	if m := s.serviceMonitor; on(m != nil, m.GetEnabled()) {
+		objs = append(objs, Object{engineMonitorKey, serviceMonitor(s, s.names.engineServiceMonitor(), ComponentEngine, servicePortName, m)})
+		if !extensionOn(s) {
+			objs = append(objs, Object{routerMonitorKey, serviceMonitor(s, s.names.routerServiceMonitor(), ComponentRouter, routerSvcPortName, m)})
+		}
+	}
+	if cacheServerOn(s) {
+		objs = append(objs,
+			Object{cacheServerKey, cacheServerDeployment(s)},
+			Object{cacheServerServiceKey, cacheServerService(s)})
+	}
+	if np := s.networkPolicy; on(np != nil, np.GetEnabled()) {
+		objs = append(objs, Object{engineNetworkPolicyKey, engineNetworkPolicy(s, np)})
+	}
+	return objs
+}
+
+// routerObjects are the production-stack router's objects.
+func routerObjects(s *Stack) []Object {
+	var objs []Object
 	if s.router.serviceAccount == "" {
 		objs = append(objs, Object{routerServiceAccountKey, routerServiceAccount(s)})
 	}
@@ -178,19 +215,6 @@ func stackObjects(s *Stack) []Object {
 	}
 	if r := s.router.httpRoute; on(r != nil, r.GetEnabled()) {
 		objs = append(objs, Object{routerHTTPRouteKey, routerHTTPRoute(s, r)})
-	}
-	if m := s.serviceMonitor; on(m != nil, m.GetEnabled()) {
-		objs = append(objs,
-			Object{engineMonitorKey, serviceMonitor(s, s.names.engineServiceMonitor(), ComponentEngine, servicePortName, m)},
-			Object{routerMonitorKey, serviceMonitor(s, s.names.routerServiceMonitor(), ComponentRouter, routerSvcPortName, m)})
-	}
-	if cacheServerOn(s) {
-		objs = append(objs,
-			Object{cacheServerKey, cacheServerDeployment(s)},
-			Object{cacheServerServiceKey, cacheServerService(s)})
-	}
-	if np := s.networkPolicy; on(np != nil, np.GetEnabled()) {
-		objs = append(objs, Object{engineNetworkPolicyKey, engineNetworkPolicy(s, np)})
 	}
 	return objs
 }

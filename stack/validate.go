@@ -61,6 +61,7 @@ func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *Stack) Finding
 	validateRouter(&f, spec.RouterConfig, r)
 	validateRouting(&f, spec.RouterConfig, r, engs)
 	validateDisaggregation(&f, spec, s)
+	validateExtension(&f, spec, s)
 	if len(f.Errors) == 0 {
 		// The router's version is checked against the arguments it would
 		// get, which only a valid stack has.

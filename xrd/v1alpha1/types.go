@@ -56,6 +56,12 @@ type ProductionStackSpec struct {
 	// reach the engines.
 	// +optional
 	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
+
+	// Route requests through the Gateway API Inference Extension (an
+	// InferencePool and an endpoint picker per model, an HTTPRoute on your
+	// Gateway) instead of the production-stack router.
+	// +optional
+	InferenceExtension *InferenceExtension `json:"inferenceExtension,omitempty"`
 }
 
 // Monitoring configures metrics scraping.

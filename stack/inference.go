@@ -1,0 +1,260 @@
+package stack
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
+	"github.com/vllm-project/function-vllm-stack/upstream"
+	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
+)
+
+// The inference extension's routing layer (spec.inferenceExtension): per
+// model an InferencePool over the model's serving pods and an endpoint
+// picker that chooses one of them for each request, and one HTTPRoute on
+// the user's Gateway whose backends are the pools. It replaces the
+// production-stack router. The objects are built by stack/inferencepool
+// from the values decided here.
+
+// ComponentPicker is the component label of the endpoint pickers' objects.
+const ComponentPicker = "endpoint-picker"
+
+// extension is spec.inferenceExtension with defaults applied.
+type extension struct {
+	spec       *v1alpha1.InferenceExtension
+	image      string
+	release    upstream.PickerRelease
+	releaseErr error
+	from       string // where the release comes from, for messages
+	replicas   int32
+	weights    inferencepool.Weights
+}
+
+// DefaultPickerImage is the endpoint picker a stack runs unless it names one.
+var DefaultPickerImage = upstream.LLMDPickerImage + ":v" + upstream.DefaultPicker.Version.String()
+
+// extensionOn reports whether the stack routes through the inference
+// extension.
+func extensionOn(s *Stack) bool { return s.extension != nil }
+
+// resolveExtension applies the defaults of an enabled inferenceExtension
+// block; nil when the stack runs the router.
+func resolveExtension(x *v1alpha1.InferenceExtension) *extension {
+	if x == nil || !ptr.Deref(x.Enabled, true) {
+		return nil
+	}
+	p := x.Picker
+	if p == nil {
+		p = &v1alpha1.EndpointPicker{}
+	}
+	e := &extension{spec: x, image: or(p.Image, DefaultPickerImage), replicas: ptr.Deref(p.Replicas, 1), weights: inferencepool.DefaultWeights}
+	e.release, e.from, e.releaseErr = resolvePickerRelease(e.image, p.Version)
+	if w := p.Scorers; w != nil {
+		e.weights.Queue = ptr.Deref(w.Queue, e.weights.Queue)
+		e.weights.KVCacheUtilization = ptr.Deref(w.KVCacheUtilization, e.weights.KVCacheUtilization)
+		e.weights.PrefixCache = ptr.Deref(w.PrefixCache, e.weights.PrefixCache)
+	}
+	return e
+}
+
+// resolvePickerRelease is the picker's release: its image's tag when the
+// image is one of the two pickers' and its tag a release, else
+// picker.version with the kind the image names.
+func resolvePickerRelease(image, declared string) (upstream.PickerRelease, string, error) {
+	repo, tag := upstream.ImageTag(image)
+	kind := upstream.PickerKindOf(repo)
+	if kind == "" {
+		return upstream.DefaultPicker, "", fmt.Errorf("picker.image %s is neither llm-d's endpoint picker (%s) nor the inference extension's (%s): the function spells the picker's flags and configuration by release, so it must know which program runs; use one of the two, or your mirror of one under the same repository name", image, upstream.LLMDPickerImage, upstream.GAIEPickerImage)
+	}
+	if t, ok := upstream.ParseVersion(tag); ok {
+		if d, ok := upstream.ParseVersion(declared); declared != "" && (!ok || d != t) {
+			return upstream.DefaultPicker, "", fmt.Errorf("picker.version %s contradicts picker.image %s, which runs %s %s: remove picker.version or make the two agree", declared, image, kind, t)
+		}
+		return checkPickerSupported(upstream.PickerRelease{Kind: kind, Version: t}, "picker.image "+image)
+	}
+	if declared == "" {
+		return upstream.DefaultPicker, "", fmt.Errorf("picker.image %s names no release (tag %q): set picker.version to the release it runs, such as %s", image, tag, upstream.PickerNewest[kind])
+	}
+	d, ok := upstream.ParseVersion(declared)
+	if !ok {
+		return upstream.DefaultPicker, "", fmt.Errorf("picker.version %q is not a release: use a release number such as %s", declared, upstream.PickerNewest[kind])
+	}
+	return checkPickerSupported(upstream.PickerRelease{Kind: kind, Version: d}, "picker.version "+declared)
+}
+
+func checkPickerSupported(r upstream.PickerRelease, from string) (upstream.PickerRelease, string, error) {
+	if oldest := upstream.PickerOldest[r.Kind]; r.Version.Less(oldest) {
+		why := "the oldest release whose flags and configuration the function renders"
+		if r.Kind == upstream.PickerGAIE {
+			why = "the first that starts without the InferenceObjective CRD (earlier releases watch InferenceObjectives whether or not their CRD is served, and the stack installs no CRD)"
+		}
+		return r, from, fmt.Errorf("%s runs %s, older than %s %s, %s: use %s %s or later", from, r, r.Kind, oldest, why, r.Kind, oldest)
+	}
+	return r, from, nil
+}
+
+// pool is the InferencePool and picker of one model.
+func pool(s *Stack, e engine) inferencepool.Pool {
+	x := s.extension
+	p := x.spec.Picker
+	if p == nil {
+		p = &v1alpha1.EndpointPicker{}
+	}
+	name := s.names.picker(e.id)
+	l := labels(s.name, shorten(e.id, maxLabelLength), ComponentPicker)
+	l[labelModel] = e.label
+	pk := inferencepool.Picker{
+		Name:          name,
+		Image:         x.image,
+		PullPolicy:    corev1.PullPolicy(p.ImagePullPolicy),
+		Release:       x.release,
+		Replicas:      x.replicas,
+		Resources:     inferencepool.DefaultResources(),
+		PodLabels:     selector(s.name, shorten(e.id, maxLabelLength), ComponentPicker),
+		Weights:       x.weights,
+		KVCacheMetric: pickerKVCacheMetric(x.release, e),
+	}
+	if p.Resources != nil {
+		pk.Resources = *p.Resources
+	}
+	if sc := p.Scheduling; sc != nil {
+		pk.NodeSelector, pk.Tolerations, pk.Affinity = sc.NodeSelector, sc.Tolerations, sc.Affinity
+	}
+	return inferencepool.Pool{
+		Name: s.names.inferencePool(e.id), Namespace: s.namespace, Labels: l,
+		Selector:    engineSelector(s.name, e),
+		TargetPort:  enginePort,
+		FailureMode: x.spec.FailureMode,
+		Picker:      pk,
+	}
+}
+
+// pickerKVCacheMetric is the engines' KV-cache metric for the picker's
+// flag when the picker's default is a name the engines' vLLM does not
+// export; "" when it is.
+func pickerKVCacheMetric(r upstream.PickerRelease, e engine) string {
+	def := upstream.PickerKVCacheMetric(r)
+	names := upstream.VLLMKVCacheMetrics(e.vllm.version)
+	if len(names) == 0 || slices.Contains(names, def) {
+		return ""
+	}
+	return names[len(names)-1]
+}
+
+// poolObjects are the objects of one model's pool, under keys of the
+// model's. The RoleBinding waits for its Role, as the router's does.
+func poolObjects(s *Stack, e engine) []Object {
+	p := pool(s, e)
+	objs := []Object{
+		{engineKey(e.id) + "-inferencepool", inferencepool.InferencePool(p)},
+		{pickerKey(e.id), inferencepool.Deployment(p)},
+		{pickerKey(e.id) + "-service", inferencepool.Service(p)},
+		{pickerKey(e.id) + "-serviceaccount", inferencepool.ServiceAccount(p)},
+		{pickerKey(e.id) + "-config", inferencepool.ConfigMap(p)},
+		{pickerKey(e.id) + "-role", inferencepool.Role(p)},
+	}
+	if s.observed(pickerKey(e.id) + "-role") {
+		objs = append(objs, Object{pickerKey(e.id) + "-rolebinding", inferencepool.RoleBinding(p)})
+	}
+	return objs
+}
+
+// pickerKey is the composition resource name of a model's picker.
+func pickerKey(model string) string { return "engine-" + model + "-epp" }
+
+// inferenceRoute is the stack's HTTPRoute: with one model every request
+// goes to its pool; with several, each model's under the path prefix
+// /<model>, which the gateway strips (the picker does not tell models
+// apart: a pool is one model's engines, and the route chooses the pool).
+func inferenceRoute(s *Stack) runtime.Object {
+	x := s.extension.spec
+	r := inferencepool.Route{
+		Name: s.names.inferenceRoute(), Namespace: s.namespace,
+		Labels:         labels(s.name, "inference-route", ComponentPicker),
+		Hostnames:      x.Hostnames,
+		RequestTimeout: or(x.RequestTimeout, routeTimeout(s)),
+	}
+	for _, p := range x.ParentRefs {
+		r.Parents = append(r.Parents, inferencepool.ParentRef{Name: p.Name, Namespace: p.Namespace, SectionName: p.SectionName})
+	}
+	for _, e := range s.engines {
+		rule := inferencepool.Rule{Pool: s.names.inferencePool(e.id)}
+		if len(s.engines) > 1 {
+			rule.PathPrefix = modelPath(e)
+		}
+		r.Rules = append(r.Rules, rule)
+	}
+	return inferencepool.HTTPRoute(r)
+}
+
+// modelPath is where a model of a stack of several is served through the
+// gateway: /<model>, its DNS label.
+func modelPath(e engine) string { return "/" + e.id }
+
+// routeTimeout is the HTTPRoute's default request timeout: the longest
+// start-up budget of the stack's engines, in whole minutes, at least 10.
+func routeTimeout(s *Stack) string {
+	longest := int64(600)
+	for _, e := range s.engines {
+		if p := startupProbe(e); p != nil {
+			longest = max(longest, int64(p.PeriodSeconds)*int64(p.FailureThreshold)+int64(p.InitialDelaySeconds))
+		}
+	}
+	return fmt.Sprintf("%dm", (longest+59)/60)
+}
+
+// validateExtension checks spec.inferenceExtension and refuses what the
+// routing layer cannot do yet, with the reason.
+func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack) {
+	x := s.extension
+	if x == nil {
+		return
+	}
+	const p = "spec.inferenceExtension"
+	validateHTTPRoute(f, p, &v1alpha1.HTTPRoute{ParentRefs: x.spec.ParentRefs, Hostnames: x.spec.Hostnames})
+	if x.releaseErr != nil {
+		f.errorf("%s.%s", p, x.releaseErr)
+	} else if newest := upstream.PickerNewest[x.release.Kind]; newest.Less(x.release.Version) {
+		f.warnf("%s.picker: %s (%s) is newer than %s %s, the newest release this function knows: its flags and configuration are rendered as for %s", p, x.release, x.from, x.release.Kind, newest, newest)
+	}
+	if pk := x.spec.Picker; pk != nil {
+		image(f, p+".picker.image", pk.Image)
+		oneOf(f, p+".picker.imagePullPolicy", pk.ImagePullPolicy, pullPolicies)
+		if pk.Replicas != nil && (*pk.Replicas < 1 || *pk.Replicas > 8) {
+			f.errorf("%s.picker.replicas %d is invalid: must be from 1 to 8", p, *pk.Replicas)
+		}
+		if pk.Resources != nil {
+			validateResourceRequirements(f, p+".picker.resources", *pk.Resources)
+		}
+		validateScheduling(f, p+".picker.scheduling", pk.Scheduling)
+	}
+	if w := x.weights; w.Queue <= 0 && w.KVCacheUtilization <= 0 && w.PrefixCache <= 0 {
+		f.errorf("%s.picker.scorers: every weight is 0, and the picker needs a scorer to choose an endpoint: give at least one a weight above 0", p)
+	}
+	oneOf(f, p+".failureMode", x.spec.FailureMode, []string{"FailOpen", "FailClose"})
+	for _, e := range s.engines {
+		if e.role != "" {
+			f.errorf("%s: %s.disaggregation needs the picker to schedule prefill and decode itself (llm-d's profile handler, prefill and decode filters, and a routing sidecar on the decode pods), which the stack does not render yet: route a disaggregated model through the production-stack router (remove inferenceExtension)", p, e.block)
+			break
+		}
+	}
+	if np := spec.NetworkPolicy; on(np != nil, np.GetEnabled()) {
+		f.errorf("%s: networkPolicy lets only the router reach the engines, and with the inference extension the Gateway's proxies send the requests and the pickers scrape the engines: remove networkPolicy, or route through the router", p)
+	}
+	if rc := spec.RouterConfig; rc != nil {
+		if routerTypeChosen(rc) {
+			f.errorf("%s: routerConfig.routerType %s is the production-stack router's, and the endpoint picker routes the stack's requests: remove routerType, and weigh the picker's scorers (picker.scorers) instead", p, rc.RouterType)
+		}
+		if on(rc.Ingress != nil, rc.Ingress.GetEnabled()) || on(rc.HTTPRoute != nil, rc.HTTPRoute.GetEnabled()) {
+			f.errorf("%s: routerConfig.ingress and routerConfig.httpRoute expose the router, which a stack on the inference extension does not run: remove them; the stack's HTTPRoute attaches to inferenceExtension.parentRefs", p)
+		}
+	}
+}
+
+// InferenceExtension reports whether the stack routes through the inference
+// extension instead of the production-stack router.
+func (s *Stack) InferenceExtension() bool { return extensionOn(s) }

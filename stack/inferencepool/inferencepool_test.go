@@ -1,0 +1,148 @@
+package inferencepool
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/vllm-project/function-vllm-stack/upstream"
+)
+
+func testPool(r upstream.PickerRelease, replicas int32) Pool {
+	return Pool{
+		Name: "s-m-pool", Namespace: "ns",
+		Labels:     map[string]string{"app": "x"},
+		Selector:   map[string]string{"app.kubernetes.io/name": "m"},
+		TargetPort: 8000,
+		Picker: Picker{Name: "s-m-epp", Image: "img", Release: r, Replicas: replicas,
+			PodLabels: map[string]string{"app.kubernetes.io/name": "m-epp"}, Weights: DefaultWeights},
+	}
+}
+
+var (
+	llmd010 = upstream.PickerRelease{Kind: upstream.PickerLLMD, Version: upstream.V(0, 10, 0)}
+	llmd07  = upstream.PickerRelease{Kind: upstream.PickerLLMD, Version: upstream.V(0, 7, 0)}
+	gaie150 = upstream.PickerRelease{Kind: upstream.PickerGAIE, Version: upstream.V(1, 5, 0)}
+	gaie130 = upstream.PickerRelease{Kind: upstream.PickerGAIE, Version: upstream.V(1, 3, 0)}
+)
+
+// TestArgs: the pool, the configuration, the ports, no metrics
+// authentication or tracing; leader election with replicas; the engines' KV
+// metric only when set.
+func TestArgs(t *testing.T) {
+	base := []string{"--pool-name=s-m-pool", "--pool-namespace=ns", "--pool-group=inference.networking.k8s.io", "--config-file=/config/config.yaml",
+		"--grpc-port=9002", "--grpc-health-port=9003", "--metrics-port=9090", "--metrics-endpoint-auth=false", "--tracing=false"}
+	if diff := cmp.Diff(base, Args(testPool(llmd010, 1))); diff != "" {
+		t.Errorf("one replica (-want +got):\n%s", diff)
+	}
+	p := testPool(gaie130, 2)
+	p.Picker.KVCacheMetric = "vllm:gpu_cache_usage_perc"
+	want := append(append([]string{}, base...), "--kv-cache-usage-percentage-metric=vllm:gpu_cache_usage_perc", "--ha-enable-leader-election=true")
+	if diff := cmp.Diff(want, Args(p)); diff != "" {
+		t.Errorf("two replicas, the old KV metric (-want +got):\n%s", diff)
+	}
+}
+
+// TestConfig: each release's apiVersion, the data layer where the release's
+// default configuration has it, a scorer of weight 0 left out.
+func TestConfig(t *testing.T) {
+	const scorers = `- type: queue-scorer
+- type: kv-cache-utilization-scorer
+- type: prefix-cache-scorer
+`
+	const profile = `schedulingProfiles:
+- name: default
+  plugins:
+  - pluginRef: queue-scorer
+    weight: 2
+  - pluginRef: kv-cache-utilization-scorer
+    weight: 2
+  - pluginRef: prefix-cache-scorer
+    weight: 3
+`
+	const dataLayer = `dataLayer:
+  sources:
+  - pluginRef: metrics-data-source
+    extractors:
+    - pluginRef: core-metrics-extractor
+`
+	const dataPlugins = "- type: metrics-data-source\n- type: core-metrics-extractor\n"
+	for name, tc := range map[string]struct {
+		r    upstream.PickerRelease
+		w    Weights
+		want string
+	}{
+		"LLMD010": {llmd010, DefaultWeights, "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
+		"LLMD07":  {llmd07, DefaultWeights, "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + profile},
+		"GAIE150": {gaie150, DefaultWeights, "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
+		"NoQueue": {gaie130, Weights{KVCacheUtilization: 1, PrefixCache: 5}, `apiVersion: inference.networking.x-k8s.io/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: kv-cache-utilization-scorer
+- type: prefix-cache-scorer
+schedulingProfiles:
+- name: default
+  plugins:
+  - pluginRef: kv-cache-utilization-scorer
+    weight: 1
+  - pluginRef: prefix-cache-scorer
+    weight: 5
+`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Config(tc.r, tc.w)); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRules: what each release reads, and leases only with leader
+// election.
+func TestRules(t *testing.T) {
+	read := []string{"get", "list", "watch"}
+	base := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: read},
+		{APIGroups: []string{"inference.networking.k8s.io"}, Resources: []string{"inferencepools"}, Verbs: read},
+	}
+	objectives := func(groups ...string) rbacv1.PolicyRule {
+		return rbacv1.PolicyRule{APIGroups: groups, Resources: []string{"inferenceobjectives", "inferencemodelrewrites"}, Verbs: read}
+	}
+	if diff := cmp.Diff(append(append([]rbacv1.PolicyRule{}, base...), objectives("inference.networking.x-k8s.io", "llm-d.ai")), Rules(testPool(llmd010, 1))); diff != "" {
+		t.Errorf("llm-d 0.10.0 (-want +got):\n%s", diff)
+	}
+	want := append(append([]rbacv1.PolicyRule{}, base...), objectives("inference.networking.x-k8s.io"),
+		rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}})
+	if diff := cmp.Diff(want, Rules(testPool(gaie150, 2))); diff != "" {
+		t.Errorf("GAIE 1.5.0, two replicas (-want +got):\n%s", diff)
+	}
+}
+
+// TestHTTPRoute: one rule per pool, the pool as backend, a prefix the
+// gateway strips, the request timeout.
+func TestHTTPRoute(t *testing.T) {
+	r := HTTPRoute(Route{Name: "s-route", Namespace: "ns", Parents: []ParentRef{{Name: "gw", Namespace: "gws", SectionName: "https"}},
+		Rules: []Rule{{Pool: "s-a-pool", PathPrefix: "/a"}, {Pool: "s-b-pool"}}, RequestTimeout: "10m"})
+	want := map[string]any{
+		"parentRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "gws", "sectionName": "https"}},
+		"rules": []any{
+			map[string]any{
+				"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/a"}}},
+				"backendRefs": []any{map[string]any{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "s-a-pool"}},
+				"filters": []any{map[string]any{"type": "URLRewrite", "urlRewrite": map[string]any{
+					"path": map[string]any{"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}},
+				"timeouts": map[string]any{"request": "10m"},
+			},
+			map[string]any{
+				"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/"}}},
+				"backendRefs": []any{map[string]any{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "s-b-pool"}},
+				"timeouts":    map[string]any{"request": "10m"},
+			},
+		},
+	}
+	if diff := cmp.Diff(want, r.Object["spec"]); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+}

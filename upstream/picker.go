@@ -1,0 +1,123 @@
+package upstream
+
+import "strings"
+
+// What the function knows of the Gateway API Inference Extension's endpoint
+// picker (EPP) by release: its flags in epp-flags.tsv and the rest in
+// GAIE.md of ../stack/testdata/upstream, with citations. Two programs carry
+// the picker: the inference extension's own cmd/epp (GAIE, v1.0.0 to v1.5.0,
+// its last; v1.6.0 keeps only a lightweight picker for conformance) and
+// llm-d's (llm-d/llm-d-router, v0.6.0 on), which took it over.
+const (
+	PickerGAIE = "gaie"
+	PickerLLMD = "llm-d"
+
+	// The pickers' images.
+	GAIEPickerImage = "registry.k8s.io/gateway-api-inference-extension/epp"
+	LLMDPickerImage = "ghcr.io/llm-d/llm-d-router-endpoint-picker"
+)
+
+// A PickerRelease is one release of one of the two pickers.
+type PickerRelease struct {
+	Kind    string // PickerGAIE or PickerLLMD
+	Version Version
+}
+
+func (r PickerRelease) String() string { return r.Kind + " " + r.Version.String() }
+
+// AtLeast reports whether r is release v of its kind or later.
+func (r PickerRelease) AtLeast(v Version) bool { return r.Version.AtLeast(v) }
+
+// The releases the function renders for, by kind: the oldest and newest it
+// knows. GAIE's pickers before v1.3.0 watch InferenceObjectives whether or
+// not their CRD is served (GAIE.md §d), so they cannot start on a cluster
+// without it, which the stack does not install.
+var (
+	PickerOldest = map[string]Version{PickerGAIE: V(1, 3, 0), PickerLLMD: V(0, 6, 0)}
+	PickerNewest = map[string]Version{PickerGAIE: V(1, 5, 0), PickerLLMD: V(0, 10, 0)}
+
+	// DefaultPicker is the picker a stack runs unless it names another:
+	// llm-d's, maintained, at the newest release the facts cover.
+	DefaultPicker = PickerRelease{PickerLLMD, V(0, 10, 0)}
+)
+
+// PickerKindOf is the picker an image repository carries, "" for one the
+// function does not recognise.
+func PickerKindOf(repo string) string {
+	switch {
+	case repo == GAIEPickerImage || strings.HasSuffix(repo, "gateway-api-inference-extension/epp"):
+		return PickerGAIE
+	case repo == LLMDPickerImage || strings.HasSuffix(repo, "/llm-d-router-endpoint-picker"), strings.HasSuffix(repo, "/llm-d-inference-scheduler"):
+		return PickerLLMD
+	}
+	return ""
+}
+
+// PickerConfigAPIVersion is the apiVersion of the EndpointPickerConfig a
+// release reads: llm-d moved it to its own group at v0.9.0 (the old one
+// still decodes there, with a deprecation line in the log).
+func PickerConfigAPIVersion(r PickerRelease) string {
+	if r.Kind == PickerLLMD && r.AtLeast(V(0, 9, 0)) {
+		return "llm-d.ai/v1alpha1"
+	}
+	return "inference.networking.x-k8s.io/v1alpha1"
+}
+
+// PickerDataLayer reports whether a release reads engine metrics through
+// its data layer plugins (metrics-data-source, core-metrics-extractor),
+// enabled by default and part of its default configuration: GAIE v1.5.0,
+// and llm-d from v0.8.0 (GAIE v1.5.0's runner, then its own copy).
+func PickerDataLayer(r PickerRelease) bool {
+	if r.Kind == PickerGAIE {
+		return r.AtLeast(V(1, 5, 0))
+	}
+	return r.AtLeast(V(0, 8, 0))
+}
+
+// PickerKVCacheMetric is the engine metric a release reads for KV-cache
+// utilisation by default: GAIE's before v1.3.0 vLLM's old name, every later
+// release the new one (--kv-cache-usage-percentage-metric sets another in
+// every release, deprecated from GAIE v1.4.0 and llm-d v0.7.0).
+func PickerKVCacheMetric(r PickerRelease) string {
+	if r.Kind == PickerGAIE && r.Version.Less(V(1, 3, 0)) {
+		return VLLMKVCacheMetricOld
+	}
+	return VLLMKVCacheMetric
+}
+
+// PickerObjectiveGroups are the API groups whose InferenceObjectives and
+// InferenceModelRewrites a release watches when their CRDs are served: the
+// inference extension's experimental group, and from llm-d v0.9.0 llm-d's
+// own, which it prefers.
+func PickerObjectiveGroups(r PickerRelease) []string {
+	if r.Kind == PickerLLMD && r.AtLeast(V(0, 9, 0)) {
+		return []string{"inference.networking.x-k8s.io", "llm-d.ai"}
+	}
+	return []string{"inference.networking.x-k8s.io"}
+}
+
+// vLLM's metric of KV-cache utilisation (0 to 1): the old name up to 0.9.1,
+// the new one from 0.9.2 (both up to 0.10.x; the old one hidden in 0.11.x
+// and removed in 0.12.0) (GAIE.md §c, vllm/v1/metrics/loggers.py).
+const (
+	VLLMKVCacheMetricOld = "vllm:gpu_cache_usage_perc"
+	VLLMKVCacheMetric    = "vllm:kv_cache_usage_perc"
+)
+
+var (
+	vllmKVCacheMetricSince     = V(0, 9, 2)
+	vllmKVCacheMetricOldHidden = V(0, 11, 0)
+)
+
+// VLLMKVCacheMetrics are the names of the KV-cache utilisation metric a vLLM
+// release exports.
+func VLLMKVCacheMetrics(v Version) []string {
+	var out []string
+	if v.Less(vllmKVCacheMetricOldHidden) {
+		out = append(out, VLLMKVCacheMetricOld)
+	}
+	if v.AtLeast(vllmKVCacheMetricSince) {
+		out = append(out, VLLMKVCacheMetric)
+	}
+	return out
+}
