@@ -1,6 +1,9 @@
 package stack
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Parts are what a stack's status reports on, named as the stack composes
 // them: each model's engine Deployment and model cache claim, and the
@@ -9,6 +12,18 @@ type Parts struct {
 	Endpoint string // the router's OpenAI-compatible URL inside the cluster
 	Engines  []EnginePart
 	Router   RouterPart
+	// Pools are the models' InferencePools and pickers when the stack
+	// routes through the inference extension; then Router is zero.
+	Pools []PoolPart
+}
+
+// A PoolPart is one model's InferencePool and its endpoint picker.
+type PoolPart struct {
+	Model          string
+	Key, Pool      string // the InferencePool's
+	PickerKey      string // the picker's Deployment
+	Picker         string
+	PickerReplicas int32
 }
 
 // An EnginePart is one model's engine, or one group of a disaggregated
@@ -59,6 +74,15 @@ func (s *Stack) Parts() Parts {
 		}
 		p.Engines = append(p.Engines, ep)
 	}
+	if extensionOn(s) {
+		for _, e := range s.engines {
+			p.Pools = append(p.Pools, PoolPart{
+				Model: e.model.Name, Key: engineKey(e.id) + "-inferencepool", Pool: s.names.inferencePool(e.id),
+				PickerKey: pickerKey(e.id), Picker: s.names.picker(e.id), PickerReplicas: s.extension.replicas,
+			})
+		}
+		return p
+	}
 	p.Router = RouterPart{
 		RouterType: s.router.routerType, Replicas: s.router.replicas, Autoscaled: routerAutoscaled(s),
 		Key: routerKey, Deployment: s.names.routerDeployment(),
@@ -67,8 +91,26 @@ func (s *Stack) Parts() Parts {
 	return p
 }
 
-// endpoint is the router's OpenAI-compatible URL inside the cluster.
+// endpoint is the router's OpenAI-compatible URL inside the cluster; with
+// the inference extension, the Gateway and the path of each model's API,
+// since the Gateway's address is its own.
 func endpoint(s *Stack) string {
+	if extensionOn(s) {
+		x := s.extension.spec
+		gw := ""
+		if len(x.ParentRefs) > 0 {
+			gw = or(x.ParentRefs[0].Namespace, s.namespace) + "/" + x.ParentRefs[0].Name
+		}
+		paths := make([]string, 0, len(s.engines))
+		for _, e := range s.engines {
+			if len(s.engines) == 1 {
+				paths = append(paths, "/v1")
+				break
+			}
+			paths = append(paths, modelPath(e)+"/v1")
+		}
+		return "gateway " + gw + " " + strings.Join(paths, ", ")
+	}
 	host := s.names.routerService() + "." + s.namespace + ".svc.cluster.local"
 	if s.router.servicePort != servicePort {
 		host += ":" + strconv.Itoa(int(s.router.servicePort))

@@ -59,7 +59,7 @@ const (
 // on (no GPU free) rather than one that passes by itself (rolling out).
 var severity = []string{
 	reasonUnschedulable, reasonImagePullError, reasonCrashLoopBackOff, reasonContainerConfig,
-	reasonPodFailed, reasonReplicaFailure, reasonProgressDeadline, reasonClaimLost,
+	reasonPodFailed, reasonReplicaFailure, reasonProgressDeadline, reasonClaimLost, reasonNotAccepted,
 	reasonStarting, reasonNotReady, reasonContainerWaiting, reasonPodPending, reasonClaimPending,
 	reasonRollingOut, reasonUnavailable, reasonCreating,
 }
@@ -108,6 +108,10 @@ func Ready(o *unstructured.Unstructured) bool {
 		// KEDA reports whether it can read the metric and drive the
 		// Deployment's HorizontalPodAutoscaler.
 		if !conditionTrue(o, "Ready") {
+			return false
+		}
+	case "InferencePool":
+		if ok, _ := poolAccepted(o, o.GetName()); !ok {
 			return false
 		}
 	case "PersistentVolumeClaim":
@@ -247,6 +251,10 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 		}
 	}
 
+	if len(parts.Pools) > 0 {
+		st.Router = routingProgress(parts.Pools, observed)
+		return st
+	}
 	r := parts.Router
 	ds, p := deploymentProgress(observed[r.Key], r.Deployment, pods.Router)
 	// The router routes only through its Service: the endpoint is its DNS name.
@@ -262,11 +270,12 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 	if r.Autoscaled {
 		routerReplicas = ds.Replicas
 	}
-	st.Router = Router{
-		RouterStatus: v1alpha1.RouterStatus{RouterType: r.RouterType, Replicas: routerReplicas, ReadyReplicas: ds.ReadyReplicas},
-		Progress:     p,
-	}
+	st.Router = Router{RouterStatus: routerStatus(r.RouterType, routerReplicas, ds.ReadyReplicas), Progress: p}
 	return st
+}
+
+func routerStatus(routerType string, replicas, ready int32) v1alpha1.RouterStatus {
+	return v1alpha1.RouterStatus{RouterType: routerType, Replicas: replicas, ReadyReplicas: ready}
 }
 
 // deploymentProgress reads an observed Deployment's replica counts and says
@@ -451,6 +460,9 @@ func routerCondition(r Router) Condition {
 		return Condition{conditionRouterReady, false, r.Reason, text.Clip(r.Message, maxMessageLength)}
 	}
 	msg := fmt.Sprintf("%d/%d router replicas ready", r.ReadyReplicas, r.Replicas)
+	if r.RouterType == RouterTypeInferenceExtension {
+		msg = fmt.Sprintf("%d/%d endpoint picker replicas ready; every model's InferencePool is accepted by its Gateway", r.ReadyReplicas, r.Replicas)
+	}
 	if r.Replicas == 0 {
 		msg = "the router is scaled to 0 replicas: nothing answers at the endpoint"
 	}
