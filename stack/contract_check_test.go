@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -890,6 +891,8 @@ type rendered struct {
 	// A LeaderWorkerSet's pods are checked as those of two Deployments,
 	// its leaders' and its workers' (lwsDeployments).
 	leaderWorkerSets []lwsv1.LeaderWorkerSet
+	configMaps       []corev1.ConfigMap
+	crs              []unstructured.Unstructured // objects of optional kinds: InferencePools, routes
 }
 
 // lwsDeployments are a LeaderWorkerSet's leader and worker pods, as the
@@ -950,6 +953,10 @@ func (r *rendered) addObject(o runtime.Object) {
 	case *lwsv1.LeaderWorkerSet:
 		r.leaderWorkerSets = append(r.leaderWorkerSets, *o)
 		r.deployments = append(r.deployments, lwsDeployments(*o)...)
+	case *corev1.ConfigMap:
+		r.configMaps = append(r.configMaps, *o)
+	case *unstructured.Unstructured:
+		r.crs = append(r.crs, *o)
 	}
 }
 
@@ -1047,6 +1054,18 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 	// whatever its name: the old renders in testdata/upstream/old name it
 	// "router", before it took the chart's name.
 	routers := r.withComponent(ComponentRouter)
+	if pickers := r.withComponent(ComponentPicker); len(pickers) > 0 && len(routers) == 0 {
+		// The inference extension's layer: the pickers and pools instead of
+		// the router (contract_picker_test.go).
+		for _, d := range pickers {
+			report("Deployment "+d.Name, checkPicker(d, r))
+		}
+		for _, d := range r.withContainer(engineContainer) {
+			c, _ := containerNamed(d, engineContainer)
+			report("Deployment "+d.Name+" container vllm", u.checkEngine(vllm, c, extra.engine(d)))
+		}
+		return problems
+	}
 	if len(routers) != 1 {
 		return []string{fmt.Sprintf("%d router Deployments, want 1", len(routers))}
 	}
