@@ -176,3 +176,26 @@ func TestMultiNodeRequirements(t *testing.T) {
 		t.Errorf("Fatal message:\n got: %s\nwant: %s", got, want)
 	}
 }
+
+// TestInferenceExtensionCRDs: a stack on the inference extension requires
+// the InferencePool and HTTPRoute CRDs and, on a cluster without them, is
+// refused naming inferenceExtension for both.
+func TestInferenceExtensionCRDs(t *testing.T) {
+	xr := onCluster(with("inferenceExtension", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}}))
+	r := req(t, xr, nil, nil)
+	rsp := mustRun(t, r)
+	for _, name := range []string{"inferencepools.inference.networking.k8s.io", "httproutes.gateway.networking.k8s.io"} {
+		if _, ok := rsp.GetRequirements().GetResources()["crd-"+name]; !ok {
+			t.Errorf("no requirement for the CRD %s", name)
+		}
+	}
+	r.RequiredResources = map[string]*fnv1.Resources{
+		"crd-inferencepools.inference.networking.k8s.io": {},
+		"crd-httproutes.gateway.networking.k8s.io":       {},
+	}
+	want := "cannot compose the stack: inferenceExtension needs the InferencePool CRD inferencepools.inference.networking.k8s.io, which the cluster does not have: install the Gateway API Inference Extension's CRDs, or turn inferenceExtension off; " +
+		"inferenceExtension needs the HTTPRoute CRD httproutes.gateway.networking.k8s.io, which the cluster does not have: install the Gateway API, or turn inferenceExtension off"
+	if got := fatal(t, run(t, r)); got != want {
+		t.Errorf("Fatal message:\n got: %s\nwant: %s", got, want)
+	}
+}

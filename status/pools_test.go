@@ -1,0 +1,94 @@
+package status
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+)
+
+// gieXR is minimalXR on the inference extension.
+func gieXR() map[string]any {
+	return with("inferenceExtension", map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "namespace": "gws"}}})
+}
+
+// observedPool is an InferencePool as a Gateway reports it: one parent with
+// the Accepted and ResolvedRefs conditions given as status, reason.
+func observedPool(name string, conds ...[3]string) map[string]any {
+	o := stacktest.ObservedObject("inference.networking.k8s.io/v1", "InferencePool", name)
+	if conds == nil {
+		return o
+	}
+	var cs []any
+	for _, c := range conds {
+		cs = append(cs, map[string]any{"type": c[0], "status": c[1], "reason": c[2], "message": "m"})
+	}
+	o["status"] = map[string]any{"parents": []any{map[string]any{
+		"parentRef":  map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "gws"},
+		"conditions": cs,
+	}}}
+	return o
+}
+
+// gieObserved is everything of a one-model stack on the extension ready,
+// its pool accepted.
+func gieObserved(kv ...any) map[string]map[string]any {
+	o := stacktest.ObservedReady()
+	delete(o, "router")
+	delete(o, "router-service")
+	o["engine-m-epp"] = stacktest.ObservedDeployment("s-m-epp", 1)
+	o["engine-m-inferencepool"] = observedPool("s-m-pool", [3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "True", "ResolvedRefs"})
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == nil {
+			delete(o, kv[i].(string))
+			continue
+		}
+		o[kv[i].(string)] = kv[i+1].(map[string]any)
+	}
+	return o
+}
+
+// TestRoutingReady: on the inference extension RouterReady says whether
+// every picker is available and every pool accepted by its Gateway, and
+// why not; the pool's readiness follows its acceptance, so the stack is not
+// Ready while no Gateway accepts it.
+func TestRoutingReady(t *testing.T) {
+	const noParent = "no Gateway has accepted InferencePool s-m-pool yet (its status names no parent): check that inferenceExtension.parentRefs names a Gateway whose implementation supports the inference extension, and that its HTTPRoute is attached"
+	for name, tc := range map[string]struct {
+		observed  map[string]map[string]any
+		want      cond
+		poolReady bool
+	}{
+		"Ready": {gieObserved(), cond{condTrue, "Available", "1/1 endpoint picker replicas ready; every model's InferencePool is accepted by its Gateway"}, true},
+		"NoParent": {gieObserved("engine-m-inferencepool", observedPool("s-m-pool")),
+			cond{condFalse, "NotAccepted", noParent}, false},
+		"NotAccepted": {gieObserved("engine-m-inferencepool", observedPool("s-m-pool", [3]string{"Accepted", "False", "NotSupportedByGateway"}, [3]string{"ResolvedRefs", "True", "ResolvedRefs"})),
+			cond{condFalse, "NotAccepted", "InferencePool s-m-pool is not accepted: Gateway gw: Accepted False: NotSupportedByGateway: m"}, false},
+		"RefsNotResolved": {gieObserved("engine-m-inferencepool", observedPool("s-m-pool", [3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "False", "InvalidExtensionRef"})),
+			cond{condFalse, "NotAccepted", "InferencePool s-m-pool is not accepted: Gateway gw: ResolvedRefs False: InvalidExtensionRef: m"}, false},
+		"PoolNotCreated": {gieObserved("engine-m-inferencepool", nil),
+			cond{condFalse, "NotAccepted", "InferencePool s-m-pool is not created yet"}, false},
+		"PickerNotCreated": {gieObserved("engine-m-epp", nil),
+			cond{condFalse, "Creating", "endpoint picker of m: Deployment s-m-epp is not created yet"}, true},
+		"PickerUnavailable": {gieObserved("engine-m-epp", stacktest.ObservedDeployment("s-m-epp", 1, stacktest.Counts(1, 0, 0), stacktest.Unavailable)),
+			cond{condFalse, "Unavailable", "endpoint picker of m: 0/1 replicas available"}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp := mustRun(t, req(t, gieXR(), nil, tc.observed))
+			if diff := cmp.Diff(tc.want, conditionOfType(t, rsp, conditionRouterReady)); diff != "" {
+				t.Errorf("RouterReady (-want +got):\n%s", diff)
+			}
+			if got := rsp.ready["engine-m-inferencepool"]; got != tc.poolReady {
+				t.Errorf("the pool's readiness %v, want %v", got, tc.poolReady)
+			}
+		})
+	}
+	st := mustRun(t, req(t, gieXR(), nil, gieObserved())).status
+	if diff := cmp.Diff(map[string]any{"routerType": "inference-extension", "replicas": int64(1), "readyReplicas": int64(1)}, st.Fields()["router"]); diff != "" {
+		t.Errorf("status.router (-want +got):\n%s", diff)
+	}
+	if got := st.Fields()["endpoint"]; got != "gateway gws/gw /v1" {
+		t.Errorf("status.endpoint %q", got)
+	}
+}
