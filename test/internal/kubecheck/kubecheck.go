@@ -216,6 +216,7 @@ var untypedKinds = map[string]bool{
 	"keda.sh/v1alpha1/ScaledObject":           true,
 	"gateway.networking.k8s.io/v1/HTTPRoute":  true,
 	"monitoring.coreos.com/v1/ServiceMonitor": true,
+	"inference.networking.k8s.io/v1/InferencePool": true,
 }
 
 // withoutNameLabel are composition resources that span models (or, for the
@@ -1064,9 +1065,18 @@ func (st *renderedStack) checkUntyped(o *object) {
 				b, _ := b.(map[string]any)
 				name, _ := b["name"].(string)
 				port, _ := b["port"].(float64)
+				if b["group"] == "inference.networking.k8s.io" && b["kind"] == "InferencePool" {
+					// The inference extension's: a pool, no port.
+					if st.get("InferencePool", name) == nil {
+						st.errorf(o, "spec.rules[%d].backendRefs: InferencePool %q is not rendered", i, name)
+					}
+					continue
+				}
 				st.servicePort(o, fmt.Sprintf("spec.rules[%d].backendRefs", i), name, int32(port), "")
 			}
 		}
+	case "InferencePool":
+		st.checkInferencePool(o, spec)
 	case "ServiceMonitor":
 		sel, _ := spec["selector"].(map[string]any)
 		ml, _ := sel["matchLabels"].(map[string]any)
@@ -1098,4 +1108,53 @@ func (st *renderedStack) checkUntyped(o *object) {
 			st.errorf(o, "spec.selector %v selects no rendered Service", set)
 		}
 	}
+}
+
+// checkInferencePool: the pool selects rendered serving pods of one model
+// (and no headless worker), targets their API port, and its picker's
+// Service has the port it names (the CRD's rules: 1-64 selector labels,
+// 1-8 target ports, a Service reference with a port).
+func (st *renderedStack) checkInferencePool(o *object, spec map[string]any) {
+	sel, _ := spec["selector"].(map[string]any)
+	ml, _ := sel["matchLabels"].(map[string]any)
+	set := labels.Set{}
+	for k, v := range ml {
+		set[k], _ = v.(string)
+		st.strs(o, "spec.selector.matchLabels", validation.IsQualifiedName(k))
+		st.strs(o, "spec.selector.matchLabels", validation.IsValidLabelValue(set[k]))
+	}
+	if len(set) == 0 || len(set) > 64 {
+		st.errorf(o, "spec.selector.matchLabels has %d labels, want 1 to 64", len(set))
+	}
+	ports, _ := spec["targetPorts"].([]any)
+	if len(ports) == 0 || len(ports) > 8 {
+		st.errorf(o, "spec.targetPorts has %d ports, want 1 to 8", len(ports))
+	}
+	models := map[string]bool{}
+	for _, d := range st.objects {
+		dep, ok := d.typed.(*appsv1.Deployment)
+		if !ok || !labels.SelectorFromSet(set).Matches(labels.Set(dep.Spec.Template.Labels)) {
+			continue
+		}
+		models[dep.Spec.Template.Labels["model"]] = true
+		for _, p := range ports {
+			n, _ := p.(map[string]any)["number"].(float64)
+			if !slices.ContainsFunc(dep.Spec.Template.Spec.Containers, func(c corev1.Container) bool {
+				return slices.ContainsFunc(c.Ports, func(cp corev1.ContainerPort) bool { return float64(cp.ContainerPort) == n })
+			}) {
+				st.errorf(o, "spec.targetPorts: %v is no container port of %s", n, dep.Name)
+			}
+		}
+	}
+	if len(models) != 1 {
+		st.errorf(o, "spec.selector %v selects the pods of %d models, want 1", set, len(models))
+	}
+	ref, _ := spec["endpointPickerRef"].(map[string]any)
+	name, _ := ref["name"].(string)
+	port, _ := ref["port"].(map[string]any)
+	n, _ := port["number"].(float64)
+	if n == 0 {
+		st.errorf(o, "spec.endpointPickerRef.port is required for a Service")
+	}
+	st.servicePort(o, "spec.endpointPickerRef", name, int32(n), "")
 }
