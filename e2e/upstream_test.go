@@ -49,6 +49,10 @@ var upstreamCRDs = []upstreamCRD{
 		file: "config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
 	},
 	{
+		name: "inferencepools.inference.networking.k8s.io", module: "sigs.k8s.io/gateway-api-inference-extension",
+		file: "config/crd/bases/inference.networking.k8s.io_inferencepools.yaml",
+	},
+	{
 		// The Go module proxy does not serve the repository's root module
 		// (github.com/prometheus-operator/prometheus-operator), whose
 		// example/prometheus-operator-crd holds the YAML; upstream generates

@@ -7,6 +7,7 @@ require (
 	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2
 	sigs.k8s.io/controller-tools v0.21.0
 	sigs.k8s.io/gateway-api v1.6.3
+	sigs.k8s.io/gateway-api-inference-extension v1.5.0
 	sigs.k8s.io/lws v0.7.0
 )
 

@@ -3,7 +3,9 @@
 // Package crds pins the upstream projects whose CRDs the API-server e2e suite
 // (../) installs, so that the objects the function composes are validated
 // against the upstream schemas: Gateway API (HTTPRoute), KEDA (ScaledObject),
-// the Prometheus Operator (ServiceMonitor) and LeaderWorkerSet. It is its own module so that
+// the Prometheus Operator (ServiceMonitor), LeaderWorkerSet and the Gateway API
+// Inference Extension (InferencePool, at the release whose endpoint picker
+// tools/epp builds). It is its own module so that
 // their requirements never raise the versions the e2e module builds with.
 //
 // The blank imports keep `go mod tidy` from dropping the requirements; none of
@@ -18,6 +20,7 @@ import (
 	_ "github.com/kedacore/keda/v2/version"
 	_ "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	_ "sigs.k8s.io/controller-tools/cmd/controller-gen"
+	_ "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	_ "sigs.k8s.io/gateway-api/pkg/consts"
 	_ "sigs.k8s.io/lws/api/leaderworkerset/v1"
 )

@@ -30,7 +30,8 @@ import (
 )
 
 // The CRDs of the optional kinds, as the e2e suite installs them: read from
-// the modules e2e/crds/go.mod pins (KEDA, Gateway API, LeaderWorkerSet), or generated from
+// the modules e2e/crds/go.mod pins (KEDA, Gateway API, LeaderWorkerSet, the
+// Gateway API Inference Extension), or generated from
 // the pinned Prometheus Operator types with the pinned controller-gen
 // (e2e/upstream_test.go says why). Only the Go module proxy is needed.
 const crdsModule = "../../e2e/crds"
@@ -39,6 +40,7 @@ var upstreamCRDs = []struct{ name, module, file string }{
 	{"httproutes.gateway.networking.k8s.io", "sigs.k8s.io/gateway-api", "config/crd/standard/gateway.networking.k8s.io_httproutes.yaml"},
 	{"scaledobjects.keda.sh", "github.com/kedacore/keda/v2", "config/crd/bases/keda.sh_scaledobjects.yaml"},
 	{"leaderworkersets.leaderworkerset.x-k8s.io", "sigs.k8s.io/lws", "config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"},
+	{"inferencepools.inference.networking.k8s.io", "sigs.k8s.io/gateway-api-inference-extension", "config/crd/bases/inference.networking.k8s.io_inferencepools.yaml"},
 	{"servicemonitors.monitoring.coreos.com", "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", ""},
 }
 
