@@ -1058,7 +1058,7 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 		// The inference extension's layer: the pickers and pools instead of
 		// the router (contract_picker_test.go).
 		for _, d := range pickers {
-			report("Deployment "+d.Name, checkPicker(d, r))
+			report("Deployment "+d.Name, checkPicker(d, r, vllm))
 		}
 		for _, d := range r.withContainer(engineContainer) {
 			c, _ := containerNamed(d, engineContainer)

@@ -31,7 +31,7 @@ import (
 type pickerRow struct {
 	picker, name string
 	first, last  upVersion
-	kind         string
+	kind, status string
 }
 
 func loadPickerTable(name string, cols int) ([]pickerRow, error) {
@@ -48,7 +48,7 @@ func loadPickerTable(name string, cols int) ([]pickerRow, error) {
 		}
 		row := pickerRow{picker: r[0], name: r[1], first: first, last: last}
 		if cols > 5 {
-			row.kind = r[4]
+			row.kind, row.status = r[4], r[6]
 		}
 		out = append(out, row)
 	}
@@ -88,7 +88,7 @@ var flagValue = map[string]*regexp.Regexp{
 }
 
 // checkPicker checks one picker Deployment of a rendered stack.
-func checkPicker(d appsv1.Deployment, r rendered) []string {
+func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 	flags, err := loadPickerTable("epp-flags.tsv", 8)
 	if err != nil {
 		return []string{err.Error()}
@@ -115,6 +115,8 @@ func checkPicker(d appsv1.Deployment, r rendered) []string {
 		switch {
 		case !known:
 			problems = append(problems, fmt.Sprintf("%s %v has no flag %s", picker, v, name))
+		case row.status == "refused-if-set":
+			problems = append(problems, fmt.Sprintf("%s %v exits at start when %s is set", picker, v, name))
 		case flagValue[row.kind] == nil:
 			problems = append(problems, fmt.Sprintf("%s: kind %q has no value check", name, row.kind))
 		case !flagValue[row.kind].MatchString(value):
@@ -149,6 +151,33 @@ func checkPicker(d appsv1.Deployment, r rendered) []string {
 		if _, ok := atRelease(plugins, picker, typ, v); !ok {
 			problems = append(problems, fmt.Sprintf("configuration: %s %v has no plugin %s", picker, v, typ))
 		}
+	}
+	// The KV-cache metric it reads is one the engines' vLLM exports
+	// (GAIE.md §c): the flag, else the vllm engine config of the
+	// configuration's extractor, else the release's default.
+	kv := "vllm:kv_cache_usage_perc"
+	if picker == "gaie" && v.in(upVersion{}, upVersion{1, 2, 99}) {
+		kv = "vllm:gpu_cache_usage_perc"
+	}
+	for _, p := range ps {
+		params, _ := p.(map[string]any)["parameters"].(map[string]any)
+		ecs, _ := params["engineConfigs"].([]any)
+		for _, ec := range ecs {
+			if ec := ec.(map[string]any); ec["name"] == "vllm" {
+				kv, _ = ec["kvUsageSpec"].(string)
+			}
+		}
+	}
+	if f, ok := args["--kv-cache-usage-percentage-metric"]; ok {
+		kv = f
+	}
+	ev := mustUpVersion(vllm)
+	exported := map[string]bool{
+		"vllm:gpu_cache_usage_perc": ev.in(upVersion{}, upVersion{0, 10, 99}),
+		"vllm:kv_cache_usage_perc":  ev.in(upVersion{0, 9, 2}, upVersion{99}),
+	}
+	if !exported[kv] {
+		problems = append(problems, fmt.Sprintf("it reads KV-cache use from %s, which vLLM %s does not export", kv, vllm))
 	}
 	// What it reads (GAIE.md §d), granted to its ServiceAccount.
 	rules := r.rulesOf(d.Spec.Template.Spec.ServiceAccountName)
@@ -226,7 +255,7 @@ func TestPickerContract(t *testing.T) {
 	}
 	for repo, vs := range releases {
 		for _, v := range vs {
-			for _, vllm := range []string{"0.8.5", "0.12.0"} {
+			for _, vllm := range []string{"0.8.5", "0.9.2", "0.12.0"} {
 				xr := stacktest.LoadXR(t, "../example/stacks/inference-extension.yaml", "")
 				stacktest.SetPath(xr, "spec.inferenceExtension.picker.image", repo+":v"+v)
 				stacktest.SetPath(xr, "spec.vllmConfig.image", "vllm/vllm-openai:v"+vllm)
@@ -244,7 +273,7 @@ func TestPickerContract(t *testing.T) {
 					t.Errorf("%s:v%s: %d pickers, want one per model", repo, v, len(pickers))
 				}
 				for _, d := range pickers {
-					for _, p := range checkPicker(d, r) {
+					for _, p := range checkPicker(d, r, vllm) {
 						t.Errorf("%s:v%s, vLLM %s: %s: %s", repo, v, vllm, d.Name, p)
 					}
 				}

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,23 +56,33 @@ func TestInferenceExtensionObjects(t *testing.T) {
 }
 
 // TestInferenceExtensionMetric: the picker reads the KV-cache metric the
-// engines' vLLM exports: the old name before 0.9.2.
+// engines' vLLM exports, the old name before 0.9.2: in the configuration of
+// a picker with the data layer (llm-d's v0.10.0 refuses the flag), as the
+// flag before.
 func TestInferenceExtensionMetric(t *testing.T) {
-	for image, flag := range map[string]string{
-		"vllm/vllm-openai:v0.8.5":  "--kv-cache-usage-percentage-metric=vllm:gpu_cache_usage_perc",
-		"vllm/vllm-openai:v0.9.2":  "",
-		"vllm/vllm-openai:v0.12.0": "",
+	const old = "vllm:gpu_cache_usage_perc"
+	for name, tc := range map[string]struct {
+		picker, vllm string
+		flag, config bool
+	}{
+		"LLMD010OldVLLM": {"", "v0.8.5", false, true},
+		"LLMD010":        {"", "v0.9.2", false, false},
+		"GAIE130OldVLLM": {"registry.k8s.io/gateway-api-inference-extension/epp:v1.3.0", "v0.8.5", true, false},
+		"GAIE130":        {"registry.k8s.io/gateway-api-inference-extension/epp:v1.3.0", "v0.12.0", false, false},
 	} {
-		t.Run(image, func(t *testing.T) {
-			args := desired(t, mustRun(t, req(t, gieXR("vllmConfig.image", image), nil, nil)), "engine-m-epp", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Args
-			var got string
-			for _, a := range args {
-				if strings.HasPrefix(a, "--kv-cache-usage-percentage-metric") {
-					got = a
-				}
+		t.Run(name, func(t *testing.T) {
+			xr := gieXR("vllmConfig.image", "vllm/vllm-openai:"+tc.vllm)
+			if tc.picker != "" {
+				stacktest.SetPath(xr, "spec.inferenceExtension.picker.image", tc.picker)
 			}
-			if got != flag {
-				t.Errorf("KV metric flag %q, want %q", got, flag)
+			rsp := mustRun(t, req(t, xr, nil, nil))
+			args := desired(t, rsp, "engine-m-epp", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Args
+			if got := slices.Contains(args, "--kv-cache-usage-percentage-metric="+old); got != tc.flag {
+				t.Errorf("flag --kv-cache-usage-percentage-metric=%s: %v, want %v (args %q)", old, got, tc.flag, args)
+			}
+			cfg := desired(t, rsp, "engine-m-epp-config", &corev1.ConfigMap{}).Data["config.yaml"]
+			if got := strings.Contains(cfg, "kvUsageSpec: "+old); got != tc.config {
+				t.Errorf("kvUsageSpec %s in the configuration: %v, want %v:\n%s", old, got, tc.config, cfg)
 			}
 		})
 	}

@@ -134,8 +134,11 @@ func Args(p Pool) []string {
 		"--metrics-endpoint-auth=false",
 		"--tracing=false",
 	}
-	if p.Picker.KVCacheMetric != "" {
-		args = append(args, "--kv-cache-usage-percentage-metric="+p.Picker.KVCacheMetric)
+	if m := p.Picker.KVCacheMetric; m != "" && !upstream.PickerDataLayer(p.Picker.Release) {
+		// Releases with the data layer take it in the configuration:
+		// llm-d's from v0.9.0 refuse the flag set explicitly, and GAIE
+		// v1.5.0's data layer does not read it (Config).
+		args = append(args, "--kv-cache-usage-percentage-metric="+m)
 	}
 	if p.Picker.Replicas > 1 {
 		args = append(args, "--ha-enable-leader-election=true")
@@ -147,9 +150,10 @@ func Args(p Pool) []string {
 // pickers' default configuration weighs (those of positive weight) in one
 // profile, and from the releases whose metrics come from the data layer,
 // its metrics source and extractor, as their default configuration has
-// them. Written by hand, in a fixed order, so it is the same bytes on every
+// them, the extractor with the engines' KV-cache metric when it is not the
+// picker's default (kvCacheMetric). Written by hand, in a fixed order, so it is the same bytes on every
 // call.
-func Config(r upstream.PickerRelease, w Weights) string {
+func Config(r upstream.PickerRelease, w Weights, kvCacheMetric string) string {
 	scorers := []struct {
 		name   string
 		weight int32
@@ -163,6 +167,14 @@ func Config(r upstream.PickerRelease, w Weights) string {
 	}
 	if upstream.PickerDataLayer(r) {
 		b.WriteString("- type: metrics-data-source\n- type: core-metrics-extractor\n")
+		if kvCacheMetric != "" {
+			// The vllm engine's metrics, with the engines' KV-cache
+			// metric: an engine config named vllm replaces the built-in
+			// one, whose other names every vLLM release exports.
+			fmt.Fprintf(&b, "  parameters:\n    engineConfigs:\n    - name: vllm\n      queuedRequestsSpec: vllm:num_requests_waiting\n"+
+				"      runningRequestsSpec: vllm:num_requests_running\n      kvUsageSpec: %s\n      loraSpec: vllm:lora_requests_info\n"+
+				"      cacheInfoSpec: vllm:cache_config_info\n", kvCacheMetric)
+		}
 	}
 	b.WriteString("schedulingProfiles:\n- name: default\n  plugins:\n")
 	for _, s := range scorers {
@@ -181,7 +193,7 @@ func ConfigMap(p Pool) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: meta(p.Picker.Name, p.Namespace, p.Labels),
-		Data:       map[string]string{ConfigKey: Config(p.Picker.Release, p.Picker.Weights)},
+		Data:       map[string]string{ConfigKey: Config(p.Picker.Release, p.Picker.Weights, p.Picker.KVCacheMetric)},
 	}
 }
 

@@ -42,6 +42,13 @@ func TestArgs(t *testing.T) {
 	if diff := cmp.Diff(want, Args(p)); diff != "" {
 		t.Errorf("two replicas, the old KV metric (-want +got):\n%s", diff)
 	}
+	// From the data layer on, the metric is the configuration's: llm-d
+	// v0.9.0 on refuses the flag set explicitly.
+	p = testPool(llmd010, 1)
+	p.Picker.KVCacheMetric = "vllm:gpu_cache_usage_perc"
+	if diff := cmp.Diff(base, Args(p)); diff != "" {
+		t.Errorf("llm-d 0.10.0, the old KV metric (-want +got):\n%s", diff)
+	}
 }
 
 // TestConfig: each release's apiVersion, the data layer where the release's
@@ -71,12 +78,24 @@ func TestConfig(t *testing.T) {
 	for name, tc := range map[string]struct {
 		r    upstream.PickerRelease
 		w    Weights
+		kv   string
 		want string
 	}{
-		"LLMD010": {llmd010, DefaultWeights, "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
-		"LLMD07":  {llmd07, DefaultWeights, "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + profile},
-		"GAIE150": {gaie150, DefaultWeights, "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
-		"NoQueue": {gaie130, Weights{KVCacheUtilization: 1, PrefixCache: 5}, `apiVersion: inference.networking.x-k8s.io/v1alpha1
+		"LLMD010": {llmd010, DefaultWeights, "", "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
+		"LLMD07":  {llmd07, DefaultWeights, "", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + profile},
+		"GAIE150": {gaie150, DefaultWeights, "", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
+		// The flag carries the metric before the data layer.
+		"OldMetricGAIE130": {gaie130, DefaultWeights, "vllm:gpu_cache_usage_perc", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + profile},
+		"OldMetricLLMD010": {llmd010, DefaultWeights, "vllm:gpu_cache_usage_perc", "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + `  parameters:
+    engineConfigs:
+    - name: vllm
+      queuedRequestsSpec: vllm:num_requests_waiting
+      runningRequestsSpec: vllm:num_requests_running
+      kvUsageSpec: vllm:gpu_cache_usage_perc
+      loraSpec: vllm:lora_requests_info
+      cacheInfoSpec: vllm:cache_config_info
+` + profile + dataLayer},
+		"NoQueue": {gaie130, Weights{KVCacheUtilization: 1, PrefixCache: 5}, "", `apiVersion: inference.networking.x-k8s.io/v1alpha1
 kind: EndpointPickerConfig
 plugins:
 - type: kv-cache-utilization-scorer
@@ -91,7 +110,7 @@ schedulingProfiles:
 `},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Config(tc.r, tc.w)); diff != "" {
+			if diff := cmp.Diff(tc.want, Config(tc.r, tc.w, tc.kv)); diff != "" {
 				t.Errorf("config (-want +got):\n%s", diff)
 			}
 		})
