@@ -97,7 +97,11 @@ func routingProgress(pools []stack.PoolPart, observed Observed) Router {
 			problems = append(problems, fmt.Sprintf("endpoint picker of %s: %s", p.Model, pr.Message))
 		}
 		if ok, why := poolAccepted(observed[p.Key], p.Pool); !ok {
-			reasons = append(reasons, reasonNotAccepted)
+			reason := reasonNotAccepted
+			if observed[p.Key] == nil {
+				reason = reasonCreating
+			}
+			reasons = append(reasons, reason)
 			problems = append(problems, why)
 		}
 	}

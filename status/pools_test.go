@@ -68,7 +68,7 @@ func TestRoutingReady(t *testing.T) {
 		"RefsNotResolved": {gieObserved("engine-m-inferencepool", observedPool("s-m-pool", [3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "False", "InvalidExtensionRef"})),
 			cond{condFalse, "NotAccepted", "InferencePool s-m-pool is not accepted: Gateway gw: ResolvedRefs False: InvalidExtensionRef: m"}, false},
 		"PoolNotCreated": {gieObserved("engine-m-inferencepool", nil),
-			cond{condFalse, "NotAccepted", "InferencePool s-m-pool is not created yet"}, false},
+			cond{condFalse, "Creating", "InferencePool s-m-pool is not created yet"}, false},
 		"PickerNotCreated": {gieObserved("engine-m-epp", nil),
 			cond{condFalse, "Creating", "endpoint picker of m: Deployment s-m-epp is not created yet"}, true},
 		"PickerUnavailable": {gieObserved("engine-m-epp", stacktest.ObservedDeployment("s-m-epp", 1, stacktest.Counts(1, 0, 0), stacktest.Unavailable)),

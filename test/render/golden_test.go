@@ -44,6 +44,10 @@ var stacks = []stack{
 	// A model on two nodes: a LeaderWorkerSet; crossplane render is given
 	// no CRDs, so the function warns that it assumes LeaderWorkerSet's.
 	{name: "multi-node", xr: "example/stacks/multi-node.yaml", composition: composition, xrd: xrd},
+	// Two models on the inference extension: per model a pool and a
+	// picker, one route; render is given no CRDs, so the function warns
+	// that it assumes the InferencePool's and the HTTPRoute's.
+	{name: "inference-extension", xr: "example/stacks/inference-extension.yaml", composition: composition, xrd: xrd},
 	// Every optional kind: HPA, KEDA, PDB, Ingress, HTTPRoute, NetworkPolicy,
 	// ServiceMonitor, LMCache server, LoRA sidecar; the CRDs of KEDA, the
 	// Gateway API and the Prometheus Operator as a cluster would have them.
