@@ -245,9 +245,11 @@ test-xpkg: xpkg
 
 # The API-server suite: builds kube-apiserver, kube-controller-manager and
 # etcd (pinned, cold about 20 minutes, reused afterwards), starts them on
-# free 127.0.0.1 ports and stops them.
-e2e:
-	bash $(ROOT)/hack/e2e.sh
+# free 127.0.0.1 ports and stops them. TestEndpointPicker runs the endpoint
+# picker ($(EPP), GAIE $(EPP_VERSION)) in a private network namespace (as root;
+# it skips otherwise).
+e2e: $(EPP)
+	EPP=$(EPP) bash $(ROOT)/hack/e2e.sh
 
 # The same control plane plus kube-scheduler, a kubelet stand-in, and real
 # Crossplane core and RBAC manager (the core binary of tools/crossplane-core,
