@@ -72,6 +72,12 @@ CROSSPLANE_CORE_VERSION := $(call mod_version,github.com/crossplane/crossplane/v
 LWS_MANAGER         := $(TOOLS_BIN)/lws-manager
 LWS_VERSION         := $(call mod_version,sigs.k8s.io/lws,$(ROOT)/tools/lws/go.mod)
 
+# The Gateway API Inference Extension's endpoint picker (cmd/epp), pinned in
+# tools/epp/go.mod at v1.5.0, the last GAIE release that carries it (e2e
+# TestEndpointPicker runs it against the real kube-apiserver).
+EPP         := $(TOOLS_BIN)/epp
+EPP_VERSION := $(call mod_version,sigs.k8s.io/gateway-api-inference-extension,$(ROOT)/tools/epp/go.mod)
+
 # Helm CLI, pinned in tools/helm/go.mod (only make helm-compare uses it).
 HELM         := $(TOOLS_BIN)/helm
 HELM_VERSION := $(call mod_version,helm.sh/helm/v4,$(ROOT)/tools/helm/go.mod)
@@ -102,7 +108,7 @@ XPKG_FILE      := $(OUTPUT_DIR)/function-vllm-stack.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 helm helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg generate clean clean-tools
+.PHONY: all tools tools-v2 helm epp helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg generate clean clean-tools
 
 all: build
 
@@ -133,6 +139,14 @@ $(LWS_MANAGER): $(ROOT)/tools/lws/go.mod $(ROOT)/tools/lws/go.sum
 	@mkdir -p $(TOOLS_BIN)
 	@echo "building the LeaderWorkerSet manager $(LWS_VERSION)"
 	cd $(ROOT)/tools/lws && $(TOOL_GO) -ldflags "-s -w" -o $@.tmp sigs.k8s.io/lws/cmd
+	mv -f $@.tmp $@
+
+epp: $(EPP)
+
+$(EPP): $(ROOT)/tools/epp/go.mod $(ROOT)/tools/epp/go.sum
+	@mkdir -p $(TOOLS_BIN)
+	@echo "building the endpoint picker (GAIE cmd/epp) $(EPP_VERSION) (cold: ~3 min on 2 cores)"
+	cd $(ROOT)/tools/epp && $(TOOL_GO) -ldflags "-s -w" -o $@.tmp sigs.k8s.io/gateway-api-inference-extension/cmd/epp
 	mv -f $@.tmp $@
 
 $(CROSSPLANE_CORE): $(ROOT)/tools/crossplane-core/go.mod $(ROOT)/tools/crossplane-core/go.sum
@@ -235,9 +249,11 @@ test-xpkg: xpkg
 
 # The API-server suite: builds kube-apiserver, kube-controller-manager and
 # etcd (pinned, cold about 20 minutes, reused afterwards), starts them on
-# free 127.0.0.1 ports and stops them.
-e2e:
-	bash $(ROOT)/hack/e2e.sh
+# free 127.0.0.1 ports and stops them. TestEndpointPicker runs the endpoint
+# picker ($(EPP), GAIE $(EPP_VERSION)) in a private network namespace (as root;
+# it skips otherwise).
+e2e: $(EPP)
+	EPP=$(EPP) bash $(ROOT)/hack/e2e.sh
 
 # The same control plane plus kube-scheduler, a kubelet stand-in, and real
 # Crossplane core and RBAC manager (the core binary of tools/crossplane-core,

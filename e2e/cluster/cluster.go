@@ -361,6 +361,10 @@ func (c *Cluster) WriteLogs(w io.Writer, lines int) {
 	}
 }
 
+// Kubeconfig is a kubeconfig file's content for the API server with bearer
+// token tok, for a binary the tests run as that identity.
+func (c *Cluster) Kubeconfig(tok string) []byte { return c.kubeconfig(tok) }
+
 func (c *Cluster) kubeconfig(tok string) []byte {
 	return fmt.Appendf(nil, `apiVersion: v1
 kind: Config
