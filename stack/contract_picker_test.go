@@ -182,7 +182,7 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 	// What it reads (GAIE.md §d), granted to its ServiceAccount.
 	rules := r.rulesOf(d.Spec.Template.Spec.ServiceAccountName)
 	for _, need := range []struct{ group, resource string }{{"", "pods"}, {"inference.networking.k8s.io", "inferencepools"}} {
-		for _, verb := range []string{"get", "list", "watch"} {
+		for _, verb := range []string{"list", "watch"} {
 			if !grants(rules, need.group, need.resource, verb) {
 				problems = append(problems, fmt.Sprintf("its Role does not grant %s on %s", verb, need.resource))
 			}

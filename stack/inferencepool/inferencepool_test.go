@@ -120,7 +120,7 @@ schedulingProfiles:
 // TestRules: what each release reads, and leases only with leader
 // election.
 func TestRules(t *testing.T) {
-	read := []string{"get", "list", "watch"}
+	read := []string{"list", "watch"}
 	base := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: read},
 		{APIGroups: []string{"inference.networking.k8s.io"}, Resources: []string{"inferencepools"}, Verbs: read},
