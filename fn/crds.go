@@ -82,7 +82,7 @@ func checkCRDs(req *fnv1.RunFunctionRequest, kinds []string, preview, extension 
 		switch {
 		case hasCRD(found.GetItems(), o.crd):
 		case preview:
-			warnings = append(warnings, fmt.Sprintf("preview: %s composes a %s, shown as if the cluster had its CRD %s; on a cluster without it the stack is refused until %s is installed or %s is off", o.field, k, o.crd, o.installedBy, o.field))
+			warnings = append(warnings, fmt.Sprintf("preview: %s composes %s %s, shown as if the cluster had its CRD %s; on a cluster without it the stack is refused until %s is installed or %s is off", o.field, article(k), k, o.crd, o.installedBy, o.field))
 		case looked:
 			missing = append(missing, fmt.Sprintf("%s needs the %s CRD %s, which the cluster does not have: install %s, or turn %s off", o.field, k, o.crd, o.installedBy, o.field))
 		}
@@ -123,4 +123,12 @@ func preview(xr *composite.Unstructured) bool {
 // namespace and name (internal/render/composite/render.go).
 func renderUID(gvk, namespace, name string) string {
 	return uuid.NewSHA1(uuid.Nil, []byte(gvk+"\x00"+namespace+"\x00"+name)).String()
+}
+
+// article is the article of a kind's name as the messages spell it.
+func article(kind string) string {
+	if strings.ContainsRune("AEIOU", rune(kind[0])) {
+		return "an"
+	}
+	return "a"
 }
