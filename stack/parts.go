@@ -54,8 +54,9 @@ func (s *Stack) Parts() Parts {
 			ep.Key, ep.Deployment = engineLWSKey(e.id), ""
 			ep.LeaderWorkerSet, ep.PodsPerReplica = s.names.engineLeaderWorkerSet(e.id), n
 		}
-		if ownsClaim(e) {
-			ep.ClaimKey, ep.Claim = engineStorageKey(e.id), s.names.storageClaim(e.id)
+		if ownsClaimKey(e) {
+			id := claimEngine(e).id
+			ep.ClaimKey, ep.Claim = engineStorageKey(id), s.names.storageClaim(id)
 		}
 		p.Engines = append(p.Engines, ep)
 	}

@@ -131,8 +131,8 @@ func composeGroups(s *Stack) [][]Object {
 			objs = append(objs, Object{engineKey(e.id), engineDeployment(s, e)})
 		}
 		objs = append(objs, Object{engineServiceKey(e.id), engineService(s, e)})
-		if ownsClaim(e) {
-			objs = append(objs, Object{engineStorageKey(e.id), storageClaim(s, e)})
+		if ownsClaimKey(e) {
+			objs = append(objs, Object{engineStorageKey(claimEngine(e).id), storageClaim(s, e)})
 		}
 		if e.model.ChatTemplate != "" {
 			objs = append(objs, Object{engineTemplateKey(e.id), chatTemplateConfigMap(s, e)})
