@@ -9,6 +9,9 @@ type Parts struct {
 	Endpoint string // the router's OpenAI-compatible URL inside the cluster
 	Engines  []EnginePart
 	Router   RouterPart
+	// Moves are the models changing topology whose old workload still
+	// serves (Compose's).
+	Moves []Move
 }
 
 // An EnginePart is one model's engine, or one group of a disaggregated
@@ -42,7 +45,7 @@ type RouterPart struct {
 
 // Parts lists what the stack composes that has a state to observe.
 func (s *Stack) Parts() Parts {
-	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines))}
+	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines)), Moves: s.moves}
 	for _, e := range s.engines {
 		ep := EnginePart{
 			Model: e.model.Name, ServedModelName: e.served, Role: e.role,
