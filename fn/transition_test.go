@@ -181,6 +181,10 @@ func TestTopologyChanges(t *testing.T) {
 			if c := conditionOfType(t, b2, "EnginesReady"); c.Status != condFalse || !strings.Contains(c.Message, tc.moving) {
 				t.Errorf("(b) EnginesReady = %+v, want False saying %q", c, tc.moving)
 			}
+			routing := func(rsp *fnv1.RunFunctionResponse) any { return xrStatus(rsp)["router"].(map[string]any)["routerType"] }
+			if got, want := routing(b2), routing(a); got != want {
+				t.Errorf("(b) status.router.routerType %v, want the logic the router still runs, %v", got, want)
+			}
 
 			// (c) The new workload is ready.
 			for _, k := range tc.new {

@@ -1,6 +1,9 @@
 package stack
 
-import "strconv"
+import (
+	"cmp"
+	"strconv"
+)
 
 // Parts are what a stack's status reports on, named as the stack composes
 // them: each model's engine Deployment and model cache claim, and the
@@ -64,7 +67,7 @@ func (s *Stack) Parts() Parts {
 		p.Engines = append(p.Engines, ep)
 	}
 	p.Router = RouterPart{
-		RouterType: s.router.routerType, Replicas: s.router.replicas, Autoscaled: routerAutoscaled(s),
+		RouterType: cmp.Or(s.keptRouterType, s.router.routerType), Replicas: s.router.replicas, Autoscaled: routerAutoscaled(s),
 		Key: routerKey, Deployment: s.names.routerDeployment(),
 		ServiceKey: routerServiceKey, Service: s.names.routerService(),
 	}

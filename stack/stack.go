@@ -25,8 +25,10 @@ type Stack struct {
 	// routerRoleExists: Crossplane observed the router's Role, so its
 	// RoleBinding may be composed.
 	routerRoleExists bool
-	// moves are the models changing topology, as Compose saw them.
-	moves []Move
+	// moves are the models changing topology, as Compose saw them;
+	// keptRouterType the routing logic of a router kept as observed.
+	moves          []Move
+	keptRouterType string
 
 	serviceMonitor *v1alpha1.ServiceMonitor
 	networkPolicy  *v1alpha1.NetworkPolicy
@@ -67,6 +69,7 @@ func (s *Stack) Compose(observed Observed) ([]Object, error) {
 	}
 	var keep []Object
 	var freezeRouter bool
+	s.keptRouterType = ""
 	s.moves, keep, freezeRouter = moves(s, observed, desired)
 	if freezeRouter {
 		// The router keeps the logic it runs, as observed.

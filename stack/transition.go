@@ -196,9 +196,33 @@ func moves(s *Stack, o Observed, desired map[string]bool) (ms []Move, keep []Obj
 			freezeRouter = false
 		} else {
 			keep = append(keep, Object{routerKey, obj})
+			s.keptRouterType = observedRoutingLogic(o)
 		}
 	}
 	return ms, keep, freezeRouter
+}
+
+// observedRouterArgs are the arguments of the observed router's container.
+func observedRouterArgs(o Observed) []any {
+	containers, _, _ := unstructured.NestedSlice(o.Object(routerKey), "spec", "template", "spec", "containers")
+	for _, c := range containers {
+		if m, ok := c.(map[string]any); ok && m["name"] == routerContainer {
+			args, _ := m["args"].([]any)
+			return args
+		}
+	}
+	return nil
+}
+
+// observedRoutingLogic is the --routing-logic the observed router runs; ""
+// when it says none.
+func observedRoutingLogic(o Observed) string {
+	for _, a := range observedRouterArgs(o) {
+		if v, ok := a.(string); ok && strings.HasPrefix(v, "--routing-logic=") {
+			return strings.TrimPrefix(v, "--routing-logic=")
+		}
+	}
+	return ""
 }
 
 // routerRuns reports whether the observed router is ready and runs the
@@ -207,18 +231,8 @@ func routerRuns(s *Stack, o Observed) bool {
 	if !o.Ready(routerKey) {
 		return false
 	}
-	obj := o.Object(routerKey)
-	containers, _, _ := unstructured.NestedSlice(obj, "spec", "template", "spec", "containers")
-	for _, c := range containers {
-		m, ok := c.(map[string]any)
-		if !ok || m["name"] != routerContainer {
-			continue
-		}
-		args, _ := m["args"].([]any)
-		want := routerArgs(s)
-		return slices.EqualFunc(args, want, func(a any, b string) bool { return a == b })
-	}
-	return false
+	args := observedRouterArgs(o)
+	return args != nil && slices.EqualFunc(args, routerArgs(s), func(a any, b string) bool { return a == b })
 }
 
 // keptObject is the observed object of k, to compose again as it is: not in
