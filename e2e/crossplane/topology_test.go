@@ -31,7 +31,8 @@ func topologySeed(spec map[string]any) {
 // LeaderWorkerSet is ready, then Crossplane deletes it: a poll every 100 ms
 // records when the LeaderWorkerSet was first ready, when the Deployment was
 // first gone (or deleting), and whether the model ever had no ready engine
-// pod. The stack ends Ready with the LeaderWorkerSet and no Deployment, and
+// pod, or a change to the Deployment (kept as observed, it must not roll).
+// The stack ends Ready with the LeaderWorkerSet and no Deployment, and
 // the model cache claim is the one it had.
 func testMultiNodeOn(t *testing.T) {
 	s := applyStack(t, seed(t, "topology", false, topologySeed), false)
@@ -39,11 +40,13 @@ func testMultiNodeOn(t *testing.T) {
 	const model = "llama-3-2-1b-instruct"
 	deployment, lws, claim := s.name()+"-"+model+"-deployment-vllm", s.name()+"-"+model+"-lws", s.name()+"-"+model+"-storage-claim"
 	claimUID := get(t, pvcGVR, s.ns(), claim).GetUID()
+	generation := get(t, deploymentGVR, s.ns(), deployment).GetGeneration()
 
 	var (
 		mu                         sync.Mutex
 		lwsReadyAt, deploymentGone time.Time
 		noEngine                   []string
+		rolled                     string
 		pollErr                    error
 	)
 	ctx, stop := context.WithCancel(context.Background())
@@ -73,6 +76,10 @@ func testMultiNodeOn(t *testing.T) {
 				}
 				if gone && deploymentGone.IsZero() {
 					deploymentGone = now
+				}
+				if !gone && err == nil && d.GetGeneration() != generation && rolled == "" {
+					// (Deleting bumps the generation: only before.)
+					rolled = fmt.Sprintf("generation %d at %s, was %d", d.GetGeneration(), now.Format("15:04:05.000"), generation)
 				}
 				if ready := readyPods(pods.Items); ready == 0 && len(noEngine) < 5 {
 					noEngine = append(noEngine, fmt.Sprintf("%s: no ready engine pod of %d", now.Format("15:04:05.000"), len(pods.Items)))
@@ -107,6 +114,9 @@ func testMultiNodeOn(t *testing.T) {
 	default:
 		t.Logf("LeaderWorkerSet %s ready at %s, Deployment %s deleted %s later", lws, lwsReadyAt.Format("15:04:05.000"),
 			deployment, deploymentGone.Sub(lwsReadyAt).Round(time.Millisecond))
+	}
+	if rolled != "" {
+		t.Errorf("Deployment %s was changed while it served as the old workload: %s", deployment, rolled)
 	}
 	if len(noEngine) > 0 {
 		t.Errorf("the model had no ready engine pod during the change: %v", noEngine)
