@@ -1,6 +1,9 @@
 package stack
 
-import "strconv"
+import (
+	"cmp"
+	"strconv"
+)
 
 // Parts are what a stack's status reports on, named as the stack composes
 // them: each model's engine Deployment and model cache claim, and the
@@ -9,6 +12,9 @@ type Parts struct {
 	Endpoint string // the router's OpenAI-compatible URL inside the cluster
 	Engines  []EnginePart
 	Router   RouterPart
+	// Moves are the models changing topology whose old workload still
+	// serves (Compose's).
+	Moves []Move
 }
 
 // An EnginePart is one model's engine, or one group of a disaggregated
@@ -42,7 +48,7 @@ type RouterPart struct {
 
 // Parts lists what the stack composes that has a state to observe.
 func (s *Stack) Parts() Parts {
-	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines))}
+	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines)), Moves: s.moves}
 	for _, e := range s.engines {
 		ep := EnginePart{
 			Model: e.model.Name, ServedModelName: e.served, Role: e.role,
@@ -54,13 +60,14 @@ func (s *Stack) Parts() Parts {
 			ep.Key, ep.Deployment = engineLWSKey(e.id), ""
 			ep.LeaderWorkerSet, ep.PodsPerReplica = s.names.engineLeaderWorkerSet(e.id), n
 		}
-		if ownsClaim(e) {
-			ep.ClaimKey, ep.Claim = engineStorageKey(e.id), s.names.storageClaim(e.id)
+		if ownsClaimKey(e) {
+			id := claimEngine(e).id
+			ep.ClaimKey, ep.Claim = engineStorageKey(id), s.names.storageClaim(id)
 		}
 		p.Engines = append(p.Engines, ep)
 	}
 	p.Router = RouterPart{
-		RouterType: s.router.routerType, Replicas: s.router.replicas, Autoscaled: routerAutoscaled(s),
+		RouterType: cmp.Or(s.keptRouterType, s.router.routerType), Replicas: s.router.replicas, Autoscaled: routerAutoscaled(s),
 		Key: routerKey, Deployment: s.names.routerDeployment(),
 		ServiceKey: routerServiceKey, Service: s.names.routerService(),
 	}

@@ -247,6 +247,8 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 		}
 	}
 
+	moving(st.Models, parts.Moves)
+
 	r := parts.Router
 	ds, p := deploymentProgress(observed[r.Key], r.Deployment, pods.Router)
 	// The router routes only through its Service: the endpoint is its DNS name.
@@ -267,6 +269,22 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 		Progress:     p,
 	}
 	return st
+}
+
+// moving says, of each model changing topology whose new workload is not
+// ready, that the old one keeps serving: the model is not down, and a new
+// workload that cannot start (no GPU free) leaves it so. The reason stays
+// the new workload's, what a person may have to act on.
+func moving(models []Model, moves []stack.Move) {
+	for _, mv := range moves {
+		for i := range models {
+			m := &models[i]
+			if m.Name != mv.Model || m.Ready {
+				continue
+			}
+			m.Message = fmt.Sprintf("moving to %s: the old workload (%s) serves the model until the new one is ready; %s", mv.To, mv.From, m.Message)
+		}
+	}
 }
 
 // deploymentProgress reads an observed Deployment's replica counts and says
