@@ -291,7 +291,7 @@ var stackCases = []stackCase{
 		},
 		engines: notReady(podPending, "0/1 models ready. llama3 (prefill): 0/1 replicas available; <pods>: not ready yet: Pending. llama3 (decode): 0/2 replicas available; <pods>: not ready yet: Pending"),
 		routerC: routerNotReady(1),
-		storage: notReady("ClaimPending", "storage claim pd-llama3-prefill-storage-claim is Pending; storage claim pd-llama3-decode-storage-claim is Pending"+claimPending),
+		storage: notReady("ClaimPending", "storage claim pd-llama3-storage-claim is Pending"+claimPending),
 	},
 	{
 		// A model on two nodes: a LeaderWorkerSet, checked against LWS's
@@ -337,7 +337,7 @@ var stackCases = []stackCase{
 		},
 		engines: notReady(podPending, "0/1 models ready. llama3 (prefill): 0/1 replicas available; <pods>: not ready yet: Pending. llama3 (decode): 0/1 replicas available; <pods>: not ready yet: Pending"),
 		routerC: routerNotReady(1),
-		storage: notReady("ClaimPending", "storage claim pd-lmcache-llama3-prefill-storage-claim is Pending; storage claim pd-lmcache-llama3-decode-storage-claim is Pending"+claimPending),
+		storage: notReady("ClaimPending", "storage claim pd-lmcache-llama3-storage-claim is Pending"+claimPending),
 	},
 	{
 		// A production stack: node selection, a RuntimeClass and a

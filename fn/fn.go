@@ -113,7 +113,7 @@ func (f *Function) compose(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRespo
 	}
 
 	observed := observedComposed(req)
-	objs, err := s.Compose(func(key string) bool { _, ok := observed[resource.Name(key)]; return ok })
+	objs, err := s.Compose(observedState{req: req, composed: observed})
 	if err != nil {
 		return refuse(rsp, err)
 	}
@@ -195,4 +195,30 @@ func readyOf(o resource.ObservedComposed) fnv1.Ready {
 		return fnv1.Ready_READY_FALSE
 	}
 	return fnv1.Ready_READY_TRUE
+}
+
+// observedState is the stack's observed composed resources as the library
+// reads them: which exist, which are ready (as the status judges them, the
+// readiness the function reports), and, for the few a change of topology
+// keeps as they are, the whole object as Crossplane sent it.
+type observedState struct {
+	req      *fnv1.RunFunctionRequest
+	composed map[resource.Name]resource.ObservedComposed
+}
+
+func (o observedState) Has(key string) bool {
+	_, ok := o.composed[resource.Name(key)]
+	return ok
+}
+
+func (o observedState) Ready(key string) bool {
+	return readyOf(o.composed[resource.Name(key)]) == fnv1.Ready_READY_TRUE
+}
+
+func (o observedState) Object(key string) map[string]any {
+	r, ok := o.req.GetObserved().GetResources()[key]
+	if !ok || r.GetResource() == nil {
+		return nil
+	}
+	return r.GetResource().AsMap()
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"github.com/vllm-project/function-vllm-stack/stack"
@@ -194,7 +193,7 @@ func composedObjects(t *testing.T, r *fnv1.RunFunctionRequest) []stack.Object {
 		t.Fatal(err)
 	}
 	observed := observedComposed(r)
-	objs, err := stack.New(id, spec, nil).Compose(func(key string) bool { _, ok := observed[resource.Name(key)]; return ok })
+	objs, err := stack.New(id, spec, nil).Compose(observedState{req: r, composed: observed})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,9 @@ type engine struct {
 	// role is the group of a disaggregated model the engine serves
 	// (rolePrefill, roleDecode), "" for an ordinary engine.
 	role string
+	// modelID and modelLabel are the model's id and label: a group's
+	// differ from its own (M-prefill, M-decode), an engine's are its own.
+	modelID, modelLabel string
 	// lwsWorker marks the worker pods' engine of a multi-node model, whose
 	// arguments differ from its leader's (multiNodeArgs).
 	lwsWorker bool
@@ -265,6 +268,7 @@ func newEngine(path, block string, m v1alpha1.Model, cfg v1alpha1.EngineConfig, 
 	}
 	ver, err := resolveVLLMVersion(cfg.VLLMConfig, in)
 	return engine{path: path, block: block, model: m, cfg: cfg, id: id, label: label, served: served, vllm: ver, vllmErr: err,
+		modelID: id, modelLabel: label,
 		cacheVolume: n.modelCacheVolume(), templatesVolume: n.chatTemplatesVolume(id)}
 }
 

@@ -346,3 +346,44 @@ func TestHostNamespaces(t *testing.T) {
 		t.Errorf("disaggregation off: hostPID %v, hostIPC %v", pod.HostPID, pod.HostIPC)
 	}
 }
+
+// TestDisaggregatedSharedClaim: with ReadWriteMany storage both groups mount
+// the model's own claim (S-M-storage-claim, key engine-M-storage), so
+// turning disaggregation on or off keeps the weights; with ReadWriteOnce
+// each group has its own.
+func TestDisaggregatedSharedClaim(t *testing.T) {
+	for _, tc := range []struct {
+		modes  []any
+		claims map[string]string // key: claim name, as the groups mount it
+		mounts []string
+	}{
+		{[]any{"ReadWriteMany"}, map[string]string{"engine-m-storage": "s-m-storage-claim"}, []string{"s-m-storage-claim", "s-m-storage-claim"}},
+		{[]any{"ReadWriteOnce"}, map[string]string{"engine-m-prefill-storage": "s-m-prefill-storage-claim", "engine-m-decode-storage": "s-m-decode-storage-claim"},
+			[]string{"s-m-prefill-storage-claim", "s-m-decode-storage-claim"}},
+	} {
+		rsp := mustRun(t, req(t, pdXR("storage.accessModes", tc.modes), nil, nil))
+		claims := map[string]string{}
+		for _, k := range rsp.keys {
+			if c, ok := rsp.objects[k].(*corev1.PersistentVolumeClaim); ok {
+				claims[k] = c.Name
+				if tc.modes[0] == "ReadWriteMany" && (c.Labels[LabelName] != "m" || c.Labels[labelModel] != "m") {
+					t.Errorf("%v: shared claim labels %v, want the model's", tc.modes, c.Labels)
+				}
+			}
+		}
+		if diff := cmp.Diff(tc.claims, claims); diff != "" {
+			t.Errorf("%v: claims (-want +got):\n%s", tc.modes, diff)
+		}
+		var mounts []string
+		for _, k := range []string{"engine-m-prefill", "engine-m-decode"} {
+			for _, v := range rsp.objects[k].(*appsv1.Deployment).Spec.Template.Spec.Volumes {
+				if v.PersistentVolumeClaim != nil {
+					mounts = append(mounts, v.PersistentVolumeClaim.ClaimName)
+				}
+			}
+		}
+		if diff := cmp.Diff(tc.mounts, mounts); diff != "" {
+			t.Errorf("%v: claims the groups mount (-want +got):\n%s", tc.modes, diff)
+		}
+	}
+}

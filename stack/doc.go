@@ -11,7 +11,7 @@
 //	spec, raw, err := DecodeSpec(written)   // strict: errors name the field
 //	s := New(id, spec, input)               // defaults, the releases each engine runs
 //	if err := s.Validate(raw).Err(); ...    // refusals name the field and the fix
-//	objs, err := s.Compose(observed)        // every object, by its stable key
+//	objs, err := s.Compose(observed)        // every object, by its stable key; Keys(has) when only existence is known
 //
 // Parts says what package status observes of the composed stack. What the
 // stack knows of vLLM, router and LMCache releases comes from package

@@ -75,7 +75,7 @@ func run(t *testing.T, r request) response {
 	if err := found.Err(); err != nil {
 		return response{refusal: err.Error()}
 	}
-	objs, err := s.Compose(func(key string) bool { return r.observed[key] })
+	objs, err := s.Compose(Keys(func(key string) bool { return r.observed[key] }))
 	if err != nil {
 		return response{refusal: err.Error()}
 	}

@@ -157,7 +157,7 @@ func poolObjects(s *Stack, e engine) []Object {
 		{pickerKey(e.id) + "-config", inferencepool.ConfigMap(p)},
 		{pickerKey(e.id) + "-role", inferencepool.Role(p)},
 	}
-	if s.observed(pickerKey(e.id) + "-role") {
+	if s.observed.Has(pickerKey(e.id) + "-role") {
 		objs = append(objs, Object{pickerKey(e.id) + "-rolebinding", inferencepool.RoleBinding(p)})
 	}
 	return objs

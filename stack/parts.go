@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 )
@@ -12,6 +13,9 @@ type Parts struct {
 	Endpoint string // the router's OpenAI-compatible URL inside the cluster
 	Engines  []EnginePart
 	Router   RouterPart
+	// Moves are the models changing topology whose old workload still
+	// serves (Compose's).
+	Moves []Move
 	// Pools are the models' InferencePools and pickers when the stack
 	// routes through the inference extension; then Router is zero.
 	Pools []PoolPart
@@ -57,7 +61,7 @@ type RouterPart struct {
 
 // Parts lists what the stack composes that has a state to observe.
 func (s *Stack) Parts() Parts {
-	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines))}
+	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines)), Moves: s.moves}
 	for _, e := range s.engines {
 		ep := EnginePart{
 			Model: e.model.Name, ServedModelName: e.served, Role: e.role,
@@ -69,8 +73,9 @@ func (s *Stack) Parts() Parts {
 			ep.Key, ep.Deployment = engineLWSKey(e.id), ""
 			ep.LeaderWorkerSet, ep.PodsPerReplica = s.names.engineLeaderWorkerSet(e.id), n
 		}
-		if ownsClaim(e) {
-			ep.ClaimKey, ep.Claim = engineStorageKey(e.id), s.names.storageClaim(e.id)
+		if ownsClaimKey(e) {
+			id := claimEngine(e).id
+			ep.ClaimKey, ep.Claim = engineStorageKey(id), s.names.storageClaim(id)
 		}
 		p.Engines = append(p.Engines, ep)
 	}
@@ -84,7 +89,7 @@ func (s *Stack) Parts() Parts {
 		return p
 	}
 	p.Router = RouterPart{
-		RouterType: s.router.routerType, Replicas: s.router.replicas, Autoscaled: routerAutoscaled(s),
+		RouterType: cmp.Or(s.keptRouterType, s.router.routerType), Replicas: s.router.replicas, Autoscaled: routerAutoscaled(s),
 		Key: routerKey, Deployment: s.names.routerDeployment(),
 		ServiceKey: routerServiceKey, Service: s.names.routerService(),
 	}

@@ -25,9 +25,13 @@ type Stack struct {
 	// routerRoleExists: Crossplane observed the router's Role, so its
 	// RoleBinding may be composed.
 	routerRoleExists bool
-	// observed reports whether Crossplane observed the composed object of
-	// a key (set by Compose).
-	observed func(key string) bool
+	// moves are the models changing topology, as Compose saw them;
+	// keptRouterType the routing logic of a router kept as observed.
+	moves          []Move
+	keptRouterType string
+	// observed is what Crossplane observed of the composed objects (set
+	// by Compose).
+	observed Observed
 
 	// extension is the inference extension's routing layer, nil when the
 	// stack runs the production-stack router.
@@ -55,17 +59,36 @@ func (s *Stack) Models() int { return len(s.engines) }
 
 // Compose builds every object of a valid stack, in a fixed order with keys
 // (composition resource names) stable for the life of the stack, or explains
-// objects that would clash. observed reports whether Crossplane observed the
-// composed object of a key.
-func (s *Stack) Compose(observed func(key string) bool) ([]Object, error) {
-	s.routerRoleExists = observed(routerRoleKey)
+// objects that would clash. observed is what Crossplane observed of the
+// composed objects: the router's RoleBinding waits for its Role, and a
+// model whose topology changes keeps its old workload, as observed, until
+// the new one is ready (Moves; see transition.go).
+func (s *Stack) Compose(observed Observed) ([]Object, error) {
+	s.routerRoleExists = observed.Has(routerRoleKey)
 	s.observed = observed
 	groups := composeGroups(s)
 	if err := clashes(s, groups); err != nil {
 		return nil, err
 	}
-	return slices.Concat(groups...), nil
+	objs := slices.Concat(groups...)
+	desired := make(map[string]bool, len(objs))
+	for _, o := range objs {
+		desired[o.Key] = true
+	}
+	var keep []Object
+	var freezeRouter bool
+	s.keptRouterType = ""
+	s.moves, keep, freezeRouter = moves(s, observed, desired)
+	if freezeRouter {
+		// The router keeps the logic it runs, as observed.
+		objs = slices.DeleteFunc(objs, func(o Object) bool { return o.Key == routerKey })
+	}
+	return append(objs, keep...), nil
 }
+
+// Moves are the models whose change of topology is in progress, as the last
+// Compose saw them.
+func (s *Stack) Moves() []Move { return s.moves }
 
 // New resolves a decoded spec for building: the stack's names, and every
 // model's engine with the spec's and the Input's defaults applied. It
@@ -140,8 +163,8 @@ func composeGroups(s *Stack) [][]Object {
 			objs = append(objs, Object{engineKey(e.id), engineDeployment(s, e)})
 		}
 		objs = append(objs, Object{engineServiceKey(e.id), engineService(s, e)})
-		if ownsClaim(e) {
-			objs = append(objs, Object{engineStorageKey(e.id), storageClaim(s, e)})
+		if ownsClaimKey(e) {
+			objs = append(objs, Object{engineStorageKey(claimEngine(e).id), storageClaim(s, e)})
 		}
 		if e.model.ChatTemplate != "" {
 			objs = append(objs, Object{engineTemplateKey(e.id), chatTemplateConfigMap(s, e)})

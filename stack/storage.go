@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +15,32 @@ import (
 func ownsClaim(e engine) bool {
 	st := e.cfg.Storage
 	return enabled(st.Enabled) && st.ExistingClaimName == "" && st.EmptyDir == nil
+}
+
+// sharedClaim reports whether the groups of a disaggregated model mount the
+// model's own claim (S-M-storage-claim, key engine-M-storage) rather than
+// one claim each: when the stack owns it and pods on several nodes may write
+// it (ReadWriteMany). Turning disaggregation on or off then changes no
+// claim, and the weights stay. A ReadWriteOnce claim cannot be shared by
+// the groups' pods on other nodes (nor with the model's Deployment, which
+// serves until the groups are ready), so each group keeps its own.
+func sharedClaim(e engine) bool {
+	return e.role != "" && ownsClaim(e) && slices.Contains(e.cfg.Storage.AccessModes, corev1.ReadWriteMany)
+}
+
+// claimEngine is the engine whose names and labels the claim e mounts
+// takes: the model's for a shared claim, else e.
+func claimEngine(e engine) engine {
+	if sharedClaim(e) {
+		e.id, e.label, e.role = e.modelID, e.modelLabel, ""
+	}
+	return e
+}
+
+// ownsClaimKey reports whether e's objects include the claim it mounts: a
+// shared claim is composed with the model's first group.
+func ownsClaimKey(e engine) bool {
+	return ownsClaim(e) && (!sharedClaim(e) || e.role == roleGroups[0])
 }
 
 // modelCacheVolume is the volume mounted at /data, if storage is enabled.
@@ -30,7 +58,7 @@ func modelCacheVolume(s *Stack, e engine) (corev1.Volume, bool) {
 	case st.ExistingClaimName != "":
 		src.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: st.ExistingClaimName}
 	default:
-		src.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.names.storageClaim(e.id)}
+		src.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.names.storageClaim(claimEngine(e).id)}
 	}
 	return corev1.Volume{Name: e.cacheVolume, VolumeSource: src}, true
 }
@@ -38,6 +66,7 @@ func modelCacheVolume(s *Stack, e engine) (corev1.Volume, bool) {
 // storageClaim builds the model cache claim. Model weights are downloaded
 // into it once (HF_HOME=/data) and survive pod restarts and rollouts.
 func storageClaim(s *Stack, e engine) *corev1.PersistentVolumeClaim {
+	e = claimEngine(e)
 	st := e.cfg.Storage
 	pvc := &corev1.PersistentVolumeClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},

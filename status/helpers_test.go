@@ -80,7 +80,7 @@ func mustRun(t *testing.T, r request) response {
 	for k, o := range r.observed {
 		observed[k] = &unstructured.Unstructured{Object: asJSON[map[string]any](t, o)}
 	}
-	objs, err := s.Compose(func(key string) bool { return observed[key] != nil })
+	objs, err := s.Compose(stack.Keys(func(key string) bool { return observed[key] != nil }))
 	if err != nil {
 		t.Fatal(err)
 	}

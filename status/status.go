@@ -251,6 +251,8 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 		}
 	}
 
+	moving(st.Models, parts.Moves)
+
 	if len(parts.Pools) > 0 {
 		st.Router = routingProgress(parts.Pools, observed)
 		return st
@@ -276,6 +278,22 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 
 func routerStatus(routerType string, replicas, ready int32) v1alpha1.RouterStatus {
 	return v1alpha1.RouterStatus{RouterType: routerType, Replicas: replicas, ReadyReplicas: ready}
+}
+
+// moving says, of each model changing topology whose new workload is not
+// ready, that the old one keeps serving: the model is not down, and a new
+// workload that cannot start (no GPU free) leaves it so. The reason stays
+// the new workload's, what a person may have to act on.
+func moving(models []Model, moves []stack.Move) {
+	for _, mv := range moves {
+		for i := range models {
+			m := &models[i]
+			if m.Name != mv.Model || m.Ready {
+				continue
+			}
+			m.Message = fmt.Sprintf("moving to %s: the old workload (%s) serves the model until the new one is ready; %s", mv.To, mv.From, m.Message)
+		}
+	}
 }
 
 // deploymentProgress reads an observed Deployment's replica counts and says

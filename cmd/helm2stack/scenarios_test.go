@@ -133,7 +133,7 @@ func renderStack(t *testing.T, name string) view {
 	if err := st.Validate(raw).Err(); err != nil {
 		t.Fatalf("the function refuses the converted stack: %v", err)
 	}
-	objs, err := st.Compose(func(string) bool { return true })
+	objs, err := st.Compose(stack.Keys(func(string) bool { return true }))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,9 @@
 // pods give; pod-level reasons (Unschedulable, ImagePullError, Starting) on
 // the XR and the claim; a refused stack (objects untouched, conditions
 // Refused, Warning events) and its recovery; a missing optional CRD; no
-// RBAC refusal over a stack's life; an HPA-owned replica count; the
-// function down for a minute; and, for every stack, its deletion removing
+// RBAC refusal over a stack's life; an HPA-owned replica count; multiNode
+// turned on with the Deployment serving until the LeaderWorkerSet is
+// ready; the function down for a minute; and, for every stack, its deletion removing
 // everything it composed. TestBench (only with E2E_BENCH, `make
 // bench-crossplane`) measures N stacks applied at once.
 //

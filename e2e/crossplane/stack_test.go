@@ -135,6 +135,7 @@ func TestStacks(t *testing.T) {
 		t.Run("MissingCRD", func(t *testing.T) { t.Parallel(); testMissingCRD(t) })
 		t.Run("RBAC", func(t *testing.T) { t.Parallel(); testRBAC(t) })
 		t.Run("HPA", func(t *testing.T) { t.Parallel(); testHPA(t) })
+		t.Run("MultiNodeOn", func(t *testing.T) { t.Parallel(); testMultiNodeOn(t) })
 	})
 	t.Run("FunctionDown", func(t *testing.T) { testFunctionDown(t, down) })
 }

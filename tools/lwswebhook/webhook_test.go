@@ -281,7 +281,7 @@ func TestComposed(t *testing.T) {
 			}
 			prev := map[string]*lwsv1.LeaderWorkerSet{}
 			for pass := range 2 {
-				objs, err := s.Compose(func(key string) bool { return pass == 1 })
+				objs, err := s.Compose(stack.Keys(func(key string) bool { return pass == 1 }))
 				if err != nil {
 					t.Fatalf("%s: %v", file, err)
 				}
