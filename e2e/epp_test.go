@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -24,27 +26,38 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	appsv1 "k8s.io/api/apps/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/e2e/cluster"
 	"github.com/vllm-project/function-vllm-stack/e2e/proc"
+	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
+	"github.com/vllm-project/function-vllm-stack/stack"
+	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
 )
 
 // TestEndpointPicker runs the Gateway API Inference Extension's endpoint
 // picker (GAIE cmd/epp, pinned in ../tools/epp, built by `make epp`) against
-// the real API server, with the least RBAC the facts name
-// (stack/testdata/upstream/GAIE.md §d), fake engines serving vLLM's metrics,
-// and a small ext-proc client playing the gateway.
+// the real API server on what the stack library renders for a stack naming
+// that release: model a's InferencePool, its picker's ServiceAccount, Role,
+// RoleBinding, configuration and arguments, with fake engines serving
+// vLLM's metrics in pods labelled as the rendered engine Deployments label
+// theirs, and a small ext-proc client playing the gateway. Each negative
+// scenario is the rendered objects with one change: a selector that misses
+// the pods, a Role less some verbs, a KV-cache metric the engines do not
+// export.
 //
 // The picker binds every interface (no flag takes an address), so the test
 // runs in a private network namespace: the test binary starts itself again
@@ -63,23 +76,28 @@ func TestEndpointPicker(t *testing.T) {
 
 	// Fake engines, one per pod IP, serving /metrics on the pool's target
 	// port. a1 is idle, a2 loaded: the default scorers (queue and KV cache
-	// utilisation) must prefer a1 once the picker has scraped both.
+	// utilisation) must prefer a1 once the picker has scraped both. b1, a
+	// pod of the stack's other model, is idler still: a pool whose
+	// selector took it in would send model a's requests there.
 	light := vllmMetrics("vllm:kv_cache_usage_perc", 0, 0.1)
 	heavy := vllmMetrics("vllm:kv_cache_usage_perc", 40, 0.9)
 	engines := map[string]*fakeEngine{
 		"a1": startEngine(t, "127.0.0.11", light),
 		"a2": startEngine(t, "127.0.0.12", heavy),
-		"b1": startEngine(t, "127.0.0.21", light),
+		"b1": startEngine(t, "127.0.0.21", vllmMetrics("vllm:kv_cache_usage_perc", 0, 0)),
 		// vLLM up to 0.9.1 names the KV cache gauge vllm:gpu_cache_usage_perc
-		// (GAIE.md §c); GAIE v1.3.0+ reads only vllm:kv_cache_usage_perc.
+		// (GAIE.md §c); GAIE v1.3.0+ reads only vllm:kv_cache_usage_perc
+		// unless its configuration names the other.
 		"old1": startEngine(t, "127.0.0.31", vllmMetrics("vllm:gpu_cache_usage_perc", 10, 0.5)),
 		"old2": startEngine(t, "127.0.0.32", vllmMetrics("vllm:gpu_cache_usage_perc", 30, 0.7)),
 	}
 	modelA := []string{engines["a1"].endpoint(), engines["a2"].endpoint()}
+	both := map[string]*fakeEngine{"a1": engines["a1"], "a2": engines["a2"]}
+	old := map[string]*fakeEngine{"old1": engines["old1"], "old2": engines["old2"]}
 
-	t.Run("least privilege", func(t *testing.T) {
+	t.Run("rendered", func(t *testing.T) {
 		t.Parallel()
-		s := newPickerScenario(ctx, t, "epp-ok", map[string]string{"model": "a"}, eppRules())
+		s := newPickerScenario(ctx, t, "epp-ok", "", nil)
 		p := s.start(t)
 		p.waitServing(t)
 		// A pool whose selector matches no ready pod: 503 from the picker.
@@ -87,13 +105,19 @@ func TestEndpointPicker(t *testing.T) {
 			t.Errorf("model a before any pod is ready: got %s, want 503 and no endpoint", r)
 		}
 		// The pods come after the picker started: it must watch them.
-		s.pods(t, map[string]*fakeEngine{"a1": engines["a1"], "a2": engines["a2"], "b1": engines["b1"]})
+		s.pods(t, "a", both)
+		s.pods(t, "b", map[string]*fakeEngine{"b1": engines["b1"]})
 		got := p.routeUntil(t, "a", func(r routed) bool { return r.endpoint == engines["a1"].endpoint() })
 		t.Logf("model a routed to %s", got.endpoint)
+		// It read both engines' gauges, and only model a's: averages
+		// over the pool. Until it has scraped a2, a2 looks as idle as a1.
+		p.waitMetric(t, "inference_pool_average_queue_size", 20)
+		p.waitMetric(t, "inference_pool_average_kv_cache_utilization", 0.5)
+		p.waitMetric(t, "inference_pool_ready_pods", 2)
 		for i := range 10 {
 			r := p.route(t, "a")
 			if r.endpoint != engines["a1"].endpoint() {
-				t.Errorf("request %d for model a: got %s, want the idle pod a1 %s of %v", i, r, engines["a1"].endpoint(), modelA)
+				t.Errorf("request %d for model a: got %s, want the idle pod a1 %s of %v (not model b's b1 %s)", i, r, engines["a1"].endpoint(), modelA, engines["b1"].endpoint())
 			}
 		}
 		// The picker does not filter by model: the pool is model a's
@@ -105,17 +129,19 @@ func TestEndpointPicker(t *testing.T) {
 		if r := p.routeBody(t, `{"prompt":"hi"}`); r.status != 400 {
 			t.Errorf("no model: got %s, want 400", r)
 		}
-		// It read both engines' gauges: averages over the pool.
-		p.waitMetric(t, "inference_pool_average_queue_size", 20)
-		p.waitMetric(t, "inference_pool_average_kv_cache_utilization", 0.5)
-		p.waitMetric(t, "inference_pool_ready_pods", 2)
 		p.noForbidden(t)
 	})
 
 	t.Run("selector misses the pods", func(t *testing.T) {
 		t.Parallel()
-		s := newPickerScenario(ctx, t, "epp-selector", map[string]string{"model": "c"}, eppRules())
-		s.pods(t, map[string]*fakeEngine{"a1": engines["a1"], "a2": engines["a2"], "b1": engines["b1"]})
+		s := newPickerScenario(ctx, t, "epp-selector", "", func(r *rendered) {
+			// One change: the model's name in the selector.
+			if err := unstructured.SetNestedField(r.pool.Object, "c", "spec", "selector", "matchLabels", stack.LabelName); err != nil {
+				t.Fatal(err)
+			}
+		})
+		s.pods(t, "a", both)
+		s.pods(t, "b", map[string]*fakeEngine{"b1": engines["b1"]})
 		p := s.start(t)
 		p.waitServing(t)
 		p.never(t, "a", 5*time.Second, func(r routed) string {
@@ -126,10 +152,36 @@ func TestEndpointPicker(t *testing.T) {
 		})
 	})
 
+	// Engines on vLLM 0.8.5 export only vllm:gpu_cache_usage_perc: the
+	// stack names it in the picker's configuration (the core metrics
+	// extractor's engine config vllm), and the picker reads it.
+	t.Run("vLLM 0.8.5 KV cache metric", func(t *testing.T) {
+		t.Parallel()
+		s := newPickerScenario(ctx, t, "epp-vllm085", oldVLLM, nil)
+		if !strings.Contains(s.r.config, "kvUsageSpec: vllm:gpu_cache_usage_perc") {
+			t.Fatalf("the picker's configuration for engines on %s does not name vllm:gpu_cache_usage_perc:\n%s", oldVLLM, s.r.config)
+		}
+		s.pods(t, "a", old)
+		p := s.start(t)
+		p.waitServing(t)
+		p.routeUntil(t, "a", func(r routed) bool { return r.endpoint != "" })
+		p.waitMetric(t, "inference_pool_average_queue_size", 20)
+		p.waitMetric(t, "inference_pool_average_kv_cache_utilization", 0.6)
+		p.noForbidden(t)
+	})
+
 	t.Run("metric name the picker does not read", func(t *testing.T) {
 		t.Parallel()
-		s := newPickerScenario(ctx, t, "epp-oldmetric", map[string]string{"model": "a"}, eppRules())
-		s.pods(t, map[string]*fakeEngine{"old1": engines["old1"], "old2": engines["old2"]})
+		s := newPickerScenario(ctx, t, "epp-oldmetric", oldVLLM, func(r *rendered) {
+			// One change: the engine config's KV metric back to the
+			// picker's default, which these engines do not export.
+			c := strings.Replace(r.config, "kvUsageSpec: vllm:gpu_cache_usage_perc", "kvUsageSpec: vllm:kv_cache_usage_perc", 1)
+			if c == r.config {
+				t.Fatalf("the rendered configuration names no vllm:gpu_cache_usage_perc:\n%s", r.config)
+			}
+			r.config = c
+		})
+		s.pods(t, "a", old)
 		p := s.start(t)
 		p.waitServing(t)
 		// It still routes (a missing gauge removes no endpoint) ...
@@ -143,6 +195,7 @@ func TestEndpointPicker(t *testing.T) {
 	// through controller-runtime's cache, whose informers stream the initial
 	// list over a watch (client-go v0.35's WatchListClient, on by default)
 	// and fall back to list; nothing gets an object from the API server.
+	// Each case is the rendered Role less some verbs.
 	for _, c := range []struct {
 		missing []string
 		// routes: the picker still routes to the pods, created after it
@@ -162,10 +215,10 @@ func TestEndpointPicker(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ns := "epp-no-" + strings.NewReplacer("/", "-", "inferencepools", "pools").Replace(strings.Join(c.missing, "-"))
-			s := newPickerScenario(ctx, t, ns, map[string]string{"model": "a"}, eppRules(c.missing...))
+			s := newPickerScenario(ctx, t, ns, "", func(r *rendered) { r.role.Rules = withoutVerbs(t, r.role.Rules, c.missing) })
 			p := s.start(t)
 			time.Sleep(2 * time.Second)
-			s.pods(t, map[string]*fakeEngine{"a1": engines["a1"], "a2": engines["a2"]})
+			s.pods(t, "a", both)
 			switch {
 			case c.routes:
 				p.routeUntil(t, "a", func(r routed) bool { return r.endpoint != "" })
@@ -357,102 +410,211 @@ func startEngine(t *testing.T, ip, metrics string) *fakeEngine {
 	return e
 }
 
-// eppRules are the Role's rules the picker needs (GAIE.md §d: pods and
-// inferencepools list and watch in the pool's namespace; the chart's get is
-// never used), less the resource/verb pairs missing.
-func eppRules(missing ...string) []rbacv1.PolicyRule {
-	verbs := func(resource string) []string {
-		var vs []string
-		for _, v := range []string{"list", "watch"} {
-			if !slices.Contains(missing, resource+"/"+v) {
-				vs = append(vs, v)
-			}
-		}
-		return vs
-	}
-	var rules []rbacv1.PolicyRule
-	if vs := verbs("pods"); len(vs) > 0 {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: vs})
-	}
-	if vs := verbs("inferencepools"); len(vs) > 0 {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"inference.networking.k8s.io"}, Resources: []string{"inferencepools"}, Verbs: vs})
-	}
-	return rules
+// pickerImage is the endpoint picker's release tools/epp builds: the
+// stacks name it, so the library renders its flags, configuration and Role
+// for the binary the test runs.
+const pickerImage = "registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0"
+
+// oldVLLM is a vLLM whose engines export only vllm:gpu_cache_usage_perc.
+const oldVLLM = "vllm/vllm-openai:v0.8.5"
+
+// rendered is what the stack library composes, as the function does, for
+// the stack s of two models a and b routed through the inference extension
+// in one namespace: model a's InferencePool and its picker's objects, and
+// both models' engine pod templates.
+type rendered struct {
+	pool    *unstructured.Unstructured
+	sa      *corev1.ServiceAccount
+	role    *rbacv1.Role
+	binding *rbacv1.RoleBinding
+	config  string           // the picker's ConfigMap's config.yaml
+	picker  corev1.Container // the picker Deployment's container
+	engines map[string]corev1.PodTemplateSpec
 }
 
-// A pickerScenario is a namespace with an InferencePool, the picker's
-// ServiceAccount, Role and RoleBinding.
+// renderStack composes the stack in ns with its engines on vllmImage ("":
+// the library's default) as a second reconcile does, every object of the
+// first observed (the picker's RoleBinding waits for its Role).
+func renderStack(t *testing.T, ns, vllmImage string) *rendered {
+	t.Helper()
+	spec := map[string]any{
+		"resources": map[string]any{"gpu": "1"},
+		"inferenceExtension": map[string]any{
+			"parentRefs": []any{map[string]any{"name": "inference-gateway"}},
+			"picker":     map[string]any{"image": pickerImage},
+		},
+		"models": []any{
+			map[string]any{"name": "a", "modelURL": "org/a"},
+			map[string]any{"name": "b", "modelURL": "org/b"},
+		},
+	}
+	if vllmImage != "" {
+		spec["vllmConfig"] = map[string]any{"image": vllmImage}
+	}
+	compose := func(observed map[string]bool) []stack.Object {
+		t.Helper()
+		// Through JSON, as the function reads the spec from its request.
+		b, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var written any
+		if err := json.Unmarshal(b, &written); err != nil {
+			t.Fatal(err)
+		}
+		decoded, raw, err := stack.DecodeSpec(written)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := stack.New(stack.Identity{Name: "s", Namespace: ns}, decoded, &v1beta1.Input{})
+		found := s.Validate(raw)
+		if err := found.Err(); err != nil {
+			t.Fatalf("the stack is refused: %v", err)
+		}
+		if len(found.Warnings) > 0 {
+			t.Logf("warnings: %v", found.Warnings)
+		}
+		objs, err := s.Compose(stack.Keys(func(key string) bool { return observed[key] }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}
+	observed := map[string]bool{}
+	for _, o := range compose(nil) {
+		observed[o.Key] = true
+	}
+	objs := map[string]runtime.Object{}
+	for _, o := range compose(observed) {
+		objs[o.Key] = o.Obj
+	}
+	get := func(key string) runtime.Object {
+		t.Helper()
+		o, ok := objs[key]
+		if !ok {
+			t.Fatalf("the stack composes no %s", key)
+		}
+		return o
+	}
+	r := &rendered{engines: map[string]corev1.PodTemplateSpec{}}
+	var ok [6]bool
+	r.pool, ok[0] = get("engine-a-inferencepool").(*unstructured.Unstructured)
+	r.sa, ok[1] = get("engine-a-epp-serviceaccount").(*corev1.ServiceAccount)
+	r.role, ok[2] = get("engine-a-epp-role").(*rbacv1.Role)
+	r.binding, ok[3] = get("engine-a-epp-rolebinding").(*rbacv1.RoleBinding)
+	cm, cmOK := get("engine-a-epp-config").(*corev1.ConfigMap)
+	d, dOK := get("engine-a-epp").(*appsv1.Deployment)
+	ok[4], ok[5] = cmOK, dOK
+	if slices.Contains(ok[:], false) {
+		t.Fatalf("the composed picker objects are not of the kinds expected: %v", ok)
+	}
+	r.config = cm.Data[inferencepool.ConfigKey]
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == inferencepool.ContainerName {
+			r.picker = c
+		}
+	}
+	if r.picker.Name == "" || r.config == "" {
+		t.Fatalf("no picker container or configuration composed")
+	}
+	for _, m := range []string{"a", "b"} {
+		e, ok := get("engine-" + m).(*appsv1.Deployment)
+		if !ok {
+			t.Fatalf("engine-%s is %T, want a Deployment", m, objs["engine-"+m])
+		}
+		r.engines[m] = e.Spec.Template
+	}
+	if ports, _, _ := unstructured.NestedSlice(r.pool.Object, "spec", "targetPorts"); len(ports) != 1 || ports[0].(map[string]any)["number"] != int64(engineTargetPort) {
+		t.Fatalf("the pool's targetPorts are %v, the fake engines listen on %d", ports, engineTargetPort)
+	}
+	return r
+}
+
+// withoutVerbs is rules less the resource/verb pairs missing (a rule left
+// without verbs is dropped).
+func withoutVerbs(t *testing.T, rules []rbacv1.PolicyRule, missing []string) []rbacv1.PolicyRule {
+	t.Helper()
+	var out []rbacv1.PolicyRule
+	removed := 0
+	for _, r := range rules {
+		r = *r.DeepCopy()
+		r.Verbs = slices.DeleteFunc(r.Verbs, func(v string) bool {
+			for _, res := range r.Resources {
+				if slices.Contains(missing, res+"/"+v) {
+					removed++
+					return true
+				}
+			}
+			return false
+		})
+		if len(r.Verbs) > 0 {
+			out = append(out, r)
+		}
+	}
+	if removed != len(missing) {
+		t.Fatalf("the rendered Role does not grant all of %v: %v", missing, rules)
+	}
+	return out
+}
+
+// A pickerScenario is a namespace with the objects rendered for it, one
+// change made: model a's InferencePool, its picker's ServiceAccount, Role
+// and RoleBinding created.
 type pickerScenario struct {
 	ns    string
+	r     *rendered
 	token string
 }
 
 var inferencePools = schema.GroupVersionResource{Group: "inference.networking.k8s.io", Version: "v1", Resource: "inferencepools"}
 
-func newPickerScenario(ctx context.Context, t *testing.T, ns string, selector map[string]string, rules []rbacv1.PolicyRule) *pickerScenario {
+// newPickerScenario renders the stack for ns (engines on vllmImage),
+// changes what change changes (nil: nothing), and creates the pool and the
+// picker's identity and RBAC.
+func newPickerScenario(ctx context.Context, t *testing.T, ns, vllmImage string, change func(*rendered)) *pickerScenario {
 	t.Helper()
 	namespace(t, ns)
-	d, _ := client(t, cp.Config())
-	matchLabels := map[string]any{}
-	for k, v := range selector {
-		matchLabels[k] = v
+	r := renderStack(t, ns, vllmImage)
+	if change != nil {
+		change(r)
 	}
-	pool := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "inference.networking.k8s.io/v1",
-		"kind":       "InferencePool",
-		"metadata":   map[string]any{"name": "pool", "namespace": ns},
-		"spec": map[string]any{
-			"selector":    map[string]any{"matchLabels": matchLabels},
-			"targetPorts": []any{map[string]any{"number": int64(engineTargetPort)}},
-			"endpointPickerRef": map[string]any{
-				"name": "epp", "port": map[string]any{"number": int64(9002)},
-			},
-		},
-	}}
-	if _, err := d.Resource(inferencePools).Namespace(ns).Create(ctx, pool, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+	d, _ := client(t, cp.Config())
+	if _, err := d.Resource(inferencePools).Namespace(ns).Create(ctx, r.pool, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
 		t.Fatalf("InferencePool: %v", err)
 	}
-	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "epp"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, r.sa, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatalf("ServiceAccount: %v", err)
 	}
-	if _, err := kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "epp"}, Rules: rules}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	if _, err := kube.RbacV1().Roles(ns).Create(ctx, r.role, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatalf("Role: %v", err)
 	}
-	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "epp"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "epp"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "epp"}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, r.binding, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatalf("RoleBinding: %v", err)
 	}
-	tr, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "epp", &authnv1.TokenRequest{
+	tr, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, r.sa.Name, &authnv1.TokenRequest{
 		Spec: authnv1.TokenRequestSpec{Audiences: []string{cluster.ServiceAccountIssuer}, ExpirationSeconds: ptr.To[int64](3600)},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("TokenRequest: %v", err)
 	}
-	return &pickerScenario{ns: ns, token: tr.Status.Token}
+	return &pickerScenario{ns: ns, r: r, token: tr.Status.Token}
 }
 
-// pods creates a Running, Ready pod per engine (name → engine), labelled as
-// the stack labels an engine's pods, with the engine's IP as its pod IP.
-func (s *pickerScenario) pods(t *testing.T, engines map[string]*fakeEngine) {
+// pods creates a Running, Ready pod per engine (name → engine) of the
+// model, labelled exactly as the rendered engine Deployment labels its
+// pods, with the engine's IP as its pod IP.
+func (s *pickerScenario) pods(t *testing.T, model string, engines map[string]*fakeEngine) {
 	t.Helper()
 	ctx := context.Background()
+	tmpl := s.r.engines[model]
+	c := tmpl.Spec.Containers[0]
 	for name, e := range engines {
 		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-				"app.kubernetes.io/instance":  "s",
-				"app.kubernetes.io/component": "serving-engine",
-				"model":                       strings.TrimRight(name, "0123456789"),
-			}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(tmpl.Labels)},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{
-				Name: "vllm", Image: "vllm/vllm-openai:v0.10.0",
+				Name: c.Name, Image: c.Image,
 				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: engineTargetPort}},
 			}}},
-		}
-		if strings.HasPrefix(name, "old") {
-			pod.Labels["model"] = "a"
 		}
 		created, err := kube.CoreV1().Pods(s.ns).Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
@@ -471,7 +633,7 @@ func (s *pickerScenario) pods(t *testing.T, engines map[string]*fakeEngine) {
 				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
 			},
 			ContainerStatuses: []corev1.ContainerStatus{{
-				Name: "vllm", Image: "vllm/vllm-openai:v0.10.0", Ready: true, Started: ptr.To(true),
+				Name: c.Name, Image: c.Image, Ready: true, Started: ptr.To(true),
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
 			}},
 		}
@@ -481,45 +643,19 @@ func (s *pickerScenario) pods(t *testing.T, engines map[string]*fakeEngine) {
 	}
 }
 
-// eppConfig is the GAIE v1.5.0 chart's default-plugins.yaml with the vLLM
-// defaults (config/charts/epplib/templates/_config.yaml), the same as the
-// picker's built-in default.
-const eppConfig = `apiVersion: inference.networking.x-k8s.io/v1alpha1
-kind: EndpointPickerConfig
-plugins:
-- type: queue-scorer
-- type: kv-cache-utilization-scorer
-- type: prefix-cache-scorer
-- type: metrics-data-source
-  parameters:
-    scheme: "http"
-    path: "/metrics"
-    insecureSkipVerify: true
-- type: core-metrics-extractor
-schedulingProfiles:
-- name: default
-  plugins:
-  - pluginRef: queue-scorer
-    weight: 2
-  - pluginRef: kv-cache-utilization-scorer
-    weight: 2
-  - pluginRef: prefix-cache-scorer
-    weight: 3
-dataLayer:
-  sources:
-  - pluginRef: metrics-data-source
-    extractors:
-    - pluginRef: core-metrics-extractor
-`
-
 // A picker is a running endpoint picker.
 type picker struct {
 	p                         *proc.Process
 	grpcPort, health, metrics int
+	healthService             string // the rendered readiness probe's
 }
 
-// start runs the picker for the scenario's pool as its ServiceAccount, its
-// listeners on free ports of this namespace's loopback.
+// start runs the picker as its pod would: the rendered container's
+// arguments and environment, the rendered configuration, as the rendered
+// ServiceAccount. Only what this machine needs differs: the configuration's
+// path (a file, not the ConfigMap's mount) and the ports (free ones of this
+// namespace's loopback, since the scenarios' pickers share it); the
+// environment's field references resolve to this namespace and a pod name.
 func (s *pickerScenario) start(t *testing.T) *picker {
 	t.Helper()
 	dir := t.TempDir()
@@ -527,23 +663,53 @@ func (s *pickerScenario) start(t *testing.T) *picker {
 	if err := os.WriteFile(kubeconfig, cp.Kubeconfig(s.token), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	config := filepath.Join(dir, "plugins.yaml")
-	if err := os.WriteFile(config, []byte(eppConfig), 0o644); err != nil {
+	config := filepath.Join(dir, inferencepool.ConfigKey)
+	if err := os.WriteFile(config, []byte(s.r.config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ports := freePorts(t, 3)
 	pk := &picker{grpcPort: ports[0], health: ports[1], metrics: ports[2]}
-	args := []string{
-		"--pool-name=pool", "--pool-namespace=" + s.ns,
-		"--grpc-port=" + strconv.Itoa(pk.grpcPort),
-		"--grpc-health-port=" + strconv.Itoa(pk.health),
-		"--metrics-port=" + strconv.Itoa(pk.metrics),
-		"--secure-serving=false", "--metrics-endpoint-auth=false",
-		"--enable-pprof=false", "--tracing=false",
-		"--config-file=" + config, "-v=3",
+	if pr := s.r.picker.ReadinessProbe; pr != nil && pr.GRPC != nil {
+		pk.healthService = ptr.Deref(pr.GRPC.Service, "")
 	}
-	p, err := proc.Start("epp-"+s.ns, eppBinary(), filepath.Join(dir, "epp.log"), dir, args,
-		[]string{"KUBECONFIG=" + kubeconfig, "HOME=" + dir, "PATH=/usr/bin:/bin"})
+	replace := map[string]string{
+		"--config-file":      config,
+		"--grpc-port":        strconv.Itoa(pk.grpcPort),
+		"--grpc-health-port": strconv.Itoa(pk.health),
+		"--metrics-port":     strconv.Itoa(pk.metrics),
+	}
+	var args []string
+	for _, a := range s.r.picker.Args {
+		name, _, ok := strings.Cut(a, "=")
+		if !ok {
+			t.Fatalf("rendered picker argument %q is not --flag=value", a)
+		}
+		if v, ok := replace[name]; ok {
+			a = name + "=" + v
+			delete(replace, name)
+		}
+		args = append(args, a)
+	}
+	if len(replace) > 0 {
+		t.Fatalf("the rendered picker arguments %v lack %v", s.r.picker.Args, slices.Collect(maps.Keys(replace)))
+	}
+	env := []string{"KUBECONFIG=" + kubeconfig, "HOME=" + dir, "PATH=/usr/bin:/bin"}
+	for _, e := range s.r.picker.Env {
+		v := e.Value
+		if f := e.ValueFrom; f != nil {
+			switch {
+			case f.FieldRef != nil && f.FieldRef.FieldPath == "metadata.namespace":
+				v = s.ns
+			case f.FieldRef != nil && f.FieldRef.FieldPath == "metadata.name":
+				v = s.r.sa.Name + "-0"
+			default:
+				t.Fatalf("the picker's environment variable %s comes from %v, which the test does not resolve", e.Name, f)
+			}
+		}
+		env = append(env, e.Name+"="+v)
+	}
+	t.Logf("epp %s", strings.Join(args, " "))
+	p, err := proc.Start("epp-"+s.ns, eppBinary(), filepath.Join(dir, "epp.log"), dir, args, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,8 +744,9 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-// waitServing waits until the picker's gRPC health service says SERVING (it
-// does once it has the pool).
+// waitServing waits until the picker's gRPC health service (plaintext, as
+// the rendered probes call it) says SERVING for the probes' service name
+// (it does once it has the pool).
 func (pk *picker) waitServing(t *testing.T) {
 	t.Helper()
 	conn, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(pk.health), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -594,8 +761,19 @@ func (pk *picker) waitServing(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		r, err := h.Check(ctx, &healthpb.HealthCheckRequest{})
-		return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING, nil
+		r, err := h.Check(ctx, &healthpb.HealthCheckRequest{Service: pk.healthService})
+		if err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			return false, nil
+		}
+		// SERVING does not mean the ext-proc server listens: with TLS it
+		// starts once it has made its certificate, a second or two after
+		// the health server (observed with GAIE v1.5.0).
+		c, err := (&tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}}).DialContext(ctx, "tcp", "127.0.0.1:"+strconv.Itoa(pk.grpcPort)) //nolint:gosec // the picker's self-signed certificate
+		if err != nil {
+			return false, nil
+		}
+		c.Close()
+		return true, nil
 	})
 	if err != nil {
 		t.Fatalf("the picker is not serving: %v", err)
@@ -632,7 +810,11 @@ func (pk *picker) routeBody(t *testing.T, body string) routed {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(pk.grpcPort), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// The rendered picker serves ext-proc over TLS (--secure-serving's
+	// default) with a certificate it makes itself: the gateway does not
+	// verify it, nor does the test.
+	conn, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(pk.grpcPort),
+		grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{InsecureSkipVerify: true}))) //nolint:gosec // the picker's self-signed certificate
 	if err != nil {
 		t.Fatal(err)
 	}
