@@ -19,6 +19,9 @@ type Parts struct {
 	// Pools are the models' InferencePools and pickers when the stack
 	// routes through the inference extension; then Router is zero.
 	Pools []PoolPart
+	// RoutingMove says that the stack switches routing layers and the old
+	// one serves until the new one is ready; "" when it does not.
+	RoutingMove string
 }
 
 // A PoolPart is one model's InferencePool and its endpoint picker.
@@ -61,7 +64,7 @@ type RouterPart struct {
 
 // Parts lists what the stack composes that has a state to observe.
 func (s *Stack) Parts() Parts {
-	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines)), Moves: s.moves}
+	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines)), Moves: s.moves, RoutingMove: s.layerMove}
 	for _, e := range s.engines {
 		ep := EnginePart{
 			Model: e.model.Name, ServedModelName: e.served, Role: e.role,

@@ -29,6 +29,9 @@ type Stack struct {
 	// keptRouterType the routing logic of a router kept as observed.
 	moves          []Move
 	keptRouterType string
+	// layerMove says how the stack moves between routing layers, "" when
+	// it does not (routingMove).
+	layerMove string
 	// observed is what Crossplane observed of the composed objects (set
 	// by Compose).
 	observed Observed
@@ -83,7 +86,9 @@ func (s *Stack) Compose(observed Observed) ([]Object, error) {
 		// The router keeps the logic it runs, as observed.
 		objs = slices.DeleteFunc(objs, func(o Object) bool { return o.Key == routerKey })
 	}
-	return append(objs, keep...), nil
+	var keepLayer []Object
+	keepLayer, s.layerMove = routingMove(s, observed, desired)
+	return slices.Concat(objs, keep, keepLayer), nil
 }
 
 // Moves are the models whose change of topology is in progress, as the last

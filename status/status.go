@@ -255,6 +255,7 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 
 	if len(parts.Pools) > 0 {
 		st.Router = routingProgress(parts.Pools, observed)
+		st.Router.moving(parts.RoutingMove)
 		return st
 	}
 	r := parts.Router
@@ -273,7 +274,16 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 		routerReplicas = ds.Replicas
 	}
 	st.Router = Router{RouterStatus: routerStatus(r.RouterType, routerReplicas, ds.ReadyReplicas), Progress: p}
+	st.Router.moving(parts.RoutingMove)
 	return st
+}
+
+// moving says, of a routing layer not ready yet while the stack switches
+// to it, that the old one serves meanwhile.
+func (r *Router) moving(note string) {
+	if note != "" && !r.Ready {
+		r.Message = text.Clip(note+"; "+r.Message, maxMessageLength)
+	}
 }
 
 func routerStatus(routerType string, replicas, ready int32) v1alpha1.RouterStatus {
