@@ -75,7 +75,19 @@ LWS_CRD="$(cd tools/lws &&
 	go mod download sigs.k8s.io/lws &&
 	go list -mod=readonly -m -f '{{.Dir}}' sigs.k8s.io/lws)/config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"
 [[ -f "${LWS_CRD}" ]] || { echo "e2e-crossplane: no LeaderWorkerSet CRD at ${LWS_CRD}" >&2; exit 1; }
-export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG LWS_MANAGER LWS_CRD
+# The HTTPRoute and InferencePool CRDs, for stacks on the inference
+# extension: the files e2e/upstream_test.go installs, from the module
+# versions e2e/crds pins (Gateway API v1.6.3's standard channel, the
+# Gateway API Inference Extension v1.5.0).
+moddir() {
+	(cd e2e/crds && go mod download "$1" && go list -mod=readonly -m -f '{{.Dir}}' "$1")
+}
+HTTPROUTE_CRD="$(moddir sigs.k8s.io/gateway-api)/config/crd/standard/gateway.networking.k8s.io_httproutes.yaml"
+INFERENCEPOOL_CRD="$(moddir sigs.k8s.io/gateway-api-inference-extension)/config/crd/bases/inference.networking.k8s.io_inferencepools.yaml"
+for f in "${HTTPROUTE_CRD}" "${INFERENCEPOOL_CRD}"; do
+	[[ -f "${f}" ]] || { echo "e2e-crossplane: no CRD at ${f}" >&2; exit 1; }
+done
+export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG LWS_MANAGER LWS_CRD HTTPROUTE_CRD INFERENCEPOOL_CRD
 built=${SECONDS}
 
 E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/vllm-stack-e2e-crossplane.XXXXXX")"

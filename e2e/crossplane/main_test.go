@@ -74,7 +74,7 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	vars := map[string]string{}
-	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG", "LWS_MANAGER", "LWS_CRD"} {
+	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG", "LWS_MANAGER", "LWS_CRD", "HTTPROUTE_CRD", "INFERENCEPOOL_CRD"} {
 		val, err := env(v)
 		if err != nil {
 			logf("%v", err)
@@ -262,6 +262,13 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 		return fmt.Errorf("cannot start LeaderWorkerSet: %w", err)
 	}
 	logf("LeaderWorkerSet's manager is ready")
+	// The Gateway API Inference Extension, for stacks on it: the HTTPRoute
+	// and InferencePool CRDs (no gateway controller runs).
+	for _, v := range []string{"HTTPROUTE_CRD", "INFERENCEPOOL_CRD"} {
+		if err := admin.InstallCRD(ctx, vars[v]); err != nil {
+			return fmt.Errorf("cannot install %s: %w", vars[v], err)
+		}
+	}
 	var fnArgs []string
 	if !quiet() {
 		fnArgs = append(fnArgs, "--debug")
