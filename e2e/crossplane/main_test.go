@@ -45,6 +45,7 @@ var (
 	cp    *cluster.Cluster
 	node  *kubelet.Kubelet
 	prov  *xp.Provisioner
+	gw    *xp.Gateway
 	reg   *xp.Registry
 	xpc   *xp.Crossplane
 	fn    *xp.Function
@@ -103,6 +104,9 @@ func runMain(m *testing.M) (code int) {
 		}
 		if prov != nil {
 			prov.Stop()
+		}
+		if gw != nil {
+			gw.Stop()
 		}
 		if node != nil {
 			node.Stop()
@@ -263,12 +267,14 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 	}
 	logf("LeaderWorkerSet's manager is ready")
 	// The Gateway API Inference Extension, for stacks on it: the HTTPRoute
-	// and InferencePool CRDs (no gateway controller runs).
+	// and InferencePool CRDs (no gateway controller: the Gateway stand-in
+	// plays its part in the namespaces a test names).
 	for _, v := range []string{"HTTPROUTE_CRD", "INFERENCEPOOL_CRD"} {
 		if err := admin.InstallCRD(ctx, vars[v]); err != nil {
 			return fmt.Errorf("cannot install %s: %w", vars[v], err)
 		}
 	}
+	gw = xp.StartGateway(ctx, admin, logf)
 	var fnArgs []string
 	if !quiet() {
 		fnArgs = append(fnArgs, "--debug")
