@@ -60,6 +60,9 @@ func testExamples(t *testing.T) {
 			if base == "multi-node" {
 				checkGroup(t, s)
 			}
+			if base == "inference-extension" {
+				checkExtension(t, s)
+			}
 		})
 	}
 }
@@ -69,10 +72,17 @@ func testExamples(t *testing.T) {
 // apiKeySecret (key token unless it says another), the claim of
 // storage.existingClaimName (100Gi, ReadWriteMany), and, cluster-wide, the
 // StorageClasses (served by the e2e provisioner, binding at once),
-// PriorityClasses and RuntimeClasses it names.
+// PriorityClasses and RuntimeClasses it names; for a stack on the inference
+// extension, the Gateway of its parentRefs, which the Gateway stand-in plays
+// for the namespace (accepting the pools its routes reference) until the
+// test ends.
 func provide(t *testing.T, obj *unstructured.Unstructured) {
 	t.Helper()
 	ns := obj.GetNamespace()
+	if x, ok, _ := unstructured.NestedMap(obj.Object, "spec", "inferenceExtension"); ok && x["enabled"] != false {
+		gw.Serve(ns, xp.GatewayAccepts)
+		t.Cleanup(func() { gw.Forget(ns) })
+	}
 	var objs []*unstructured.Unstructured
 	walk(obj.Object["spec"], func(key string, v any) {
 		name, _ := v.(string)
