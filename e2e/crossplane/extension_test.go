@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -167,4 +169,97 @@ func checkExtension(t *testing.T, s *testStack) {
 func unstructuredField(u *unstructured.Unstructured, path ...string) any {
 	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
 	return v
+}
+
+// testNotAccepted: a stack on the inference extension whose Gateway does
+// not accept its pool is not Ready, and says why: one model of
+// example/stacks/inference-extension.yaml, its engines and picker running,
+// first with no Gateway taking up its route (the pool's status names no
+// parent), then with a Gateway that accepts the pool but cannot resolve its
+// endpoint picker (ResolvedRefs False, InvalidExtensionRef). Each time,
+// within a few TTLs and then for three, RouterReady is False with reason
+// NotAccepted and a message naming the pool (and the Gateway and condition),
+// Ready is False, EnginesReady True. Accepted at last, the stack is Ready,
+// while a pool of the namespace that no route references stays without
+// parents: the Gateway stand-in accepts only what a route names.
+func testNotAccepted(t *testing.T) {
+	obj := readObject(t, "../../example/stacks/inference-extension.yaml")
+	obj.SetNamespace(namespace(t, "gateway-not-accepted"))
+	spec := obj.Object["spec"].(map[string]any)
+	models := spec["models"].([]any)
+	spec["models"] = []any{models[len(models)-1]} // qwen: no model cache
+	provide(t, obj)
+	gw.Serve(obj.GetNamespace(), xp.GatewayIgnores)
+	s := applyStack(t, obj, false)
+	model := s.expect().models[0].name
+	pool := s.name() + "-" + model + "-pool"
+	gateway := s.gatewayParents()[0]["name"].(string)
+
+	notAccepted := func(parts ...string) func() (bool, string) {
+		return func() (bool, string) {
+			xr := s.xr(t)
+			if xr == nil {
+				return false, "no XR"
+			}
+			var bad []string
+			c := condition(xr, "RouterReady")
+			if c.Status != "False" || c.Reason != "NotAccepted" || !strings.Contains(c.Message, "InferencePool "+pool+" ") {
+				bad = append(bad, fmt.Sprintf("RouterReady %s %s: %q, want False NotAccepted naming InferencePool %s", c.Status, c.Reason, c.Message, pool))
+			}
+			for _, p := range parts {
+				if !strings.Contains(c.Message, p) {
+					bad = append(bad, fmt.Sprintf("RouterReady's message %q lacks %q", c.Message, p))
+				}
+			}
+			if c := condition(xr, "Ready"); c.Status != "False" {
+				bad = append(bad, "Ready "+c.Status)
+			}
+			for _, typ := range []string{"Synced", "EnginesReady"} {
+				if c := condition(xr, typ); c.Status != "True" {
+					bad = append(bad, fmt.Sprintf("%s %s %s: %s", typ, c.Status, c.Reason, c.Message))
+				}
+			}
+			// The picker runs: only the pool's acceptance is missing.
+			if d := get(t, deploymentGVR, s.ns(), s.name()+"-"+model+"-epp"); d == nil || deploymentCondition(d, "Available") != "True" {
+				bad = append(bad, "picker Deployment not Available")
+			}
+			return len(bad) == 0, strings.Join(bad, "; ")
+		}
+	}
+	step := func(what string, check func() (bool, string)) {
+		t.Helper()
+		start := time.Now()
+		eventually(t, 4*time.Minute, s.String()+" "+what, check)
+		stable(t, 3*e2eTTL, 6*e2eTTL, s.String()+" "+what, check)
+		t.Logf("%s %s (%s); RouterReady: %s", s, what, time.Since(start).Round(100*time.Millisecond), condition(s.xr(t), "RouterReady").Message)
+	}
+
+	step("not Ready: no Gateway took up its route", notAccepted("no Gateway has accepted InferencePool "+pool+" yet"))
+
+	gw.Serve(s.ns(), xp.GatewayUnresolved)
+	step("not Ready: its Gateway cannot resolve the picker", notAccepted(
+		"InferencePool "+pool+" is not accepted", "Gateway "+gateway+": ResolvedRefs False: InvalidExtensionRef"))
+
+	// A pool no route references, next to the stack's, with the same
+	// picker: the Gateway must leave it alone.
+	stray := object("inference.networking.k8s.io/v1", "InferencePool", s.ns(), "stray-pool", map[string]any{"spec": map[string]any{
+		"selector":          map[string]any{"matchLabels": map[string]any{labelInstance: s.name()}},
+		"targetPorts":       []any{map[string]any{"number": int64(8000)}},
+		"endpointPickerRef": map[string]any{"name": s.name() + "-" + model + "-epp", "port": map[string]any{"number": int64(9002)}},
+	}})
+	apply(t, stray)
+	t.Cleanup(func() { deleteAndWait(t, stray, time.Minute) })
+
+	gw.Serve(s.ns(), xp.GatewayAccepts)
+	start := time.Now()
+	s.waitReady(t, s.expect(), 3*time.Minute)
+	t.Logf("%s Ready %s after its Gateway accepted the pool", s, time.Since(start).Round(100*time.Millisecond))
+	if ok, seen := s.poolAcceptance(get(t, xp.InferencePoolGVR, s.ns(), pool)); !ok {
+		t.Error(seen)
+	}
+	if u := get(t, xp.InferencePoolGVR, s.ns(), "stray-pool"); u == nil {
+		t.Error("InferencePool stray-pool is gone")
+	} else if parents, _, _ := unstructured.NestedSlice(u.Object, "status", "parents"); len(parents) != 0 {
+		t.Errorf("InferencePool stray-pool, which no route references, has status.parents %v", parents)
+	}
 }

@@ -135,6 +135,7 @@ func TestStacks(t *testing.T) {
 		t.Run("MissingCRD", func(t *testing.T) { t.Parallel(); testMissingCRD(t) })
 		t.Run("RBAC", func(t *testing.T) { t.Parallel(); testRBAC(t) })
 		t.Run("HPA", func(t *testing.T) { t.Parallel(); testHPA(t) })
+		t.Run("NotAccepted", func(t *testing.T) { t.Parallel(); testNotAccepted(t) })
 	})
 	t.Run("FunctionDown", func(t *testing.T) { testFunctionDown(t, down) })
 }
