@@ -16,7 +16,9 @@
 #      happen on this machine's network) and a private mount namespace (the
 #      tests bind-mount their own /etc/hosts and /etc/resolv.conf there). The
 #      tests start etcd, kube-apiserver, kube-controller-manager,
-#      kube-scheduler, a kubelet stand-in, an OCI registry, Crossplane core,
+#      kube-scheduler, a kubelet stand-in, a Gateway stand-in (in process;
+#      the HTTPRoute and InferencePool CRDs come from the modules e2e/crds
+#      pins), an OCI registry, Crossplane core,
 #      its RBAC manager and the function, all on 127.0.0.1, and stop them;
 #   4. fails if any of those processes is left running (and ends it): any
 #      process still in the tests' network namespace, so only this run's.
