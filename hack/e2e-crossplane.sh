@@ -16,7 +16,9 @@
 #      happen on this machine's network) and a private mount namespace (the
 #      tests bind-mount their own /etc/hosts and /etc/resolv.conf there). The
 #      tests start etcd, kube-apiserver, kube-controller-manager,
-#      kube-scheduler, a kubelet stand-in, an OCI registry, Crossplane core,
+#      kube-scheduler, a kubelet stand-in, a Gateway stand-in (in process;
+#      the HTTPRoute and InferencePool CRDs come from the modules e2e/crds
+#      pins), an OCI registry, Crossplane core,
 #      its RBAC manager and the function, all on 127.0.0.1, and stop them;
 #   4. fails if any of those processes is left running (and ends it): any
 #      process still in the tests' network namespace, so only this run's.
@@ -75,7 +77,19 @@ LWS_CRD="$(cd tools/lws &&
 	go mod download sigs.k8s.io/lws &&
 	go list -mod=readonly -m -f '{{.Dir}}' sigs.k8s.io/lws)/config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"
 [[ -f "${LWS_CRD}" ]] || { echo "e2e-crossplane: no LeaderWorkerSet CRD at ${LWS_CRD}" >&2; exit 1; }
-export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG LWS_MANAGER LWS_CRD
+# The HTTPRoute and InferencePool CRDs, for stacks on the inference
+# extension: the files e2e/upstream_test.go installs, from the module
+# versions e2e/crds pins (Gateway API v1.6.3's standard channel, the
+# Gateway API Inference Extension v1.5.0).
+moddir() {
+	(cd e2e/crds && go mod download "$1" && go list -mod=readonly -m -f '{{.Dir}}' "$1")
+}
+HTTPROUTE_CRD="$(moddir sigs.k8s.io/gateway-api)/config/crd/standard/gateway.networking.k8s.io_httproutes.yaml"
+INFERENCEPOOL_CRD="$(moddir sigs.k8s.io/gateway-api-inference-extension)/config/crd/bases/inference.networking.k8s.io_inferencepools.yaml"
+for f in "${HTTPROUTE_CRD}" "${INFERENCEPOOL_CRD}"; do
+	[[ -f "${f}" ]] || { echo "e2e-crossplane: no CRD at ${f}" >&2; exit 1; }
+done
+export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG LWS_MANAGER LWS_CRD HTTPROUTE_CRD INFERENCEPOOL_CRD
 built=${SECONDS}
 
 E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/vllm-stack-e2e-crossplane.XXXXXX")"

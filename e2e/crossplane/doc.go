@@ -5,19 +5,21 @@
 // call the function binary it carries over mTLS at the endpoint of its
 // FunctionRevision, and compose ProductionStacks on a control plane with a
 // scheduler, a kubelet stand-in (one node with 64 GPUs), a volume
-// provisioner stand-in (xp.Provisioner) and LeaderWorkerSet's manager with
-// its webhooks (xp.StartLWS), for multi-node stacks.
+// provisioner stand-in (xp.Provisioner), LeaderWorkerSet's manager with
+// its webhooks (xp.StartLWS), for multi-node stacks, and the HTTPRoute and
+// InferencePool CRDs with a Gateway stand-in (xp.Gateway) that accepts the
+// pools of stacks on the inference extension.
 //
 // TestStacks (the namespaced XRD) and TestClaims (the legacy XRD's claims)
 // run the scenarios, each in a namespace of its own and waiting for states
 // that hold for a few TTLs: every example stack Ready with the status its
 // pods give; pod-level reasons (Unschedulable, ImagePullError, Starting) on
-// the XR and the claim; a refused stack (objects untouched, conditions
-// Refused, Warning events) and its recovery; a missing optional CRD; no
-// RBAC refusal over a stack's life; an HPA-owned replica count; multiNode
-// turned on with the Deployment serving until the LeaderWorkerSet is
-// ready; the function down for a minute; and, for every stack, its deletion removing
-// everything it composed. TestBench (only with E2E_BENCH, `make
+// the XR and the claim; a pool its Gateway does not accept; a refused
+// stack (objects untouched, conditions Refused, Warning events) and its
+// recovery; a missing optional CRD; no RBAC refusal over a stack's life; an
+// HPA-owned replica count; multiNode turned on with the Deployment serving
+// until the LeaderWorkerSet is ready; the function down for a minute; and,
+// for every stack, its deletion removing everything it composed. TestBench (only with E2E_BENCH, `make
 // bench-crossplane`) measures N stacks applied at once.
 //
 // The tests (files with the build tag e2e_crossplane; this file has none, so

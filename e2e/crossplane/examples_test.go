@@ -39,9 +39,11 @@ func exampleFiles(t *testing.T) []string {
 // every composed object exists, its Deployments are Available and its
 // claims Bound, all at once for two TTLs. The seed is also checked for the
 // eight objects README lists and for Crossplane calling the function again.
-// Together they run 46 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
+// Together they run 49 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
 // production.yaml 2x4, disaggregated.yaml 1 + 2x2, disaggregated-lmcache.yaml
-// 1 + 1, multi-node.yaml 2x8, ...) on the node's 64.
+// 1 + 1, multi-node.yaml 2x8, inference-extension.yaml 2 + 1, ...) on the
+// node's 64. A stack on the inference extension is also checked for its
+// pools, pickers and their RBAC (checkExtension).
 func testExamples(t *testing.T) {
 	for _, f := range exampleFiles(t) {
 		base := strings.TrimSuffix(filepath.Base(f), ".yaml")
@@ -60,6 +62,9 @@ func testExamples(t *testing.T) {
 			if base == "multi-node" {
 				checkGroup(t, s)
 			}
+			if base == "inference-extension" {
+				checkExtension(t, s)
+			}
 		})
 	}
 }
@@ -69,10 +74,17 @@ func testExamples(t *testing.T) {
 // apiKeySecret (key token unless it says another), the claim of
 // storage.existingClaimName (100Gi, ReadWriteMany), and, cluster-wide, the
 // StorageClasses (served by the e2e provisioner, binding at once),
-// PriorityClasses and RuntimeClasses it names.
+// PriorityClasses and RuntimeClasses it names; for a stack on the inference
+// extension, the Gateway of its parentRefs, which the Gateway stand-in plays
+// for the namespace (accepting the pools its routes reference) until the
+// test ends.
 func provide(t *testing.T, obj *unstructured.Unstructured) {
 	t.Helper()
 	ns := obj.GetNamespace()
+	if x, ok, _ := unstructured.NestedMap(obj.Object, "spec", "inferenceExtension"); ok && x["enabled"] != false {
+		gw.Serve(ns, xp.GatewayAccepts)
+		t.Cleanup(func() { gw.Forget(ns) })
+	}
 	var objs []*unstructured.Unstructured
 	walk(obj.Object["spec"], func(key string, v any) {
 		name, _ := v.(string)

@@ -45,6 +45,7 @@ var (
 	cp    *cluster.Cluster
 	node  *kubelet.Kubelet
 	prov  *xp.Provisioner
+	gw    *xp.Gateway
 	reg   *xp.Registry
 	xpc   *xp.Crossplane
 	fn    *xp.Function
@@ -74,7 +75,7 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	vars := map[string]string{}
-	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG", "LWS_MANAGER", "LWS_CRD"} {
+	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG", "LWS_MANAGER", "LWS_CRD", "HTTPROUTE_CRD", "INFERENCEPOOL_CRD"} {
 		val, err := env(v)
 		if err != nil {
 			logf("%v", err)
@@ -103,6 +104,9 @@ func runMain(m *testing.M) (code int) {
 		}
 		if prov != nil {
 			prov.Stop()
+		}
+		if gw != nil {
+			gw.Stop()
 		}
 		if node != nil {
 			node.Stop()
@@ -262,6 +266,15 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 		return fmt.Errorf("cannot start LeaderWorkerSet: %w", err)
 	}
 	logf("LeaderWorkerSet's manager is ready")
+	// The Gateway API Inference Extension, for stacks on it: the HTTPRoute
+	// and InferencePool CRDs (no gateway controller: the Gateway stand-in
+	// plays its part in the namespaces a test names).
+	for _, v := range []string{"HTTPROUTE_CRD", "INFERENCEPOOL_CRD"} {
+		if err := admin.InstallCRD(ctx, vars[v]); err != nil {
+			return fmt.Errorf("cannot install %s: %w", vars[v], err)
+		}
+	}
+	gw = xp.StartGateway(ctx, admin, logf)
 	var fnArgs []string
 	if !quiet() {
 		fnArgs = append(fnArgs, "--debug")

@@ -136,6 +136,7 @@ func TestStacks(t *testing.T) {
 		t.Run("RBAC", func(t *testing.T) { t.Parallel(); testRBAC(t) })
 		t.Run("HPA", func(t *testing.T) { t.Parallel(); testHPA(t) })
 		t.Run("MultiNodeOn", func(t *testing.T) { t.Parallel(); testMultiNodeOn(t) })
+		t.Run("NotAccepted", func(t *testing.T) { t.Parallel(); testNotAccepted(t) })
 	})
 	t.Run("FunctionDown", func(t *testing.T) { testFunctionDown(t, down) })
 }

@@ -246,9 +246,23 @@ func condition(u *unstructured.Unstructured, typ string) cond {
 
 // An expectation is what a Ready stack shows, from its manifest.
 type expectation struct {
-	models   []expectedModel
+	models []expectedModel
+	// router is the router's replicas, or on the inference extension the
+	// endpoint pickers' of every model together.
 	router   int64
 	endpoint string
+	// extension: the stack routes through the inference extension
+	// (status.router.routerType inference-extension, the pickers' pods
+	// instead of the router's, RouterReady saying every pool is accepted).
+	extension bool
+}
+
+// routerComponent is the component label of the pods status.router counts.
+func (e expectation) routerComponent() string {
+	if e.extension {
+		return "endpoint-picker"
+	}
+	return "router"
 }
 
 type expectedModel struct {
@@ -292,6 +306,32 @@ func (s *testStack) expect() expectation {
 		m, _ := spec["model"].(map[string]any)
 		name, _ := m["name"].(string)
 		add(name, top, topDisagg)
+	}
+	if x, ok := spec["inferenceExtension"].(map[string]any); ok && x["enabled"] != false {
+		// Per model a pool and its pickers (picker.replicas each); the
+		// endpoint names the first parent Gateway and each model's path
+		// (/<model>/v1 with several models, /v1 with one).
+		e.extension = true
+		p, _ := x["picker"].(map[string]any)
+		e.router = num(p["replicas"], 1) * int64(len(e.models))
+		gw := ""
+		if refs, _ := x["parentRefs"].([]any); len(refs) > 0 {
+			r, _ := refs[0].(map[string]any)
+			ns, _ := r["namespace"].(string)
+			if ns == "" {
+				ns = s.ns()
+			}
+			gw = fmt.Sprintf("%s/%v", ns, r["name"])
+		}
+		paths := []string{"/v1"}
+		if len(e.models) > 1 {
+			paths = nil
+			for _, m := range e.models {
+				paths = append(paths, "/"+m.name+"/v1")
+			}
+		}
+		e.endpoint = "gateway " + gw + " " + strings.Join(paths, ", ")
+		return e
 	}
 	rc, _ := spec["routerConfig"].(map[string]any)
 	e.router = num(rc["replicas"], 1)
@@ -381,14 +421,23 @@ func (s *testStack) readyState(t *testing.T, e expectation) (bool, string) {
 			bad = append(bad, fmt.Sprintf("model %s: %d pods, %d ready; want %d", m.label, len(pods), ready, m.replicas))
 		}
 	}
-	pods := s.podsOf(t, "router", "")
+	pods := s.podsOf(t, e.routerComponent(), "")
 	ready := readyPods(pods)
 	r, _, _ := unstructured.NestedMap(xr.Object, "status", "router")
 	if num(r["replicas"], -1) != e.router || num(r["readyReplicas"], -1) != e.router {
 		bad = append(bad, fmt.Sprintf("status.router %v, want %d/%d ready", r, e.router, e.router))
 	}
 	if int64(len(pods)) != e.router || ready != len(pods) {
-		bad = append(bad, fmt.Sprintf("router: %d pods, %d ready; want %d", len(pods), ready, e.router))
+		bad = append(bad, fmt.Sprintf("%s: %d pods, %d ready; want %d", e.routerComponent(), len(pods), ready, e.router))
+	}
+	if e.extension {
+		if r["routerType"] != "inference-extension" {
+			bad = append(bad, fmt.Sprintf("status.router.routerType %v, want inference-extension", r["routerType"]))
+		}
+		want := fmt.Sprintf("%d/%d endpoint picker replicas ready; every model's InferencePool is accepted by its Gateway", e.router, e.router)
+		if c := condition(xr, "RouterReady"); c.Message != want {
+			bad = append(bad, fmt.Sprintf("XR RouterReady message %q, want %q", c.Message, want))
+		}
 	}
 
 	// The composed objects.
@@ -490,10 +539,24 @@ func (s *testStack) checkNoRBACErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb := s.name() + "-deployment-access-binding"
+	// The router's RoleBinding, and every Role and RoleBinding the stack
+	// composed (the endpoint pickers' on the inference extension, whose
+	// Roles grant pods, inferencepools, inferenceobjectives and
+	// inferencemodelrewrites, and leases and events with several pickers).
+	rbac := []string{s.name() + "-deployment-access-binding"}
+	if xr := s.xr(t); xr != nil {
+		for _, r := range s.refs(xr) {
+			if (r.Kind == "Role" || r.Kind == "RoleBinding") && !slices.Contains(rbac, r.Name) {
+				rbac = append(rbac, r.Name)
+			}
+		}
+	}
 	for _, line := range strings.Split(log, "\n") {
 		l := strings.ToLower(line)
-		if strings.Contains(line, rb) && strings.Contains(line, s.ns()) && (strings.Contains(l, "forbidden") || strings.Contains(l, "escalat")) {
+		if !strings.Contains(line, s.ns()) || !(strings.Contains(l, "forbidden") || strings.Contains(l, "escalat")) {
+			continue
+		}
+		if slices.ContainsFunc(rbac, func(name string) bool { return strings.Contains(line, name) }) {
 			t.Errorf("Crossplane's log: %s", line)
 		}
 	}

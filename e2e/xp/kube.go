@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -176,5 +178,36 @@ func poll(ctx context.Context, interval, timeout time.Duration, what string, che
 	if err != nil {
 		return fmt.Errorf("%s: %w (last seen: %s)", what, err, last)
 	}
+	return nil
+}
+
+// InstallCRD applies the CRDs of a YAML file and waits until each is
+// Established.
+func (k *Kube) InstallCRD(ctx context.Context, file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	objs, err := Decode(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if err := k.Apply(ctx, objs...); err != nil {
+		return err
+	}
+	crds := k.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	for _, o := range objs {
+		err := poll(ctx, 250*time.Millisecond, time.Minute, "CRD "+o.GetName()+" Established", func(ctx context.Context) (bool, string, error) {
+			u, err := crds.Get(ctx, o.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return Condition(u, "Established") == "True", Conditions(u), nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	k.Mapper.Reset()
 	return nil
 }
