@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
@@ -56,17 +57,7 @@ func routerIngress(s *Stack, in *v1alpha1.Ingress) *networkingv1.Ingress {
 // routerHTTPRoute attaches the router's Service to Gateways. Gateway API
 // types are CRDs, so the object is built unstructured.
 func routerHTTPRoute(s *Stack, r *v1alpha1.HTTPRoute) *unstructured.Unstructured {
-	parents := make([]any, 0, len(r.ParentRefs))
-	for _, p := range r.ParentRefs {
-		ref := map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": p.Name}
-		if p.Namespace != "" {
-			ref["namespace"] = p.Namespace
-		}
-		if p.SectionName != "" {
-			ref["sectionName"] = p.SectionName
-		}
-		parents = append(parents, ref)
-	}
+	parents := inferencepool.GatewayRefs(gatewayRefs(r.ParentRefs))
 	spec := map[string]any{
 		"parentRefs": parents,
 		"rules": []any{map[string]any{
@@ -82,6 +73,15 @@ func routerHTTPRoute(s *Stack, r *v1alpha1.HTTPRoute) *unstructured.Unstructured
 		spec["hostnames"] = hosts
 	}
 	return crd(s, "gateway.networking.k8s.io/v1", "HTTPRoute", s.names.routerHTTPRoute(), routerLabels(s), spec)
+}
+
+// gatewayRefs are the spec's parentRefs as the builders take them.
+func gatewayRefs(refs []v1alpha1.ParentRef) []inferencepool.ParentRef {
+	out := make([]inferencepool.ParentRef, 0, len(refs))
+	for _, p := range refs {
+		out = append(out, inferencepool.ParentRef{Name: p.Name, Namespace: p.Namespace, SectionName: p.SectionName})
+	}
+	return out
 }
 
 // serviceMonitor scrapes /metrics of the Services of one component: vLLM

@@ -178,9 +178,7 @@ func inferenceRoute(s *Stack) runtime.Object {
 		Hostnames:      x.Hostnames,
 		RequestTimeout: or(x.RequestTimeout, routeTimeout(s)),
 	}
-	for _, p := range x.ParentRefs {
-		r.Parents = append(r.Parents, inferencepool.ParentRef{Name: p.Name, Namespace: p.Namespace, SectionName: p.SectionName})
-	}
+	r.Parents = gatewayRefs(x.ParentRefs)
 	for _, e := range s.engines {
 		rule := inferencepool.Rule{Pool: s.names.inferencePool(e.id)}
 		if len(s.engines) > 1 {

@@ -357,17 +357,7 @@ type Route struct {
 // HTTPRoute builds the route: a rule per pool whose backend is the pool
 // itself (group inference.networking.k8s.io, kind InferencePool).
 func HTTPRoute(r Route) *unstructured.Unstructured {
-	parents := make([]any, 0, len(r.Parents))
-	for _, p := range r.Parents {
-		ref := map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": p.Name}
-		if p.Namespace != "" {
-			ref["namespace"] = p.Namespace
-		}
-		if p.SectionName != "" {
-			ref["sectionName"] = p.SectionName
-		}
-		parents = append(parents, ref)
-	}
+	parents := GatewayRefs(r.Parents)
 	rules := make([]any, 0, len(r.Rules))
 	for _, rule := range r.Rules {
 		prefix := rule.PathPrefix
@@ -397,6 +387,23 @@ func HTTPRoute(r Route) *unstructured.Unstructured {
 		spec["hostnames"] = hosts
 	}
 	return object("gateway.networking.k8s.io/v1", "HTTPRoute", r.Name, r.Namespace, r.Labels, spec)
+}
+
+// GatewayRefs are an HTTPRoute's parentRefs to Gateways, as the Gateway
+// API writes them (the router's HTTPRoute has them too).
+func GatewayRefs(parents []ParentRef) []any {
+	out := make([]any, 0, len(parents))
+	for _, p := range parents {
+		ref := map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": p.Name}
+		if p.Namespace != "" {
+			ref["namespace"] = p.Namespace
+		}
+		if p.SectionName != "" {
+			ref["sectionName"] = p.SectionName
+		}
+		out = append(out, ref)
+	}
+	return out
 }
 
 func meta(name, namespace string, labels map[string]string) metav1.ObjectMeta {
