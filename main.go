@@ -3,13 +3,17 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/crossplane/function-sdk-go"
 
 	"github.com/vllm-project/function-vllm-stack/fn"
+	"github.com/vllm-project/function-vllm-stack/internal/adaptersync"
 )
 
 func main() {
@@ -20,6 +24,13 @@ func main() {
 }
 
 func run(args []string) error {
+	// The same binary runs beside vLLM as the LoRA adapter sync container:
+	// one image, one version (internal/adaptersync).
+	if len(args) > 0 && args[0] == "adapter-sync" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return adaptersync.Command(ctx, args[1:], nil)
+	}
 	fs := flag.NewFlagSet("function-vllm-stack", flag.ContinueOnError)
 	var (
 		debug    = fs.Bool("debug", false, "Emit debug logs in addition to info logs.")
