@@ -194,12 +194,22 @@ func TestEndpointPicker(t *testing.T) {
 	// Scale from zero (issue 32): with flow control on, a request for a
 	// pool with no ready pod is queued (a pool without endpoints is
 	// saturated) rather than refused, until a pod is ready or its TTL.
+	//
+	// The stack's model a scales to zero; its start-up budget, and so the
+	// cold-start time, the picker's request TTL, is 6 s (probes.startup:
+	// 6 probes a second apart) so that the test sees the TTL expire.
 	t.Run("flow control holds a cold start", func(t *testing.T) {
 		t.Parallel()
 		const ttl = 6 * time.Second
-		s := newPickerScenario(ctx, t, "epp-cold", "", func(r *rendered) {
-			r.config += "featureGates:\n- flowControl\nflowControl:\n  defaultRequestTTL: " + ttl.String() + "\n"
+		s := newPickerScenario(ctx, t, "epp-cold", "", nil, func(spec map[string]any) {
+			spec["models"].([]any)[0].(map[string]any)["scaleToZero"] = map[string]any{
+				"maxReplicas": 2, "prometheusAddress": "http://prometheus.monitoring:9090",
+			}
+			spec["probes"] = map[string]any{"startup": map[string]any{"periodSeconds": 1, "failureThreshold": 6}}
 		})
+		if want := "featureGates:\n- flowControl\nflowControl:\n  defaultRequestTTL: 6s\n"; !strings.HasSuffix(s.r.config, want) {
+			t.Fatalf("the picker's configuration for a model that scales to zero does not end with %q:\n%s", want, s.r.config)
+		}
 		p := s.start(t)
 		p.waitServing(t)
 		coldStart(t, s, p, ttl, engines["a1"])
@@ -449,7 +459,7 @@ type rendered struct {
 // renderStack composes the stack in ns with its engines on vllmImage ("":
 // the library's default) as a second reconcile does, every object of the
 // first observed (the picker's RoleBinding waits for its Role).
-func renderStack(t *testing.T, ns, vllmImage string) *rendered {
+func renderStack(t *testing.T, ns, vllmImage string, specChanges ...func(map[string]any)) *rendered {
 	t.Helper()
 	spec := map[string]any{
 		"resources": map[string]any{"gpu": "1"},
@@ -464,6 +474,9 @@ func renderStack(t *testing.T, ns, vllmImage string) *rendered {
 	}
 	if vllmImage != "" {
 		spec["vllmConfig"] = map[string]any{"image": vllmImage}
+	}
+	for _, c := range specChanges {
+		c(spec)
 	}
 	compose := func(observed map[string]bool) []stack.Object {
 		t.Helper()
@@ -585,10 +598,10 @@ var inferencePools = schema.GroupVersionResource{Group: "inference.networking.k8
 // newPickerScenario renders the stack for ns (engines on vllmImage),
 // changes what change changes (nil: nothing), and creates the pool and the
 // picker's identity and RBAC.
-func newPickerScenario(ctx context.Context, t *testing.T, ns, vllmImage string, change func(*rendered)) *pickerScenario {
+func newPickerScenario(ctx context.Context, t *testing.T, ns, vllmImage string, change func(*rendered), specChanges ...func(map[string]any)) *pickerScenario {
 	t.Helper()
 	namespace(t, ns)
-	r := renderStack(t, ns, vllmImage)
+	r := renderStack(t, ns, vllmImage, specChanges...)
 	if change != nil {
 		change(r)
 	}
