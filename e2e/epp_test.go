@@ -191,6 +191,30 @@ func TestEndpointPicker(t *testing.T) {
 		p.holdMetric(t, "inference_pool_average_kv_cache_utilization", 0, 3*time.Second)
 	})
 
+	// Scale from zero (issue 32): with flow control on, a request for a
+	// pool with no ready pod is queued (a pool without endpoints is
+	// saturated) rather than refused, until a pod is ready or its TTL.
+	//
+	// The stack's model a scales to zero; its start-up budget, and so the
+	// cold-start time, the picker's request TTL, is 6 s (probes.startup:
+	// 6 probes a second apart) so that the test sees the TTL expire.
+	t.Run("flow control holds a cold start", func(t *testing.T) {
+		t.Parallel()
+		const ttl = 6 * time.Second
+		s := newPickerScenario(ctx, t, "epp-cold", "", nil, func(spec map[string]any) {
+			spec["models"].([]any)[0].(map[string]any)["scaleToZero"] = map[string]any{
+				"maxReplicas": 2, "prometheusAddress": "http://prometheus.monitoring:9090",
+			}
+			spec["probes"] = map[string]any{"startup": map[string]any{"periodSeconds": 1, "failureThreshold": 6}}
+		})
+		if want := "featureGates:\n- flowControl\nflowControl:\n  defaultRequestTTL: 6s\n"; !strings.HasSuffix(s.r.config, want) {
+			t.Fatalf("the picker's configuration for a model that scales to zero does not end with %q:\n%s", want, s.r.config)
+		}
+		p := s.start(t)
+		p.waitServing(t)
+		coldStart(t, s, p, ttl, engines["a1"])
+	})
+
 	// The Role: what each verb is for. The picker reads pods and its pool
 	// through controller-runtime's cache, whose informers stream the initial
 	// list over a watch (client-go v0.35's WatchListClient, on by default)
@@ -435,7 +459,7 @@ type rendered struct {
 // renderStack composes the stack in ns with its engines on vllmImage ("":
 // the library's default) as a second reconcile does, every object of the
 // first observed (the picker's RoleBinding waits for its Role).
-func renderStack(t *testing.T, ns, vllmImage string) *rendered {
+func renderStack(t *testing.T, ns, vllmImage string, specChanges ...func(map[string]any)) *rendered {
 	t.Helper()
 	spec := map[string]any{
 		"resources": map[string]any{"gpu": "1"},
@@ -450,6 +474,9 @@ func renderStack(t *testing.T, ns, vllmImage string) *rendered {
 	}
 	if vllmImage != "" {
 		spec["vllmConfig"] = map[string]any{"image": vllmImage}
+	}
+	for _, c := range specChanges {
+		c(spec)
 	}
 	compose := func(observed map[string]bool) []stack.Object {
 		t.Helper()
@@ -571,10 +598,10 @@ var inferencePools = schema.GroupVersionResource{Group: "inference.networking.k8
 // newPickerScenario renders the stack for ns (engines on vllmImage),
 // changes what change changes (nil: nothing), and creates the pool and the
 // picker's identity and RBAC.
-func newPickerScenario(ctx context.Context, t *testing.T, ns, vllmImage string, change func(*rendered)) *pickerScenario {
+func newPickerScenario(ctx context.Context, t *testing.T, ns, vllmImage string, change func(*rendered), specChanges ...func(map[string]any)) *pickerScenario {
 	t.Helper()
 	namespace(t, ns)
-	r := renderStack(t, ns, vllmImage)
+	r := renderStack(t, ns, vllmImage, specChanges...)
 	if change != nil {
 		change(r)
 	}
@@ -808,7 +835,13 @@ func (pk *picker) route(t *testing.T, model string) routed {
 // naming the endpoint, or with an immediate response.
 func (pk *picker) routeBody(t *testing.T, body string) routed {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return pk.routeWithin(t, body, 10*time.Second)
+}
+
+// routeWithin is routeBody with the client's (the gateway's) timeout d.
+func (pk *picker) routeWithin(t *testing.T, body string, d time.Duration) routed {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	// The rendered picker serves ext-proc over TLS (--secure-serving's
 	// default) with a certificate it makes itself: the gateway does not
@@ -916,6 +949,24 @@ func (pk *picker) metric(name string) (float64, bool) {
 	return 0, false
 }
 
+// metricLines are the lines of the picker's /metrics that start with prefix.
+func (pk *picker) metricLines(prefix string) []string {
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(pk.metrics) + "/metrics")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var out []string
+	s := bufio.NewScanner(resp.Body)
+	s.Buffer(nil, 1<<20)
+	for s.Scan() {
+		if strings.HasPrefix(s.Text(), prefix) {
+			out = append(out, s.Text())
+		}
+	}
+	return out
+}
+
 func (pk *picker) waitMetric(t *testing.T, name string, want float64) {
 	t.Helper()
 	var got float64
@@ -962,4 +1013,82 @@ func (pk *picker) noForbidden(t *testing.T) {
 	if pk.logContains("forbidden") {
 		t.Errorf("the picker was refused something with the least RBAC:\n%s", pk.p.Tail(40))
 	}
+}
+
+// coldStart checks the picker, its flow control on with a request TTL ttl,
+// holds a request for model a while the pool has no ready pod: one that
+// waits past its TTL gets the picker's refusal (503 "request timed out in
+// queue"); one sent before the pod e is ready is answered with e's
+// endpoint once it is. It reports the latency the queue adds once the pod
+// is ready, against a request routed with the pod already ready.
+func coldStart(t *testing.T, s *pickerScenario, p *picker, ttl time.Duration, e *fakeEngine) {
+	t.Helper()
+	body := `{"model":"a","prompt":"Say hi","max_tokens":1}`
+	// No pod: held until the TTL (the expiry scan runs every second).
+	start := time.Now()
+	r := p.routeWithin(t, body, ttl+10*time.Second)
+	waited := time.Since(start)
+	t.Logf("no pod, TTL %s: %s after %s", ttl, r, waited.Round(time.Millisecond))
+	if r.status != 503 || !strings.Contains(r.body, "request timed out in queue") {
+		t.Errorf("a request with no pod ready for its TTL %s: got %s, want 503 request timed out in queue", ttl, r)
+	}
+	if waited < ttl || waited > ttl+3*time.Second {
+		t.Errorf("the request was refused after %s, want its TTL %s (and the expiry scan's second)", waited, ttl)
+	}
+	// Held, then the pod becomes ready.
+	type answer struct {
+		r  routed
+		at time.Time
+	}
+	done := make(chan answer, 1)
+	sent := time.Now()
+	go func() {
+		r := p.routeWithin(t, body, ttl+10*time.Second)
+		done <- answer{r, time.Now()}
+	}()
+	const hold = 2 * time.Second
+	select {
+	case a := <-done:
+		t.Fatalf("a request with no pod ready was answered after %s: %s, want it held", a.at.Sub(sent), a.r)
+	case <-time.After(hold):
+	}
+	// What wakes the model: the picker's queue gauge for this pool.
+	pool := s.r.pool.GetName()
+	queue := `inference_extension_flow_control_queue_size{`
+	var line string
+	for _, l := range p.metricLines(queue) {
+		if strings.Contains(l, `inference_pool="`+pool+`"`) {
+			line = l
+		}
+	}
+	if f := strings.Fields(line); len(f) == 0 || f[len(f)-1] != "1" {
+		t.Errorf("while one request is held, the picker's %s...} for pool %s: got %q, want 1", queue, pool, line)
+	}
+	t.Logf("held: %s", line)
+	s.pods(t, "a", map[string]*fakeEngine{"a1": e})
+	ready := time.Now()
+	var a answer
+	select {
+	case a = <-done:
+	case <-time.After(ttl + 10*time.Second):
+		t.Fatal("the held request was not answered")
+	}
+	if a.r.endpoint != e.endpoint() {
+		t.Fatalf("the held request: got %s, want the pod made ready, %s", a.r, e.endpoint())
+	}
+	queued := a.at.Sub(ready)
+	// The same request with the pod ready and scraped: no wait in the
+	// queue but a dispatch cycle.
+	var direct time.Duration
+	const n = 10
+	for range n {
+		t0 := time.Now()
+		if r := p.routeWithin(t, body, 10*time.Second); r.endpoint != e.endpoint() {
+			t.Fatalf("with the pod ready: got %s, want %s", r, e.endpoint())
+		}
+		direct += time.Since(t0)
+	}
+	direct /= n
+	t.Logf("held %s in all; answered %s after the pod was ready (its status written); a request with the pod ready takes %s: the queue adds %s once the pod is ready",
+		a.at.Sub(sent).Round(time.Millisecond), queued.Round(time.Millisecond), direct.Round(time.Millisecond), (queued - direct).Round(time.Millisecond))
 }

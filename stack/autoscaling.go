@@ -27,7 +27,7 @@ const (
 // stack would otherwise reset every scaling decision.
 func autoscaled(e engine) bool {
 	a := e.cfg.Autoscaling
-	return a != nil && (a.Enabled == nil || *a.Enabled)
+	return a != nil && (a.Enabled == nil || *a.Enabled) || scaleToZero(e) != nil
 }
 
 func routerAutoscaled(s *Stack) bool {
@@ -38,6 +38,9 @@ func routerAutoscaled(s *Stack) bool {
 // engineAutoscaler builds the model's KEDA ScaledObject or
 // HorizontalPodAutoscaler.
 func engineAutoscaler(s *Stack, e engine) Object {
+	if scaleToZero(e) != nil {
+		return Object{engineAutoscalerKey(e.id), scaleToZeroObject(s, e)}
+	}
 	a := e.cfg.Autoscaling
 	if or(a.Type, autoscalerKEDA) == autoscalerHPA {
 		return Object{engineAutoscalerKey(e.id), hpa(s, s.names.engineHPA(e.id), engineLabels(s.name, e), s.names.engineDeployment(e.id),

@@ -3,6 +3,7 @@ package stack
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -117,6 +118,8 @@ func pool(s *Stack, e engine) inferencepool.Pool {
 		PodLabels:     selector(s.name, shorten(e.id, maxLabelLength), ComponentPicker),
 		Weights:       x.weights,
 		KVCacheMetric: pickerKVCacheMetric(x.release, e),
+		// A model at zero: the picker holds its requests.
+		RequestTTLSeconds: pickerRequestTTL(e),
 	}
 	if p.Resources != nil {
 		pk.Resources = *p.Resources
@@ -194,16 +197,26 @@ func inferenceRoute(s *Stack) runtime.Object {
 func modelPath(e engine) string { return "/" + e.id }
 
 // routeTimeout is the HTTPRoute's default request timeout: the longest
-// start-up budget of the stack's engines, in whole minutes, at least 10.
+// start-up budget of the stack's engines, in whole minutes, at least 10;
+// for a model that scales to zero, a minute more than the time its picker
+// holds a request for a cold start, so the picker's answer (the engine's,
+// or 503 at the TTL) comes before the gateway's timeout.
 func routeTimeout(s *Stack) string {
 	longest := int64(600)
 	for _, e := range s.engines {
 		if p := startupProbe(e); p != nil {
 			longest = max(longest, int64(p.PeriodSeconds)*int64(p.FailureThreshold)+int64(p.InitialDelaySeconds))
 		}
+		if ttl := pickerRequestTTL(e); ttl > 0 {
+			longest = max(longest, ttl+routeMarginSeconds)
+		}
 	}
 	return fmt.Sprintf("%dm", (longest+59)/60)
 }
+
+// routeMarginSeconds is what the HTTPRoute's timeout leaves, beyond a
+// picker's request TTL, for the engine's answer.
+const routeMarginSeconds = 60
 
 // validateExtension checks spec.inferenceExtension and refuses what the
 // routing layer cannot do yet, with the reason.
@@ -234,6 +247,15 @@ func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack
 		f.errorf("%s.picker.scorers: every weight is 0, and the picker needs a scorer to choose an endpoint: give at least one a weight above 0", p)
 	}
 	oneOf(f, p+".failureMode", x.spec.FailureMode, []string{"FailOpen", "FailClose"})
+	if t := x.spec.RequestTimeout; t != "" {
+		if d, err := time.ParseDuration(t); err == nil {
+			for _, e := range s.engines {
+				if ttl := pickerRequestTTL(e); ttl > 0 && int64(d/time.Second) < ttl {
+					f.errorf("%s.requestTimeout %s is shorter than %s.scaleToZero's cold-start time of %d seconds: the gateway would give up on a request the picker holds for the model's start; raise it to at least %ds, or remove it (the default leaves a minute more)", p, t, e.block, ttl, ttl+routeMarginSeconds)
+				}
+			}
+		}
+	}
 	for _, e := range s.engines {
 		if e.role != "" {
 			f.errorf("%s: %s.disaggregation needs the picker to schedule prefill and decode itself (llm-d's profile handler, prefill and decode filters, and a routing sidecar on the decode pods), which the stack does not render yet: route a disaggregated model through the production-stack router (remove inferenceExtension)", p, e.block)

@@ -50,6 +50,8 @@ type EnginePart struct {
 	// ClaimKey and Claim are the model cache claim the stack composes for
 	// the model; "" when it composes none.
 	ClaimKey, Claim string
+	// ScaleToZero: the model goes to zero replicas when idle, by design.
+	ScaleToZero bool
 }
 
 // The RouterPart is the router's Deployment and Service.
@@ -68,7 +70,7 @@ func (s *Stack) Parts() Parts {
 	for _, e := range s.engines {
 		ep := EnginePart{
 			Model: e.model.Name, ServedModelName: e.served, Role: e.role,
-			Replicas: *e.cfg.Replicas, Autoscaled: autoscaled(e),
+			Replicas: *e.cfg.Replicas, Autoscaled: autoscaled(e), ScaleToZero: scaleToZero(e) != nil,
 			Key: engineKey(e.id), Deployment: s.names.engineDeployment(e.id),
 			PodName: shorten(e.id, maxLabelLength),
 		}

@@ -234,6 +234,10 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 		if e.Autoscaled {
 			replicas = ds.Replicas // what the autoscaler runs now
 		}
+		if e.ScaleToZero && p.Ready && replicas == 0 && observed[e.Key] != nil {
+			// At zero by design, not down: KEDA wakes it on a request.
+			p.Message = msgScaledToZero
+		}
 		st.Models = append(st.Models, Model{
 			ModelStatus: v1alpha1.ModelStatus{
 				Name: e.Model, Role: e.Role, ServedModelName: e.ServedModelName, Replicas: replicas,
@@ -455,8 +459,11 @@ func (m Model) displayName() string {
 	return m.Name + " (" + m.Role + ")"
 }
 
+// msgScaledToZero is the message of a model at zero by scaleToZero.
+const msgScaledToZero = "scaled to zero while idle: the next request wakes it"
+
 func enginesCondition(models []Model) Condition {
-	var scaledDown, reasons []string
+	var scaledDown, asleep, reasons []string
 	var waiting []string
 	for _, m := range models {
 		switch {
@@ -465,6 +472,8 @@ func enginesCondition(models []Model) Condition {
 			if len(waiting) < maxModelsListed {
 				waiting = append(waiting, m.displayName()+": "+m.Message)
 			}
+		case m.Replicas == 0 && m.Message == msgScaledToZero:
+			asleep = append(asleep, m.displayName())
 		case m.Replicas == 0:
 			scaledDown = append(scaledDown, m.displayName())
 		}
@@ -474,6 +483,9 @@ func enginesCondition(models []Model) Condition {
 	if len(reasons) == 0 {
 		if len(scaledDown) > 0 {
 			summary += "; scaled to 0 replicas: " + strings.Join(scaledDown, ", ")
+		}
+		if len(asleep) > 0 {
+			summary += "; scaled to zero while idle, woken by the next request: " + strings.Join(asleep, ", ")
 		}
 		return Condition{conditionEnginesReady, true, reasonAvailable, text.Clip(summary, maxMessageLength)}
 	}

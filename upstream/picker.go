@@ -85,6 +85,32 @@ func PickerKVCacheMetric(r PickerRelease) string {
 	return VLLMKVCacheMetric
 }
 
+// PickerFlowControlGate is the feature gate that turns the picker's flow
+// control on, in featureGates[] of its configuration (GAIE v1.2.0+, llm-d;
+// off by default in every release, GAIE.md §g).
+const PickerFlowControlGate = "flowControl"
+
+// PickerFlowControl reports whether the release takes a flowControl
+// section with defaultRequestTTL in its configuration: GAIE v1.4.0+, llm-d
+// v0.7.0+ (GAIE v1.4.0's runner); earlier ones set no TTL (GAIE.md §g).
+func PickerFlowControl(r PickerRelease) bool {
+	if r.Kind == PickerGAIE {
+		return r.AtLeast(V(1, 4, 0))
+	}
+	return r.AtLeast(V(0, 7, 0))
+}
+
+// PickerQueueMetric is the gauge of the requests the picker's flow control
+// holds, with labels fairness_id, priority, inference_pool, model_name and
+// target_model_name: llm-d v0.9.0+ name it llm_d_epp_… (the old name stays,
+// deprecated), GAIE.md §g.
+func PickerQueueMetric(r PickerRelease) string {
+	if r.Kind == PickerLLMD && r.AtLeast(V(0, 9, 0)) {
+		return "llm_d_epp_flow_control_queue_size"
+	}
+	return "inference_extension_flow_control_queue_size"
+}
+
 // PickerObjectiveGroups are the API groups whose InferenceObjectives and
 // InferenceModelRewrites a release watches when their CRDs are served: the
 // inference extension's experimental group, and from llm-d v0.9.0 llm-d's

@@ -88,6 +88,10 @@ type Picker struct {
 	// KVCacheMetric is the engines' KV-cache utilisation metric when the
 	// picker's default is one the engines do not export; "" keeps it.
 	KVCacheMetric string
+	// RequestTTLSeconds turns flow control on, with this request TTL: the
+	// picker holds a request while the pool has no ready endpoint (a
+	// model scaled to zero) for at most that long. 0: off.
+	RequestTTLSeconds int64
 }
 
 // DefaultResources are the picker's requests when the stack sets none.
@@ -151,9 +155,11 @@ func Args(p Pool) []string {
 // profile, and from the releases whose metrics come from the data layer,
 // its metrics source and extractor, as their default configuration has
 // them, the extractor with the engines' KV-cache metric when it is not the
-// picker's default (kvCacheMetric). Written by hand, in a fixed order, so it is the same bytes on every
-// call.
-func Config(r upstream.PickerRelease, w Weights, kvCacheMetric string) string {
+// picker's default (kvCacheMetric); with ttlSeconds, flow control: its
+// feature gate and the request TTL (GAIE.md §g; the releases that take a
+// flowControl section, upstream.PickerFlowControl). Written by hand, in a
+// fixed order, so it is the same bytes on every call.
+func Config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSeconds int64) string {
 	scorers := []struct {
 		name   string
 		weight int32
@@ -185,6 +191,11 @@ func Config(r upstream.PickerRelease, w Weights, kvCacheMetric string) string {
 	if upstream.PickerDataLayer(r) {
 		b.WriteString("dataLayer:\n  sources:\n  - pluginRef: metrics-data-source\n    extractors:\n    - pluginRef: core-metrics-extractor\n")
 	}
+	if ttlSeconds > 0 {
+		// A pool with no endpoint is saturated: flow control queues
+		// the request until a pod is ready and scraped, or the TTL.
+		fmt.Fprintf(&b, "featureGates:\n- %s\nflowControl:\n  defaultRequestTTL: %ds\n", upstream.PickerFlowControlGate, ttlSeconds)
+	}
 	return b.String()
 }
 
@@ -193,7 +204,7 @@ func ConfigMap(p Pool) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: meta(p.Picker.Name, p.Namespace, p.Labels),
-		Data:       map[string]string{ConfigKey: Config(p.Picker.Release, p.Picker.Weights, p.Picker.KVCacheMetric)},
+		Data:       map[string]string{ConfigKey: Config(p.Picker.Release, p.Picker.Weights, p.Picker.KVCacheMetric, p.Picker.RequestTTLSeconds)},
 	}
 }
 

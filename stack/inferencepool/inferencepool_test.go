@@ -78,15 +78,16 @@ func TestConfig(t *testing.T) {
 	for name, tc := range map[string]struct {
 		r    upstream.PickerRelease
 		w    Weights
+		ttl  int64
 		kv   string
 		want string
 	}{
-		"LLMD010": {llmd010, DefaultWeights, "", "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
-		"LLMD07":  {llmd07, DefaultWeights, "", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + profile},
-		"GAIE150": {gaie150, DefaultWeights, "", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
+		"LLMD010": {llmd010, DefaultWeights, 0, "", "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
+		"LLMD07":  {llmd07, DefaultWeights, 0, "", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + profile},
+		"GAIE150": {gaie150, DefaultWeights, 0, "", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
 		// The flag carries the metric before the data layer.
-		"OldMetricGAIE130": {gaie130, DefaultWeights, "vllm:gpu_cache_usage_perc", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + profile},
-		"OldMetricLLMD010": {llmd010, DefaultWeights, "vllm:gpu_cache_usage_perc", "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + `  parameters:
+		"OldMetricGAIE130": {gaie130, DefaultWeights, 0, "vllm:gpu_cache_usage_perc", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + profile},
+		"OldMetricLLMD010": {llmd010, DefaultWeights, 0, "vllm:gpu_cache_usage_perc", "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + `  parameters:
     engineConfigs:
     - name: vllm
       queuedRequestsSpec: vllm:num_requests_waiting
@@ -95,7 +96,13 @@ func TestConfig(t *testing.T) {
       loraSpec: vllm:lora_requests_info
       cacheInfoSpec: vllm:cache_config_info
 ` + profile + dataLayer},
-		"NoQueue": {gaie130, Weights{KVCacheUtilization: 1, PrefixCache: 5}, "", `apiVersion: inference.networking.x-k8s.io/v1alpha1
+		// Scale to zero: the flowControl gate and the request TTL
+		// (GAIE.md §g), as e2e TestEndpointPicker runs them.
+		"FlowControlGAIE150": {gaie150, DefaultWeights, 900, "", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer +
+			"featureGates:\n- flowControl\nflowControl:\n  defaultRequestTTL: 900s\n"},
+		"FlowControlLLMD010": {llmd010, DefaultWeights, 1200, "", "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer +
+			"featureGates:\n- flowControl\nflowControl:\n  defaultRequestTTL: 1200s\n"},
+		"NoQueue": {gaie130, Weights{KVCacheUtilization: 1, PrefixCache: 5}, 0, "", `apiVersion: inference.networking.x-k8s.io/v1alpha1
 kind: EndpointPickerConfig
 plugins:
 - type: kv-cache-utilization-scorer
@@ -110,7 +117,7 @@ schedulingProfiles:
 `},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Config(tc.r, tc.w, tc.kv)); diff != "" {
+			if diff := cmp.Diff(tc.want, Config(tc.r, tc.w, tc.kv, tc.ttl)); diff != "" {
 				t.Errorf("config (-want +got):\n%s", diff)
 			}
 		})

@@ -309,6 +309,17 @@ type EngineConfig struct {
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
 
+	// Scale the model to zero engines after it has been idle, and back
+	// when a request comes, with a KEDA ScaledObject (needs KEDA and a
+	// Prometheus that scrapes the engines, and with inferenceExtension the
+	// endpoint pickers' metrics port). With inferenceExtension the model's
+	// endpoint picker holds the requests that come while no engine is
+	// ready (its flow control) for up to coldStartSeconds; with the
+	// production-stack router they get 503 until an engine is ready.
+	// Instead of autoscaling; not with multiNode or disaggregation.
+	// +optional
+	ScaleToZero *ScaleToZero `json:"scaleToZero,omitempty"`
+
 	// The LoRA adapter download sidecar, run next to vllm when
 	// model.enableLoRA and storage are on. It downloads adapters into
 	// /data/lora-adapters for runtime loading.
@@ -475,6 +486,55 @@ type LoRASidecar struct {
 	// Sidecar resources. Default: requests cpu 500m, memory 128Mi.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// ScaleToZero scales a model to zero engines when idle and wakes it on
+// request.
+type ScaleToZero struct {
+	// Scale to zero. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Seconds without a request after which the model goes to zero (KEDA's
+	// cooldownPeriod). Default: 600.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	IdleSeconds *int32 `json:"idleSeconds,omitempty"`
+
+	// Most replicas, scaled out on the engines' waiting requests. Required
+	// when enabled.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+
+	// Seconds a request may wait for the model to start from zero: the
+	// endpoint picker's request TTL, and at most the HTTPRoute's request
+	// timeout. Default: the engine's start-up budget (its startup probe's,
+	// by the model's size); a value below that budget is refused, since a
+	// cold start may take as long.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	ColdStartSeconds *int32 `json:"coldStartSeconds,omitempty"`
+
+	// Waiting requests per replica that scale out (vLLM's
+	// vllm:num_requests_waiting, and with inferenceExtension the requests
+	// the picker holds). Default: 5.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Threshold string `json:"threshold,omitempty"`
+
+	// Prometheus server that scrapes the engines and, with
+	// inferenceExtension, the endpoint pickers (or, with the router, the
+	// router), e.g. http://prometheus-operated.monitoring:9090. Required
+	// when enabled.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	PrometheusAddress string `json:"prometheusAddress,omitempty"`
+
+	// Seconds between KEDA's checks. Default: 15.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	PollingInterval *int32 `json:"pollingInterval,omitempty"`
 }
 
 // Autoscaling scales a model's engines: with KEDA on vLLM's queue length
