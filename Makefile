@@ -20,7 +20,10 @@
 #                    manager installing the package (hack/e2e-crossplane.sh; root)
 #   make bench-crossplane  scale benchmark through real Crossplane: BENCH_STACKS
 #                    (default 1,10,50) seed stacks at once; report in BENCH_OUT (root)
-#   make xpkg        static linux/amd64 binary -> runtime image tarball -> _output/function-vllm-stack.xpkg
+#   make xpkg        static linux/amd64 binary -> runtime image tarball -> _output/function-vllm-stack.xpkg,
+#                    and the Configuration (package-configuration/: the XRD, its Composition, dependsOn
+#                    the Function) -> _output/function-vllm-stack-configuration.xpkg; VERSION and
+#                    XPKG_REGISTRY (default ghcr.io/vllm-project) set the Function reference it depends on
 #   make generate    go generate (controller-gen is built first)
 #   make helm2stack VALUES=values.yaml [NAME=vllm] [NAMESPACE=]
 #                    convert a values file of the production-stack Helm chart
@@ -105,6 +108,18 @@ XPKG_ARCH      ?= amd64
 XPKG_BIN       := $(OUTPUT_DIR)/bin/linux_$(XPKG_ARCH)/function
 XPKG_IMAGE_TAR := $(OUTPUT_DIR)/image.tar
 XPKG_FILE      := $(OUTPUT_DIR)/function-vllm-stack.xpkg
+
+# The release version of both packages, one place: VERSION. Push the Function
+# as $(FUNCTION_PACKAGE):$(VERSION) and the Configuration under the same tag;
+# the Configuration depends on exactly that Function version.
+VERSION := $(shell cat $(ROOT)/VERSION)
+# Where the packages are pushed (registry host and path, no tag). The
+# Configuration's dependsOn names $(XPKG_REGISTRY)/function-vllm-stack, so
+# build it with the registry you push to: make xpkg XPKG_REGISTRY=registry.example.com/platform
+XPKG_REGISTRY    ?= ghcr.io/vllm-project
+FUNCTION_PACKAGE := $(XPKG_REGISTRY)/function-vllm-stack
+CONFIG_ROOT      := $(OUTPUT_DIR)/package-configuration
+CONFIG_XPKG_FILE := $(OUTPUT_DIR)/function-vllm-stack-configuration.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
@@ -322,7 +337,11 @@ xpkg: $(CROSSPLANE) $(IMAGEBUILD)
 	rm -f $(XPKG_FILE)
 	$(CROSSPLANE) xpkg build --package-root=$(ROOT)/package \
 		--embed-runtime-image-tarball=$(XPKG_IMAGE_TAR) -o $(XPKG_FILE)
-	@ls -l $(XPKG_FILE)
+	bash $(ROOT)/hack/configuration.sh $(CONFIG_ROOT) $(FUNCTION_PACKAGE) $(VERSION)
+	rm -f $(CONFIG_XPKG_FILE)
+	$(CROSSPLANE) xpkg build --package-root=$(CONFIG_ROOT) \
+		--examples-root=$(CONFIG_ROOT)/examples -o $(CONFIG_XPKG_FILE)
+	@ls -l $(XPKG_FILE) $(CONFIG_XPKG_FILE)
 
 # ---------------------------------------------------------------------------
 
