@@ -14,7 +14,8 @@
 #                    in _output/fuzz/cache; a failing input lands in testdata/fuzz/ of its package
 #   make test-render golden render tests through the real CLI and function (test/render);
 #                    UPDATE=1 rewrites example/golden/
-#   make test-xpkg   build the package, check it and run the function from its image (test/xpkg)
+#   make test-xpkg   build both packages, check them, run the function from its image and validate
+#                    the examples against the XRD in the Configuration (test/xpkg)
 #   make e2e         the API-server suite (hack/e2e.sh)
 #   make e2e-crossplane  the same control plane plus real Crossplane core and RBAC
 #                    manager installing the package (hack/e2e-crossplane.sh; root)
@@ -259,7 +260,7 @@ test-render: build $(CROSSPLANE)
 		$(GO) test -count=1 $(GO_TEST_FLAGS) $(if $(UPDATE),-run '^TestGolden') ./test/render/ $(if $(UPDATE),-args -update)
 
 test-xpkg: xpkg
-	CI=true XPKG=$(XPKG_FILE) CROSSPLANE=$(CROSSPLANE) \
+	CI=true XPKG=$(XPKG_FILE) CONFIG_XPKG=$(CONFIG_XPKG_FILE) FUNCTION_PACKAGE=$(FUNCTION_PACKAGE) CROSSPLANE=$(CROSSPLANE) \
 		$(GO) test -count=1 $(GO_TEST_FLAGS) ./test/xpkg/
 
 # The API-server suite: builds kube-apiserver, kube-controller-manager and

@@ -2,13 +2,16 @@
 // (_output/function-vllm-stack.xpkg): an image tarball (`docker save`
 // layout: manifest.json, config and gzip layers named by digest) holding the
 // package metadata and the function's runtime image, whose binary serves the
-// function. Only the standard library reads it.
+// function. Only the standard library reads it. configuration_test.go checks
+// the Configuration package (_output/function-vllm-stack-configuration.xpkg)
+// the same way, and validates the examples against the XRD it carries.
 //
-// `make test-xpkg` builds the package and runs it:
+// `make test-xpkg` builds both packages and runs them:
 //
-//	XPKG=_output/function-vllm-stack.xpkg CROSSPLANE=.tools/bin/crossplane go test -count=1 ./test/xpkg/
+//	XPKG=_output/function-vllm-stack.xpkg CONFIG_XPKG=_output/function-vllm-stack-configuration.xpkg \
+//	FUNCTION_PACKAGE=ghcr.io/vllm-project/function-vllm-stack CROSSPLANE=.tools/bin/crossplane go test -count=1 ./test/xpkg/
 //
-// Without XPKG and CROSSPLANE the tests skip, or fail when CI=true.
+// Without XPKG, CONFIG_XPKG and CROSSPLANE the tests skip, or fail when CI=true.
 package xpkg_test
 
 import (
