@@ -25,6 +25,7 @@
 #                    and the Configuration (package-configuration/: the XRD, its Composition, dependsOn
 #                    the Function) -> _output/function-vllm-stack-configuration.xpkg; VERSION and
 #                    XPKG_REGISTRY (default ghcr.io/vllm-project) set the Function reference it depends on
+#   make xpkg-push   push both to XPKG_REGISTRY, tagged VERSION
 #   make generate    go generate (controller-gen is built first)
 #   make helm2stack VALUES=values.yaml [NAME=vllm] [NAMESPACE=]
 #                    convert a values file of the production-stack Helm chart
@@ -124,7 +125,7 @@ CONFIG_XPKG_FILE := $(OUTPUT_DIR)/function-vllm-stack-configuration.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 helm epp helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg generate clean clean-tools
+.PHONY: all tools tools-v2 helm epp helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg xpkg-push generate clean clean-tools
 
 all: build
 
@@ -343,6 +344,13 @@ xpkg: $(CROSSPLANE) $(IMAGEBUILD)
 	$(CROSSPLANE) xpkg build --package-root=$(CONFIG_ROOT) \
 		--examples-root=$(CONFIG_ROOT)/examples -o $(CONFIG_XPKG_FILE)
 	@ls -l $(XPKG_FILE) $(CONFIG_XPKG_FILE)
+
+# Push both packages under VERSION: the Function as $(FUNCTION_PACKAGE):$(VERSION),
+# the Configuration (which depends on exactly that) next to it. Needs
+# registry credentials (crossplane xpkg login or a docker config).
+xpkg-push: xpkg
+	$(CROSSPLANE) xpkg push -f $(XPKG_FILE) $(FUNCTION_PACKAGE):$(VERSION)
+	$(CROSSPLANE) xpkg push -f $(CONFIG_XPKG_FILE) $(FUNCTION_PACKAGE)-configuration:$(VERSION)
 
 # ---------------------------------------------------------------------------
 
