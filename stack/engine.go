@@ -97,6 +97,9 @@ func enginePod(s *Stack, e engine) corev1.PodSpec {
 	}
 	schedule(&pod, e.cfg.Scheduling)
 	podIdentity(&pod, e.cfg.Pod)
+	if runtimeAdaptersOn(e) {
+		withAdapterSync(s, e, &pod)
+	}
 	hostNamespaces(&pod, e)
 	return pod
 }
@@ -208,6 +211,7 @@ func engineArgs(e engine) []string {
 	if v.MaxLoras != nil && *v.MaxLoras > 0 {
 		args = append(args, opt("--max-loras", itoa(*v.MaxLoras)))
 	}
+	args = append(args, loraLimitArgs(e)...)
 	args = append(args, loraArgs(e)...)
 	args = append(args, lmcacheArgs(e)...)
 	args = append(args, transferArgs(e)...)

@@ -235,6 +235,8 @@ func validateExtraArgs(f *Findings, e engine) {
 				refusal = `refuses any --api-server-count there ("--api-server-count=N cannot be used with --headless")`
 			}
 			refuse(how, "--api-server-count", fmt.Sprintf("with multiNode it reaches the worker pods too, which run vllm serve --headless, and vLLM %s %s; the stack cannot give an option to the leader alone: remove it", e.vllm, refusal))
+		case runtimeAdaptersOn(e) && (!ok || n > 1):
+			refuse(how, "--api-server-count", fmt.Sprintf("%s.enableRuntimeAdapters loads adapters through the engine's API server, and vLLM refuses runtime LoRA updating with more than one (\"VLLM_ALLOW_RUNTIME_LORA_UPDATING cannot be used with api_server_count > 1\"); remove it or turn runtime adapters off", e.path))
 		case ok && n < 1:
 			refuse(how, "--api-server-count", "below 1 it starts no API server (vLLM runs the engine headless), so its probes never pass and the router cannot reach it; remove it")
 		}
@@ -345,6 +347,10 @@ func wiredBy(e engine, w wiredOption) string {
 		return field(b + ".vllmConfig.gpuMemoryUtilization")
 	case "--max-loras":
 		return field(b + ".vllmConfig.maxLoras")
+	case "--max-lora-rank":
+		return field(b + ".vllmConfig.maxLoraRank")
+	case "--max-cpu-loras":
+		return field(b + ".vllmConfig.maxCpuLoras")
 	case "--kv-transfer-config":
 		if e.role != "" {
 			return feature(b+".disaggregation", "each group's part in the KV cache transfer")

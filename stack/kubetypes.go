@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/vllm-project/function-vllm-stack/internal/kubeapi"
+	"github.com/vllm-project/function-vllm-stack/stack/adaptersync"
 )
 
 // Checks of the Kubernetes types a spec holds as they are (volumes, init
@@ -306,6 +307,9 @@ func validateInitContainers(f *Findings, s *Stack, e engine) {
 	if loraSidecarOn(e) {
 		taken[loraSidecarContainer] = "the LoRA sidecar"
 	}
+	if runtimeAdaptersOn(e) {
+		taken[adaptersync.ContainerName] = "the adapter sync container"
+	}
 	ports := map[string]bool{}
 	for _, p := range enginePorts(s, e) {
 		ports[p.Name] = true
@@ -375,6 +379,10 @@ func validateOwnVolumeNames(f *Findings, e engine) {
 	}
 	if e.model.ChatTemplate != "" {
 		own[e.templatesVolume] = "chat template"
+	}
+	if runtimeAdaptersOn(e) {
+		own[adaptersync.ConfigVolume] = "adapter sync configuration"
+		own[adaptersync.TokenVolume] = "adapter sync token"
 	}
 	for i, v := range e.cfg.Storage.ExtraVolumes {
 		if what, ok := own[v.Name]; ok {

@@ -51,7 +51,11 @@ func loraModule(a v1alpha1.LoRAAdapter) string {
 // runs with LoRA and storage unless turned off.
 func loraSidecarOn(e engine) bool {
 	sc := e.cfg.LoRASidecar
-	return e.model.EnableLoRA && enabled(e.cfg.Storage.Enabled) && (sc == nil || sc.Enabled == nil || *sc.Enabled)
+	if sc != nil && sc.Enabled != nil {
+		return e.model.EnableLoRA && enabled(e.cfg.Storage.Enabled) && *sc.Enabled
+	}
+	// The adapter sync container downloads runtime adapters itself.
+	return e.model.EnableLoRA && enabled(e.cfg.Storage.Enabled) && !runtimeAdaptersOn(e)
 }
 
 // loraSidecar downloads LoRA adapters into /data/lora-adapters, where vLLM

@@ -41,8 +41,11 @@ type Stack struct {
 	extension *extension
 
 	serviceMonitor *v1alpha1.ServiceMonitor
-	networkPolicy  *v1alpha1.NetworkPolicy
-	cacheServer    *v1alpha1.LMCacheServer
+	// adapterSyncImage is the function's own image, from the Input, for
+	// the adapter sync containers.
+	adapterSyncImage string
+	networkPolicy    *v1alpha1.NetworkPolicy
+	cacheServer      *v1alpha1.LMCacheServer
 
 	id   Identity
 	spec *v1alpha1.ProductionStackSpec
@@ -108,8 +111,9 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 		engines:   engines(spec, in, n),
 		router:    resolveRouter(spec.RouterConfig, in),
 
-		networkPolicy: spec.NetworkPolicy,
-		extension:     resolveExtension(spec.InferenceExtension),
+		networkPolicy:    spec.NetworkPolicy,
+		adapterSyncImage: in.GetAdapterSync().Image,
+		extension:        resolveExtension(spec.InferenceExtension),
 
 		id:   id,
 		spec: spec,
@@ -174,6 +178,9 @@ func composeGroups(s *Stack) [][]Object {
 		if e.model.ChatTemplate != "" {
 			objs = append(objs, Object{engineTemplateKey(e.id), chatTemplateConfigMap(s, e)})
 		}
+		if runtimeAdaptersOn(e) {
+			objs = append(objs, Object{engineAdaptersKey(e.id), adaptersConfigMap(s, e)})
+		}
 		if wantsPDB(e.cfg.PodDisruptionBudget) {
 			objs = append(objs, Object{enginePDBKey(e.id), enginePDB(s, e)})
 		}
@@ -211,7 +218,7 @@ func stackObjects(s *Stack) []Object {
 	if np := s.networkPolicy; on(np != nil, np.GetEnabled()) {
 		objs = append(objs, Object{engineNetworkPolicyKey, engineNetworkPolicy(s, np)})
 	}
-	return objs
+	return append(objs, adapterSyncObjects(s)...)
 }
 
 // routerObjects are the production-stack router's objects.

@@ -57,6 +57,8 @@ func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *Stack) Finding
 		warnTensorParallelHeads(&f, e)
 		validateMultiNode(&f, e)
 		validateExtraArgs(&f, e)
+		validateRuntimeAdapters(&f, s, e)
+		validateLoRALimits(&f, e)
 	}
 	validateRouter(&f, spec.RouterConfig, r)
 	validateRouting(&f, spec.RouterConfig, r, engs)
@@ -232,6 +234,7 @@ func validateBlocks(f *Findings, l layer) {
 		}
 		atLeast(f, p+".tensorParallelSize", v.TensorParallelSize, 1)
 		atLeast(f, p+".maxLoras", v.MaxLoras, 0)
+		atLeast(f, p+".maxCpuLoras", v.MaxCPULoras, 1)
 		serverFlags(f, p+".extraArgs", v.ExtraArgs, enginePort)
 	}
 	if l := c.LMCacheConfig; l != nil {

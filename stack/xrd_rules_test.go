@@ -115,6 +115,10 @@ var celCases = map[string][]struct {
 		// has() is true of an empty list.
 		{patch: map[string]any{"models": []any{}}, names: "model"},
 	},
+	"has(self.huggingFace) != has(self.path)": {
+		{patch: map[string]any{"huggingFace": map[string]any{"repo": "org/a"}, "path": "/data/a"}},
+		{patch: map[string]any{"huggingFace": nil, "path": nil}},
+	},
 	"has(self.model) || (has(self.models) && size(self.models) > 0)": {
 		{patch: map[string]any{"model": nil}, names: "model"},
 		{patch: map[string]any{"model": nil, "models": []any{}}, names: "model"},

@@ -26,3 +26,11 @@ func (in *Input) GetStorage() StorageInput {
 	}
 	return *in.Storage
 }
+
+// GetAdapterSync returns the adapter sync block, empty when unset.
+func (in *Input) GetAdapterSync() AdapterSyncInput {
+	if in == nil || in.AdapterSync == nil {
+		return AdapterSyncInput{}
+	}
+	return *in.AdapterSync
+}

@@ -30,6 +30,13 @@ type Input struct {
 	// +optional
 	Engine *EngineInput `json:"engine,omitempty"`
 
+	// The LoRA adapter sync container that stacks with
+	// model.enableRuntimeAdapters run beside vLLM. It runs this function's
+	// own binary (`function adapter-sync`), so its image is the function
+	// package's runtime image.
+	// +optional
+	AdapterSync *AdapterSyncInput `json:"adapterSync,omitempty"`
+
 	// Storage defaults used when a stack leaves them unset.
 	// +optional
 	Storage *StorageInput `json:"storage,omitempty"`
@@ -87,4 +94,15 @@ type StorageInput struct {
 	// Claim size used when a stack sets no storage.size. Default: 50Gi.
 	// +optional
 	Size string `json:"size,omitempty"`
+}
+
+// AdapterSyncInput is where the adapter sync container's image comes from.
+type AdapterSyncInput struct {
+	// The function's own image, e.g.
+	// xpkg.crossplane.io/vllm-project/function-vllm-stack:v0.4.0 (the
+	// package's runtime image, as the Function's revision shows it). Stacks
+	// with runtime adapters are refused without it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
 }

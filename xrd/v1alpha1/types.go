@@ -213,6 +213,64 @@ type Model struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
 	LoRAAdapters []LoRAAdapter `json:"loraAdapters,omitempty"`
+
+	// Load and unload adapters while the engines run: a sync container
+	// beside vLLM (the function's own binary, image from the Composition's
+	// Input adapterSync.image) reads the adapters from a ConfigMap, downloads
+	// them onto the model cache and loads them through vLLM's runtime LoRA
+	// endpoints (VLLM_ALLOW_RUNTIME_LORA_UPDATING). Changing adapters then
+	// changes only the ConfigMap, never the engine pods. Requires enableLoRA
+	// and storage; not with multiNode or an --api-server-count above 1.
+	// +optional
+	EnableRuntimeAdapters bool `json:"enableRuntimeAdapters,omitempty"`
+
+	// Adapters loaded at run time by the sync container (see
+	// enableRuntimeAdapters): adding, changing or removing one restarts
+	// nothing. Their state is in status.models[].adapters.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=map
+	// +listMapKey=name
+	Adapters []RuntimeAdapter `json:"adapters,omitempty"`
+}
+
+// RuntimeAdapter is a LoRA adapter loaded while the engines run, from one
+// source: a Hugging Face repository or a directory on the model cache.
+// +kubebuilder:validation:XValidation:rule="has(self.huggingFace) != has(self.path)",message="give one source: huggingFace or path"
+type RuntimeAdapter struct {
+	// Model name clients use for the adapter; also the directory it is
+	// downloaded to under /data/lora-adapters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9_.:-]*$`
+	Name string `json:"name"`
+
+	// A Hugging Face repository, downloaded with the model's
+	// vllmConfig.hfTokenSecret.
+	// +optional
+	HuggingFace *AdapterHuggingFace `json:"huggingFace,omitempty"`
+
+	// A directory on the model cache holding the adapter's files (absolute,
+	// under /data), loaded in place.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:Pattern=`^/data/[^\x00-\x1f\x7f]+$`
+	Path string `json:"path,omitempty"`
+}
+
+// AdapterHuggingFace is an adapter's Hugging Face repository.
+type AdapterHuggingFace struct {
+	// Repository: <owner>/<name> or <name>.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=193
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$`
+	Repo string `json:"repo"`
+
+	// Branch, tag or commit. Default: main.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._/-]*$`
+	Revision string `json:"revision,omitempty"`
 }
 
 // LoRAAdapter is a LoRA adapter served under its own model name.
@@ -870,6 +928,20 @@ type VLLMConfig struct {
 	// +kubebuilder:validation:Minimum=0
 	MaxLoras *int32 `json:"maxLoras,omitempty"`
 
+	// Highest rank of a LoRA adapter the engine loads (--max-lora-rank):
+	// 8, 16, 32, 64, 128, 256, 320 or 512, and 1 from vLLM 0.12.0. Unset
+	// leaves vLLM's default, 16. Takes effect with model.enableLoRA.
+	// +optional
+	// +kubebuilder:validation:Enum=1;8;16;32;64;128;256;320;512
+	MaxLoraRank *int32 `json:"maxLoraRank,omitempty"`
+
+	// LoRA adapters kept in CPU memory (--max-cpu-loras), at least maxLoras.
+	// Unset leaves vLLM's default, maxLoras. Takes effect with
+	// model.enableLoRA.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxCPULoras *int32 `json:"maxCpuLoras,omitempty"`
+
 	// Extra arguments appended verbatim to vllm serve, last.
 	// +optional
 	// +kubebuilder:validation:MaxItems=256
@@ -1409,6 +1481,26 @@ type ModelStatus struct {
 	// Replicas running the current template.
 	// +optional
 	UpdatedReplicas int32 `json:"updatedReplicas"`
+	// Runtime adapters (model.adapters): on how many of the model's pods
+	// each is loaded, as the sync container reports on its pod.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	Adapters []AdapterStatus `json:"adapters,omitempty"`
+}
+
+// AdapterStatus is one runtime adapter's state on a model's pods.
+type AdapterStatus struct {
+	// Name of the adapter.
+	Name string `json:"name"`
+	// Pods that have loaded it.
+	Loaded int32 `json:"loaded"`
+	// The model's running pods.
+	Pods int32 `json:"pods"`
+	// Why it is not loaded where it is not: the sync container's reason on
+	// one pod, or that the pod has not reported it yet.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
 }
 
 // RouterStatus is the observed state of the router.
