@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/stack/adaptersync"
 	"github.com/vllm-project/function-vllm-stack/upstream"
@@ -90,7 +91,7 @@ func withAdapterSync(s *Stack, e engine, pod *corev1.PodSpec) {
 		CachePath:       modelCachePath,
 		Dir:             loraAdaptersDir,
 		Env:             env,
-		SecurityContext: e.cfg.Pod.ContainerSecurityContext,
+		SecurityContext: syncSecurityContext(e),
 	}
 	pod.Containers = append(pod.Containers, c.Spec())
 	pod.Volumes = append(pod.Volumes, adaptersync.Volumes(s.names.engineAdapters(e.id))...)
@@ -239,4 +240,21 @@ func loraLimitArgs(e engine) []string {
 		args = append(args, opt("--max-cpu-loras", itoa(*v.MaxCPULoras)))
 	}
 	return args
+}
+
+// syncSecurityContext is the engine container's security context, so that
+// the sync container writes the model cache as the engine does. Without
+// one, the engine runs as its image's user (root in vLLM's images), which
+// owns the cache, and the function's image runs as 65532, which could not
+// create the adapters' directory there: the sync container then runs as
+// root too, as the chart's download sidecar does. A pod security context
+// that names a user (or non-root) applies to both containers.
+func syncSecurityContext(e engine) *corev1.SecurityContext {
+	if sc := e.cfg.Pod.ContainerSecurityContext; sc != nil {
+		return sc
+	}
+	if psc := e.cfg.Pod.SecurityContext; psc != nil && (psc.RunAsUser != nil || psc.RunAsNonRoot != nil) {
+		return nil // the pod's user applies to both containers
+	}
+	return &corev1.SecurityContext{RunAsUser: ptr.To(int64(0))}
 }
