@@ -2,6 +2,7 @@ package fn
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,10 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 	"sigs.k8s.io/yaml"
 
@@ -331,6 +334,11 @@ func TestStatusThroughCalls(t *testing.T) {
 	for name, s := range statusScenarios() {
 		rsps := reconcile(t, cluster{pods: s.pods, crds: everyCRD()}, req(t, s.xr, nil, s.observed))
 		got[name] = map[string]any{"first": shown(t, rsps[0]), "last": shown(t, rsps[len(rsps)-1])}
+		// A stack whose workloads all serve, and whose optional kinds'
+		// objects are all observed, takes one call; any other two.
+		if oneCall := slices.Contains([]string{"Available", "ScaledToZero", "router/ScaledToZero", "storage/Pending", "storage/Lost", "storage/NotCreated", "storage/Disabled", "extension/Ready", "extension/NoParent", "extension/NotAccepted", "extension/RefsNotResolved", "extension/PickerNotCreated", "extension/PickerUnavailable", "multinode/Ready"}, name); oneCall != (len(rsps) == 1) {
+			t.Errorf("%s: %d calls", name, len(rsps))
+		}
 	}
 	if *update {
 		y, err := yaml.Marshal(got)
@@ -412,4 +420,178 @@ func multiXR(models ...string) map[string]any {
 	xr := minimalXR()
 	xr["spec"] = map[string]any{"models": items}
 	return xr
+}
+
+// serving is what Crossplane observes of a stack that serves: every object
+// the function composes for it, once every earlier one is observed, with the
+// status its controller writes when it is ready and current.
+func serving(t *testing.T, xr map[string]any) map[string]map[string]any {
+	t.Helper()
+	observed := map[string]map[string]any{}
+	for range 5 {
+		rsp := mustRun(t, req(t, xr, nil, observed))
+		if len(rsp.GetDesired().GetResources()) == len(observed) {
+			return observed
+		}
+		for k, r := range rsp.GetDesired().GetResources() {
+			observed[k] = readyObject(r.GetResource().AsMap())
+		}
+	}
+	t.Fatalf("the composed objects did not settle")
+	return nil
+}
+
+// readyObject is a composed object as observed once ready: a workload with
+// every replica or group updated and available, seen by its controller; a
+// claim Bound; a ScaledObject Ready; an InferencePool accepted.
+func readyObject(o map[string]any) map[string]any {
+	setPath(o, "metadata.generation", int64(1))
+	replicas := int64(1)
+	if spec, _ := o["spec"].(map[string]any); spec == nil {
+	} else if r, ok := spec["replicas"].(float64); ok {
+		replicas = int64(r)
+	}
+	switch o["kind"] {
+	case "Deployment":
+		o["status"] = map[string]any{"observedGeneration": int64(1), "replicas": replicas, "updatedReplicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas,
+			"conditions": []any{map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"}}}
+	case "LeaderWorkerSet":
+		o["status"] = map[string]any{"replicas": replicas, "updatedReplicas": replicas, "readyReplicas": replicas,
+			"conditions": []any{map[string]any{"type": "Available", "status": "True", "reason": "AllGroupsReady", "observedGeneration": int64(1)}}}
+	case "PersistentVolumeClaim":
+		o["status"] = map[string]any{"phase": "Bound"}
+	case "ScaledObject":
+		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	case "InferencePool":
+		o["status"] = map[string]any{"parents": []any{map[string]any{"parentRef": map[string]any{"name": "gw"}, "conditions": []any{
+			map[string]any{"type": "Accepted", "status": "True"}, map[string]any{"type": "ResolvedRefs", "status": "True"}}}}}
+	}
+	return o
+}
+
+// TestServingStackRequiresNothing: once every object of a stack is observed
+// ready and current, the function requires nothing, neither pods nor CRDs,
+// so Crossplane's reconcile is one call; every example and test stack, on
+// a cluster, with and without the Input.
+func TestServingStackRequiresNothing(t *testing.T) {
+	for _, p := range stacktest.Stacks(t) {
+		for _, in := range []map[string]any{nil, compositionInput()} {
+			name := strings.TrimPrefix(p, "../")
+			if in != nil {
+				name += " +input"
+			}
+			t.Run(name, func(t *testing.T) {
+				xr := onCluster(stacktest.LoadXR(t, p, ""))
+				r := req(t, xr, in, serving(t, xr))
+				rsps := reconcile(t, cluster{crds: everyCRD()}, r)
+				if diff := cmp.Diff((*fnv1.Requirements)(nil), rsps[0].GetRequirements(), protocmp.Transform()); diff != "" {
+					t.Errorf("requirements of a serving stack (-want +got):\n%s", diff)
+				}
+				if len(rsps) != 1 {
+					t.Errorf("%d calls in a reconcile of a serving stack, want 1", len(rsps))
+				}
+				for _, c := range rsps[0].GetConditions() {
+					if c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
+						t.Errorf("condition %s of a serving stack: %s: %s", c.GetType(), c.GetReason(), c.GetMessage())
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestUnreadyWorkloadRequiresPods: while any engine's Deployment or
+// LeaderWorkerSet, or the router's Deployment, is not observed, or not ready
+// and current by any of its counts, the function asks for the stack's pods
+// (and a multi-node stack's workers), which say why; the same on the call
+// that carries them, so Crossplane settles after two calls. An optional
+// kind's CRD is asked for while one of its objects is not observed.
+func TestUnreadyWorkloadRequiresPods(t *testing.T) {
+	pods := func(ns string, components ...string) map[string]*fnv1.ResourceSelector {
+		out := map[string]*fnv1.ResourceSelector{}
+		for _, c := range components {
+			name := map[string]string{"serving-engine": enginePodsRequirement, "serving-engine-worker": engineWorkerPodsRequirement, "router": routerPodsRequirement}[c]
+			out[name] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Pod", Namespace: ptr.To(ns),
+				Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{
+					"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": c}}}}
+		}
+		return out
+	}
+	crd := func(name string) *fnv1.ResourceSelector {
+		return &fnv1.ResourceSelector{ApiVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
+	}
+	plain := onCluster(minimalXR())
+	multi := onCluster(with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "multiNode", map[string]any{"podsPerReplica": 2}, "replicas", 2,
+		"vllmConfig.tensorParallelSize", 2, "resources.gpu", "1", "storage.accessModes", []any{"ReadWriteMany"}))
+	keda := onCluster(with("autoscaling", map[string]any{"type": "keda", "maxReplicas": 2, "prometheusAddress": "http://p:9090"}))
+	gie := onCluster(with("inferenceExtension", map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "namespace": "gws"}}}))
+	changed := func(xr map[string]any, key string, change func(o map[string]any)) map[string]map[string]any {
+		o := serving(t, xr)
+		if change == nil {
+			delete(o, key)
+		} else {
+			change(o[key])
+		}
+		return o
+	}
+	status := func(field string, v any) func(map[string]any) {
+		return func(o map[string]any) { setPath(o, "status."+field, v) }
+	}
+	notAvailable := status("conditions", []any{map[string]any{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable"}})
+	plainPods, multiPods := pods("llm", "serving-engine", "router"), pods("llm", "serving-engine", "serving-engine-worker", "router")
+	cases := map[string]struct {
+		xr       map[string]any
+		observed map[string]map[string]any
+		want     map[string]*fnv1.ResourceSelector
+	}{
+		"nothing observed":        {plain, nil, plainPods},
+		"engine not observed":     {plain, changed(plain, "engine-m", nil), plainPods},
+		"engine generation ahead": {plain, changed(plain, "engine-m", func(o map[string]any) { setPath(o, "metadata.generation", int64(2)) }), plainPods},
+		"engine not updated":      {plain, changed(plain, "engine-m", status("updatedReplicas", int64(0))), plainPods},
+		"engine not ready":        {plain, changed(plain, "engine-m", func(o map[string]any) { status("readyReplicas", int64(0))(o); status("availableReplicas", int64(0))(o) }), plainPods},
+		// Not a state a Deployment controller writes (an available replica
+		// is ready); the status reads availability, not pods, and says
+		// Available, as it did.
+		"engine ready short of available: no pods": {plain, changed(plain, "engine-m", status("readyReplicas", int64(0))), nil},
+		"engine not available":                     {plain, changed(plain, "engine-m", status("availableReplicas", int64(0))), plainPods},
+		"engine not Available":                     {plain, changed(plain, "engine-m", notAvailable), plainPods},
+		"engine does not decode":                   {plain, changed(plain, "engine-m", status("replicas", "many")), plainPods},
+		"router not observed":                      {plain, changed(plain, "router", nil), plainPods},
+		"router not available":                     {plain, changed(plain, "router", status("availableReplicas", int64(0))), plainPods},
+		"router Service not observed":              {plain, changed(plain, "router-service", nil), plainPods},
+		"claim Pending: the pods say nothing":      {plain, changed(plain, "engine-m-storage", status("phase", "Pending")), nil},
+		"LeaderWorkerSet not observed":             {multi, changed(multi, "engine-m-leaderworkerset", nil), mergeSelectors(multiPods, map[string]*fnv1.ResourceSelector{"crd-leaderworkersets.leaderworkerset.x-k8s.io": crd("leaderworkersets.leaderworkerset.x-k8s.io")})},
+		"LeaderWorkerSet group not ready":          {multi, changed(multi, "engine-m-leaderworkerset", status("readyReplicas", int64(1))), multiPods},
+		"LeaderWorkerSet not updated":              {multi, changed(multi, "engine-m-leaderworkerset", status("updatedReplicas", int64(1))), multiPods},
+		"LeaderWorkerSet generation ahead":         {multi, changed(multi, "engine-m-leaderworkerset", func(o map[string]any) { setPath(o, "metadata.generation", int64(2)) }), multiPods},
+		"ScaledObject not observed":                {keda, changed(keda, "engine-m-autoscaler", nil), map[string]*fnv1.ResourceSelector{"crd-scaledobjects.keda.sh": crd("scaledobjects.keda.sh")}},
+		"ScaledObject not Ready: no pods":          {keda, changed(keda, "engine-m-autoscaler", status("conditions", []any{})), nil},
+		"picker not available: no pods":            {gie, changed(gie, "engine-m-epp", status("availableReplicas", int64(0))), nil},
+		"InferencePool not observed":               {gie, changed(gie, "engine-m-inferencepool", nil), map[string]*fnv1.ResourceSelector{"crd-inferencepools.inference.networking.k8s.io": crd("inferencepools.inference.networking.k8s.io")}},
+		"HTTPRoute not observed":                   {gie, changed(gie, "inference-httproute", nil), map[string]*fnv1.ResourceSelector{"crd-httproutes.gateway.networking.k8s.io": crd("httproutes.gateway.networking.k8s.io")}},
+		"engine on the extension not Available":    {gie, changed(gie, "engine-m", notAvailable), pods("llm", "serving-engine", "router")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var want *fnv1.Requirements
+			if tc.want != nil {
+				want = &fnv1.Requirements{Resources: tc.want}
+			}
+			rsps := reconcile(t, cluster{crds: everyCRD()}, req(t, tc.xr, nil, tc.observed))
+			if diff := cmp.Diff(want, rsps[0].GetRequirements(), protocmp.Transform()); diff != "" {
+				t.Errorf("requirements (-want +got):\n%s", diff)
+			}
+			if wantCalls := map[bool]int{true: 1, false: 2}[want == nil]; len(rsps) != wantCalls {
+				t.Errorf("%d calls, want %d", len(rsps), wantCalls)
+			}
+		})
+	}
+}
+
+func mergeSelectors(ms ...map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
+	out := map[string]*fnv1.ResourceSelector{}
+	for _, m := range ms {
+		maps.Copy(out, m)
+	}
+	return out
 }
