@@ -7,6 +7,8 @@ import (
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
 
 // deterministicCodec is gRPC's proto codec with deterministic marshalling.
@@ -37,3 +39,25 @@ func (deterministicCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 func (deterministicCodec) Name() string { return grpcproto.Name }
+
+// Unmarshal decodes a RunFunctionRequest without the fields of observed and
+// required objects the function does not read (see pruneRequest); any other
+// message, and a request that is not well-formed, as gRPC's codec does.
+func (c deterministicCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	req, ok := v.(*fnv1.RunFunctionRequest)
+	if !ok {
+		return c.CodecV2.Unmarshal(data, v)
+	}
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer buf.Free()
+	return unmarshalRequest(buf.ReadOnlyData(), req)
+}
+
+// unmarshalRequest decodes the wire form of a request as the function reads
+// it.
+func unmarshalRequest(b []byte, req *fnv1.RunFunctionRequest) error {
+	if pruned, err := pruneRequest(b); err == nil {
+		b = pruned
+	}
+	return proto.Unmarshal(b, req)
+}

@@ -69,4 +69,18 @@ func TestGRPCResponsesAreByteIdentical(t *testing.T) {
 	if len(first) < 1000 {
 		t.Fatalf("response is suspiciously small: %d bytes", len(first))
 	}
+
+	// A serving stack's request, decoded by the server's codec (pruned):
+	// the response of the request decoded whole.
+	served := benchRequest(t, benchCases[1])
+	if _, err := client.RunFunction(t.Context(), served); err != nil {
+		t.Fatal(err)
+	}
+	want, err := proto.MarshalOptions{Deterministic: true}.Marshal(run(t, benchRequest(t, benchCases[1])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(codec.last) != string(want) {
+		t.Errorf("over gRPC a serving stack's request gets another response than in process")
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composite"
 
 	"github.com/vllm-project/function-vllm-stack/stack"
@@ -56,7 +57,28 @@ func optionalKindsOf(objs []stack.Object) []string {
 	return kinds
 }
 
-// requireCRDs asks Crossplane for the CRD of each optional kind.
+// unprovenKinds are the optional kinds whose CRD the function asks for: on
+// a cluster, those of which an object is not observed yet. An object
+// Crossplane observed shows that the cluster serves its kind: with its CRD
+// gone the API server deletes every object of the kind, and Crossplane
+// cannot even read them, so the CRD is asked for again as soon as one is
+// not observed. A preview asks for every CRD, as it always did: `crossplane
+// render` answers from the files it was given.
+func unprovenKinds(objs []stack.Object, observed map[resource.Name]resource.ObservedComposed, preview bool) []string {
+	var kinds []string
+	for _, o := range objs {
+		k := o.Obj.GetObjectKind().GroupVersionKind().Kind
+		if _, ok := optionalKinds[k]; !ok || slices.Contains(kinds, k) {
+			continue
+		}
+		if seen := observed[resource.Name(o.Key)].Resource; preview || seen == nil || seen.GetKind() != k {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
+}
+
+// requireCRDs asks Crossplane for the CRD of each of kinds.
 func requireCRDs(rsp *fnv1.RunFunctionResponse, kinds []string) {
 	for _, k := range kinds {
 		crd := optionalKinds[k].crd

@@ -118,7 +118,8 @@ func (f *Function) compose(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRespo
 		return refuse(rsp, err)
 	}
 	optional := optionalKindsOf(objs)
-	assumed, err := checkCRDs(req, optional, preview(oxr.Resource), s.InferenceExtension())
+	isPreview := preview(oxr.Resource)
+	assumed, err := checkCRDs(req, optional, isPreview, s.InferenceExtension())
 	if err != nil {
 		return refuse(rsp, err)
 	}
@@ -137,12 +138,18 @@ func (f *Function) compose(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRespo
 	if err != nil {
 		return refuse(rsp, fmt.Errorf("cannot get the desired ProductionStack: %w", err))
 	}
-	// Ask for the stack's pods on every call; Crossplane sends them on the
-	// next call of this reconcile, and the status explains unready pods.
+	// Crossplane calls again, within the same reconcile, while the response
+	// requires what the request did not carry. A stack that serves requires
+	// nothing, and its reconcile is one call (issue 34): its status comes
+	// from the workloads, and its optional kinds' objects exist.
 	parts := s.Parts()
-	requirePods(rsp, s, parts)
-	requireCRDs(rsp, optional)
 	st := status.Observe(parts, observedObjects(observed), requiredPods(req))
+	if status.NeedsPods(parts, st) {
+		// Crossplane sends them on the next call of this reconcile, and
+		// the status says why a workload is not ready.
+		requirePods(rsp, s, parts)
+	}
+	requireCRDs(rsp, unprovenKinds(objs, observed, isPreview))
 	if err := writeStatus(dxr.Resource, st.Fields()); err != nil {
 		return refuse(rsp, fmt.Errorf("cannot write the ProductionStack's status: %w", err))
 	}

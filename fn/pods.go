@@ -25,8 +25,11 @@ const (
 )
 
 // requirePods asks Crossplane for the stack's engine and router pods, by the
-// labels of SPEC §2, in the stack's namespace. The requirements are the same
-// on every call, so Crossplane's requirement loop settles after one round.
+// labels of SPEC §2, in the stack's namespace. compose asks only while
+// status.NeedsPods: a serving stack's status comes from its workloads. The
+// requirements are the same on every call of a reconcile (the workloads are
+// observed once per reconcile), so Crossplane's requirement loop settles
+// after one round.
 func requirePods(rsp *fnv1.RunFunctionResponse, s *stack.Stack, parts stack.Parts) {
 	require(rsp, enginePodsRequirement, podSelector(s, stack.ComponentEngine))
 	if slices.ContainsFunc(parts.Engines, func(e stack.EnginePart) bool { return e.LeaderWorkerSet != "" }) {

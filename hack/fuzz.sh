@@ -53,6 +53,7 @@ ALL=(
 	"./fn FuzzObservedDecode"
 	"./fn FuzzComposedDecoder"
 	"./fn FuzzEncoder"
+	"./fn FuzzPruneRequest"
 	"./helm2stack FuzzConvert"
 	"./test/fuzz FuzzRunFunction"
 	"./test/fuzz FuzzObserved"

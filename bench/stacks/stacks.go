@@ -146,7 +146,8 @@ func Request(xr, input map[string]any) (*fnv1.RunFunctionRequest, error) {
 	return r, nil
 }
 
-// Serving returns req as Crossplane sends it once the stack serves: it runs
+// Serving returns req as Crossplane sends it once the stack serves (the last
+// call of a reconcile, with what the function requires of it): it runs
 // the function (run) and feeds what it composed back as observed until the
 // composed objects stop changing, as reconciles do (the router's RoleBinding
 // is composed once its Role is observed). Its response is that of the last
@@ -163,6 +164,14 @@ func Serving(req *fnv1.RunFunctionRequest, run func(*fnv1.RunFunctionRequest) (*
 		}
 		before := len(rsp.GetDesired().GetResources())
 		if rsp, err = run(obs); err == nil && len(rsp.GetDesired().GetResources()) == before {
+			// The last call of a reconcile carries what the function
+			// required; a serving stack requires nothing (issue 34), so
+			// its one call carries no pods.
+			for name := range obs.GetRequiredResources() {
+				if _, ok := rsp.GetRequirements().GetResources()[name]; !ok {
+					delete(obs.RequiredResources, name)
+				}
+			}
 			return obs, rsp, nil
 		}
 	}

@@ -82,7 +82,7 @@ func benchReport(rounds []benchRound, machine, version string, ttl, settle, stea
 			p.requestsTotal(), secs(r.deleted))
 	}
 	fmt.Fprintf(&b, "\nSteady state, every stack Ready, over %s starting %s after the last became Ready (Crossplane requeues each stack every ttl ±10%%, "+
-		"and each reconcile calls the function twice: the function asks for the stack's pods, which Crossplane sends in a second call). "+
+		"and a reconcile calls the function once when the response requires nothing, as a serving stack's does; twice while the function asks for the stack's pods or a CRD, which Crossplane sends in a second call). "+
 		"Per reconcile:\n\n", steady, settle)
 	fmt.Fprintf(&b, "| stacks | Ready at the end | XR reconciles/s (N/ttl) | errors | function calls/reconcile | core CPU | function CPU | function CPU/call | function share of control-plane CPU | kube-apiserver CPU | etcd CPU | API requests (APPLY, PATCH, PUT, GET, LIST) | busy, share of one core: core / function / apiserver / etcd |\n")
 	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
