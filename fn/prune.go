@@ -34,6 +34,26 @@ const (
 	listValues                 = 1 // ListValue.values (repeated Value)
 )
 
+// keptFields are what the function reads of an observed composed resource
+// (observedFields) and, whole, every field of the object a change of
+// topology keeps as it is observed (stack/transition.go keptObject: the
+// old workload, its Service, claim, chat template, the router, a routing
+// layer's objects): its spec, data, rules, subjects, roleRef and the
+// like. Only the metadata the cluster and Crossplane write (managedFields,
+// ownerReferences, uid, resourceVersion, timestamps) is dropped, which is
+// most of an object's size besides its spec.
+var keptFields = fieldSet{
+	"apiVersion": nil,
+	"kind":       nil,
+	"metadata":   observedFields["metadata"],
+	"spec":       nil,
+	"status":     nil,
+	// ConfigMap, ServiceAccount, Role and RoleBinding keep these.
+	"data": nil, "binaryData": nil, "immutable": nil,
+	"secrets": nil, "imagePullSecrets": nil, "automountServiceAccountToken": nil,
+	"rules": nil, "subjects": nil, "roleRef": nil,
+}
+
 // requiredFields are what the function reads of a required resource: a
 // pod's podFields, which hold a CRD's kind, apiVersion and metadata.name.
 var requiredFields = podFields
@@ -71,7 +91,7 @@ func pruneState(dst []byte, num protowire.Number, v []byte) ([]byte, action, err
 	case stateComposite:
 		return replaced(pruneResource(dst, v, compositeFields))
 	case stateResources:
-		return replaced(rewrite(dst, v, mapValue(func(dst, v []byte) ([]byte, error) { return pruneResource(dst, v, observedFields) })))
+		return replaced(rewrite(dst, v, mapValue(func(dst, v []byte) ([]byte, error) { return pruneResource(dst, v, keptFields) })))
 	}
 	return dst, keep, nil
 }

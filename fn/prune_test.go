@@ -34,6 +34,18 @@ func prunedRequests(t *testing.T) map[string]*fnv1.RunFunctionRequest {
 	for _, c := range benchCases {
 		reqs["bench "+c.name] = benchRequest(t, c)
 	}
+	// Changes of topology and of routing layer in progress: the function
+	// re-emits observed objects whole (transition.go), so the codec must
+	// keep every field of them.
+	all := func(string) bool { return true }
+	for name, ch := range map[string]struct{ from, to func() map[string]any }{
+		"multiNode on": {plainXR, lwsXR}, "disaggregation on": {plainXR, groupsXR}, "disaggregation off": {groupsXR, plainXR},
+		"to the inference extension": {plainXR, gieTopologyXR}, "to the router": {gieTopologyXR, plainXR},
+	} {
+		first := mustRun(t, req(t, ch.from(), nil, nil))
+		serving := mustRun(t, req(t, ch.from(), nil, observedLayer(t, first, all)))
+		reqs["change "+name] = req(t, ch.to(), nil, observedLayer(t, serving, all))
+	}
 	return reqs
 }
 
