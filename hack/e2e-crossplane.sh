@@ -16,9 +16,9 @@
 #      happen on this machine's network) and a private mount namespace (the
 #      tests bind-mount their own /etc/hosts and /etc/resolv.conf there). The
 #      tests start etcd, kube-apiserver, kube-controller-manager,
-#      kube-scheduler, a kubelet stand-in, a Gateway stand-in (in process;
-#      the HTTPRoute and InferencePool CRDs come from the modules e2e/crds
-#      pins), an OCI registry, Crossplane core,
+#      kube-scheduler, a kubelet stand-in, a Gateway stand-in and a KEDA
+#      stand-in (in process; the HTTPRoute, InferencePool and ScaledObject
+#      CRDs come from the modules e2e/crds pins), an OCI registry, Crossplane core,
 #      its RBAC manager and the function, all on 127.0.0.1, and stop them;
 #   4. fails if any of those processes is left running (and ends it): any
 #      process still in the tests' network namespace, so only this run's.
@@ -86,10 +86,13 @@ moddir() {
 }
 HTTPROUTE_CRD="$(moddir sigs.k8s.io/gateway-api)/config/crd/standard/gateway.networking.k8s.io_httproutes.yaml"
 INFERENCEPOOL_CRD="$(moddir sigs.k8s.io/gateway-api-inference-extension)/config/crd/bases/inference.networking.k8s.io_inferencepools.yaml"
-for f in "${HTTPROUTE_CRD}" "${INFERENCEPOOL_CRD}"; do
+# KEDA's ScaledObject CRD (v2.20.2, as e2e/upstream_test.go installs it),
+# for stacks with scaleToZero (the KEDA stand-in scales their Deployments).
+SCALEDOBJECT_CRD="$(moddir github.com/kedacore/keda/v2)/config/crd/bases/keda.sh_scaledobjects.yaml"
+for f in "${HTTPROUTE_CRD}" "${INFERENCEPOOL_CRD}" "${SCALEDOBJECT_CRD}"; do
 	[[ -f "${f}" ]] || { echo "e2e-crossplane: no CRD at ${f}" >&2; exit 1; }
 done
-export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG LWS_MANAGER LWS_CRD HTTPROUTE_CRD INFERENCEPOOL_CRD
+export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG LWS_MANAGER LWS_CRD HTTPROUTE_CRD INFERENCEPOOL_CRD SCALEDOBJECT_CRD
 built=${SECONDS}
 
 E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/vllm-stack-e2e-crossplane.XXXXXX")"

@@ -8,13 +8,16 @@
 // provisioner stand-in (xp.Provisioner), LeaderWorkerSet's manager with
 // its webhooks (xp.StartLWS), for multi-node stacks, and the HTTPRoute and
 // InferencePool CRDs with a Gateway stand-in (xp.Gateway) that accepts the
-// pools of stacks on the inference extension.
+// pools of stacks on the inference extension, and KEDA's ScaledObject CRD
+// with a KEDA stand-in (xp.KEDA) that scales the engines of stacks with
+// scaleToZero.
 //
 // TestStacks (the namespaced XRD) and TestClaims (the legacy XRD's claims)
 // run the scenarios, each in a namespace of its own and waiting for states
 // that hold for a few TTLs: every example stack Ready with the status its
 // pods give; pod-level reasons (Unschedulable, ImagePullError, Starting) on
-// the XR and the claim; a pool its Gateway does not accept; a refused
+// the XR and the claim; a pool its Gateway does not accept; a model scaled
+// to zero while idle, Ready, then woken; a refused
 // stack (objects untouched, conditions Refused, Warning events) and its
 // recovery; a missing optional CRD; no RBAC refusal over a stack's life; an
 // HPA-owned replica count; multiNode turned on with the Deployment serving

@@ -46,6 +46,7 @@ var (
 	node  *kubelet.Kubelet
 	prov  *xp.Provisioner
 	gw    *xp.Gateway
+	keda  *xp.KEDA
 	reg   *xp.Registry
 	xpc   *xp.Crossplane
 	fn    *xp.Function
@@ -75,7 +76,7 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	vars := map[string]string{}
-	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG", "LWS_MANAGER", "LWS_CRD", "HTTPROUTE_CRD", "INFERENCEPOOL_CRD"} {
+	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG", "LWS_MANAGER", "LWS_CRD", "HTTPROUTE_CRD", "INFERENCEPOOL_CRD", "SCALEDOBJECT_CRD"} {
 		val, err := env(v)
 		if err != nil {
 			logf("%v", err)
@@ -107,6 +108,9 @@ func runMain(m *testing.M) (code int) {
 		}
 		if gw != nil {
 			gw.Stop()
+		}
+		if keda != nil {
+			keda.Stop()
 		}
 		if node != nil {
 			node.Stop()
@@ -275,6 +279,13 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 		}
 	}
 	gw = xp.StartGateway(ctx, admin, logf)
+	// KEDA's ScaledObject CRD, for stacks with scaleToZero (no KEDA
+	// operator: the KEDA stand-in scales their Deployments in the
+	// namespaces a test names).
+	if err := admin.InstallCRD(ctx, vars["SCALEDOBJECT_CRD"]); err != nil {
+		return fmt.Errorf("cannot install %s: %w", vars["SCALEDOBJECT_CRD"], err)
+	}
+	keda = xp.StartKEDA(ctx, admin, logf)
 	var fnArgs []string
 	if !quiet() {
 		fnArgs = append(fnArgs, "--debug")

@@ -137,6 +137,7 @@ func TestStacks(t *testing.T) {
 		t.Run("HPA", func(t *testing.T) { t.Parallel(); testHPA(t) })
 		t.Run("MultiNodeOn", func(t *testing.T) { t.Parallel(); testMultiNodeOn(t) })
 		t.Run("NotAccepted", func(t *testing.T) { t.Parallel(); testNotAccepted(t) })
+		t.Run("ScaleToZero", func(t *testing.T) { t.Parallel(); testScaleToZero(t) })
 	})
 	t.Run("FunctionDown", func(t *testing.T) { testFunctionDown(t, down) })
 }
