@@ -33,10 +33,14 @@ var optionalKinds = map[string]struct{ crd, installedBy, field string }{
 
 // fieldOf is the field that makes a stack compose an optional kind: a stack
 // on the inference extension composes its HTTPRoute for it (it refuses
-// routerConfig.httpRoute).
-func fieldOf(kind string, extension bool) string {
-	if kind == "HTTPRoute" && extension {
+// routerConfig.httpRoute); ScaledObjects come from autoscaling.type keda or
+// scaleToZero.
+func fieldOf(kind string, s *stack.Stack) string {
+	switch {
+	case kind == "HTTPRoute" && s.InferenceExtension():
 		return "inferenceExtension"
+	case kind == "ScaledObject":
+		return s.ScaledObjectFields()
 	}
 	return optionalKinds[kind].field
 }
@@ -95,11 +99,11 @@ func requireCRDs(rsp *fnv1.RunFunctionResponse, kinds []string) {
 // find it; before Crossplane has looked (the first call of a reconcile),
 // nothing is missing. A preview has no cluster (see preview): a CRD it was
 // not given is assumed, with a warning.
-func checkCRDs(req *fnv1.RunFunctionRequest, kinds []string, preview, extension bool) (warnings []string, err error) {
+func checkCRDs(req *fnv1.RunFunctionRequest, kinds []string, preview bool, s *stack.Stack) (warnings []string, err error) {
 	var missing []string
 	for _, k := range kinds {
 		o := optionalKinds[k]
-		o.field = fieldOf(k, extension)
+		o.field = fieldOf(k, s)
 		found, looked := req.GetRequiredResources()[crdRequirementPrefix+o.crd]
 		switch {
 		case hasCRD(found.GetItems(), o.crd):

@@ -199,3 +199,16 @@ func TestInferenceExtensionCRDs(t *testing.T) {
 		t.Errorf("Fatal message:\n got: %s\nwant: %s", got, want)
 	}
 }
+
+// TestScaleToZeroCRD: a stack whose ScaledObject comes from scaleToZero is
+// told to install KEDA or turn scaleToZero off, not a field it does not use.
+func TestScaleToZeroCRD(t *testing.T) {
+	xr := onCluster(with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "routerConfig.image", "lmcache/lmstack-router:v0.1.12",
+		"scaleToZero", map[string]any{"maxReplicas": 2, "prometheusAddress": "http://prometheus:9090"}))
+	r := req(t, xr, nil, nil)
+	r.RequiredResources = map[string]*fnv1.Resources{"crd-scaledobjects.keda.sh": {}}
+	want := "cannot compose the stack: scaleToZero needs the ScaledObject CRD scaledobjects.keda.sh, which the cluster does not have: install KEDA, or turn scaleToZero off"
+	if got := fatal(t, run(t, r)); got != want {
+		t.Errorf("Fatal message:\n got: %s\nwant: %s", got, want)
+	}
+}

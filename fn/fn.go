@@ -119,7 +119,7 @@ func (f *Function) compose(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRespo
 	}
 	optional := optionalKindsOf(objs)
 	isPreview := preview(oxr.Resource)
-	assumed, err := checkCRDs(req, optional, isPreview, s.InferenceExtension())
+	assumed, err := checkCRDs(req, optional, isPreview, s)
 	if err != nil {
 		return refuse(rsp, err)
 	}

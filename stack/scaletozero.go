@@ -163,3 +163,25 @@ func validateScaleToZero(f *Findings, s *Stack) {
 		}
 	}
 }
+
+// ScaledObjectFields are the fields that make the stack compose KEDA
+// ScaledObjects, as a message names them: autoscaling.type keda and
+// scaleToZero.
+func (s *Stack) ScaledObjectFields() string {
+	var keda, zero bool
+	for _, e := range s.engines {
+		switch {
+		case scaleToZero(e) != nil:
+			zero = true
+		case autoscaled(e) && or(e.cfg.Autoscaling.Type, autoscalerKEDA) == autoscalerKEDA:
+			keda = true
+		}
+	}
+	switch {
+	case zero && keda:
+		return "autoscaling.type keda and scaleToZero"
+	case zero:
+		return "scaleToZero"
+	}
+	return "autoscaling.type keda"
+}
