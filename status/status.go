@@ -234,9 +234,13 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 		if e.Autoscaled {
 			replicas = ds.Replicas // what the autoscaler runs now
 		}
-		if e.ScaleToZero && p.Ready && replicas == 0 && observed[e.Key] != nil {
+		switch {
+		case e.ScaleToZero && p.Ready && replicas == 0 && observed[e.Key] != nil:
 			// At zero by design, not down: KEDA wakes it on a request.
 			p.Message = msgScaledToZero
+		case e.ScaleToZero && !p.Ready && ds.ReadyReplicas == 0 && replicas > 0:
+			// Woken from zero: its first replica is starting.
+			p.Message = msgWaking + p.Message
 		}
 		st.Models = append(st.Models, Model{
 			ModelStatus: v1alpha1.ModelStatus{
@@ -461,6 +465,10 @@ func (m Model) displayName() string {
 
 // msgScaledToZero is the message of a model at zero by scaleToZero.
 const msgScaledToZero = "scaled to zero while idle: the next request wakes it"
+
+// msgWaking starts the message of a model woken from zero whose first
+// replica is not ready yet.
+const msgWaking = "starting from zero (woken by a request, or first applied): "
 
 func enginesCondition(models []Model) Condition {
 	var scaledDown, asleep, reasons []string

@@ -172,6 +172,12 @@ func TestEnginesReady(t *testing.T) {
 			observed: stacktest.ObservedWith("engine-m", stacktest.ObservedDeployment("s-m-deployment-vllm", 0)),
 			want:     cond{condTrue, "Available", "1/1 models ready; scaled to zero while idle, woken by the next request: m"},
 		},
+		"WakingFromZero": {
+			xr: with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "routerConfig.image", "lmcache/lmstack-router:v0.1.12",
+				"scaleToZero", map[string]any{"maxReplicas": 2, "prometheusAddress": "http://prometheus:9090"}),
+			observed: stacktest.ObservedWith("engine-m", stacktest.ObservedDeployment("s-m-deployment-vllm", 1, stacktest.Counts(1, 0, 0), stacktest.Unavailable)),
+			want:     cond{condFalse, "Unavailable", "0/1 models ready. m: starting from zero (woken by a request, or first applied): 0/1 replicas available"},
+		},
 		"NotCreated": {
 			observed: stacktest.ObservedWith("engine-m", nil),
 			want:     cond{condFalse, "Creating", "0/1 models ready. m: Deployment s-m-deployment-vllm is not created yet"},
