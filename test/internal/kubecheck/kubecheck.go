@@ -213,9 +213,9 @@ const maxConfigMapBytes = 1 << 20
 // untypedKinds are CRD kinds this module has no Go types for: only their
 // metadata is decoded strictly; their references are checked as maps.
 var untypedKinds = map[string]bool{
-	"keda.sh/v1alpha1/ScaledObject":           true,
-	"gateway.networking.k8s.io/v1/HTTPRoute":  true,
-	"monitoring.coreos.com/v1/ServiceMonitor": true,
+	"keda.sh/v1alpha1/ScaledObject":                true,
+	"gateway.networking.k8s.io/v1/HTTPRoute":       true,
+	"monitoring.coreos.com/v1/ServiceMonitor":      true,
 	"inference.networking.k8s.io/v1/InferencePool": true,
 }
 
