@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,75 +57,16 @@ const (
 // the stack did not compose leaves that pool unaccepted. It serves only the
 // namespaces it is told to (Serve), every 500 ms until Stop.
 type Gateway struct {
-	k      *Kube
-	logf   func(string, ...any)
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu    sync.Mutex
-	modes map[string]GatewayMode
+	*standIn[GatewayMode]
+	k    *Kube
+	logf func(string, ...any)
 }
 
 // StartGateway starts the stand-in; it serves no namespace yet.
 func StartGateway(ctx context.Context, k *Kube, logf func(string, ...any)) *Gateway {
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	g := &Gateway{k: k, logf: logf, cancel: cancel, modes: map[string]GatewayMode{}}
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		last := map[string]string{}
-		for {
-			g.mu.Lock()
-			modes := make(map[string]GatewayMode, len(g.modes))
-			for ns, m := range g.modes {
-				modes[ns] = m
-			}
-			g.mu.Unlock()
-			for ns, m := range modes {
-				// Log an error once, not every tick.
-				msg := ""
-				if err := g.sync(ctx, ns, m); err != nil && ctx.Err() == nil {
-					msg = err.Error()
-				}
-				if msg != "" && msg != last[ns] {
-					logf("gateway: %s: %s", ns, msg)
-				}
-				last[ns] = msg
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	g := &Gateway{k: k, logf: orNop(logf)}
+	g.standIn = startStandIn(ctx, "gateway", g.logf, g.sync)
 	return g
-}
-
-// Serve makes the stand-in answer for the pools of namespace ns as mode
-// says, from its next round on.
-func (g *Gateway) Serve(ns string, mode GatewayMode) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.modes[ns] = mode
-}
-
-// Forget stops serving namespace ns (what it wrote stays).
-func (g *Gateway) Forget(ns string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	delete(g.modes, ns)
-}
-
-// Stop ends the stand-in.
-func (g *Gateway) Stop() {
-	g.cancel()
-	g.wg.Wait()
 }
 
 // gatewayParent is a route's parentRef with its defaults applied: the

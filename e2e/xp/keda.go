@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,74 +37,17 @@ var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", R
 // target's replicas when first seen) and lastActiveTime. It serves only the
 // namespaces it is told to, every 500 ms until Stop.
 type KEDA struct {
-	k      *Kube
-	logf   func(string, ...any)
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu     sync.Mutex
-	active map[string]bool
+	*standIn[bool]
+	k    *Kube
+	logf func(string, ...any)
 }
 
-// StartKEDA starts the stand-in; it serves no namespace yet.
+// StartKEDA starts the stand-in; it serves no namespace yet. Serve's mode
+// says whether the namespace's triggers are active.
 func StartKEDA(ctx context.Context, k *Kube, logf func(string, ...any)) *KEDA {
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	s := &KEDA{k: k, logf: logf, cancel: cancel, active: map[string]bool{}}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		last := map[string]string{}
-		for {
-			s.mu.Lock()
-			active := make(map[string]bool, len(s.active))
-			for ns, a := range s.active {
-				active[ns] = a
-			}
-			s.mu.Unlock()
-			for ns, a := range active {
-				msg := ""
-				if err := s.sync(ctx, ns, a); err != nil && ctx.Err() == nil {
-					msg = err.Error()
-				}
-				if msg != "" && msg != last[ns] {
-					logf("keda: %s: %s", ns, msg)
-				}
-				last[ns] = msg
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	s := &KEDA{k: k, logf: orNop(logf)}
+	s.standIn = startStandIn(ctx, "keda", s.logf, s.sync)
 	return s
-}
-
-// Serve makes the stand-in answer for the ScaledObjects of namespace ns,
-// their triggers active or not, from its next round on.
-func (s *KEDA) Serve(ns string, active bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.active[ns] = active
-}
-
-// Forget stops serving namespace ns (what it wrote stays).
-func (s *KEDA) Forget(ns string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.active, ns)
-}
-
-// Stop ends the stand-in.
-func (s *KEDA) Stop() {
-	s.cancel()
-	s.wg.Wait()
 }
 
 // KEDA v2.20.2's condition reasons and messages
