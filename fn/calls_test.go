@@ -595,3 +595,28 @@ func mergeSelectors(ms ...map[string]*fnv1.ResourceSelector) map[string]*fnv1.Re
 	}
 	return out
 }
+
+// TestRuntimeAdaptersRequirePods: a serving model with runtime adapters
+// still asks for its pods, whose annotations say where each adapter is
+// loaded (status.models[].adapters); the second call of the reconcile
+// carries them and reports each adapter.
+func TestRuntimeAdaptersRequirePods(t *testing.T) {
+	in := map[string]any{"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input", "adapterSync": map[string]any{"image": "ghcr.io/vllm-project/function-vllm-stack:v0.1.0"}}
+	xr := onCluster(with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "routerConfig.image", "lmcache/lmstack-router:v0.1.12",
+		"model.enableLoRA", true, "model.enableRuntimeAdapters", true,
+		"model.adapters", []any{map[string]any{"name": "sql", "huggingFace": map[string]any{"repo": "org/sql-lora"}}}))
+	observed := map[string]map[string]any{}
+	for range 5 {
+		rsp := mustRun(t, req(t, xr, in, observed))
+		for k, r := range rsp.GetDesired().GetResources() {
+			observed[k] = readyObject(r.GetResource().AsMap())
+		}
+	}
+	rsp := mustRun(t, req(t, xr, in, observed))
+	if c := conditionOfType(t, rsp, "EnginesReady"); c.Status != condTrue {
+		t.Fatalf("the stack does not serve: %+v", c)
+	}
+	if _, ok := rsp.GetRequirements().GetResources()[enginePodsRequirement]; !ok {
+		t.Fatalf("a serving model with runtime adapters does not ask for its pods: %v", rsp.GetRequirements())
+	}
+}

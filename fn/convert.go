@@ -277,7 +277,7 @@ var containerStatusFields = fieldSet{
 var podFields = fieldSet{
 	"apiVersion": nil,
 	"kind":       nil,
-	"metadata":   {"name": nil, "namespace": nil, "labels": nil, "deletionTimestamp": nil},
+	"metadata":   {"name": nil, "namespace": nil, "labels": nil, "annotations": nil, "deletionTimestamp": nil},
 	"status": {
 		"phase": nil, "reason": nil, "message": nil, "conditions": nil,
 		"containerStatuses": containerStatusFields, "initContainerStatuses": containerStatusFields,

@@ -52,6 +52,9 @@ type EnginePart struct {
 	ClaimKey, Claim string
 	// ScaleToZero: the model goes to zero replicas when idle, by design.
 	ScaleToZero bool
+	// Adapters are the model's runtime adapters (model.adapters), whose
+	// state its pods report.
+	Adapters []string
 }
 
 // The RouterPart is the router's Deployment and Service.
@@ -81,6 +84,11 @@ func (s *Stack) Parts() Parts {
 		if ownsClaimKey(e) {
 			id := claimEngine(e).id
 			ep.ClaimKey, ep.Claim = engineStorageKey(id), s.names.storageClaim(id)
+		}
+		if runtimeAdaptersOn(e) {
+			for _, a := range e.model.Adapters {
+				ep.Adapters = append(ep.Adapters, a.Name)
+			}
 		}
 		p.Engines = append(p.Engines, ep)
 	}

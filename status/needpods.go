@@ -18,11 +18,17 @@ import "github.com/vllm-project/function-vllm-stack/stack"
 // nothing more. The endpoint pickers of the inference extension are read
 // without pods. What Observe says of readiness never depends on the pods, so
 // the answer is the same on every call of a reconcile, with or without them:
-// Crossplane's requirement loop settles.
+// Crossplane's requirement loop settles. A model with runtime adapters
+// always needs them: its pods say where each adapter is loaded.
 func NeedsPods(parts stack.Parts, st Status) bool {
 	for _, m := range st.Models {
 		if !m.Ready {
 			return true
+		}
+	}
+	for _, e := range parts.Engines {
+		if len(e.Adapters) > 0 {
+			return true // the adapters' state is on the pods (adapterStatus)
 		}
 	}
 	return len(parts.Pools) == 0 && !st.Router.Ready

@@ -246,6 +246,7 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 			ModelStatus: v1alpha1.ModelStatus{
 				Name: e.Model, Role: e.Role, ServedModelName: e.ServedModelName, Replicas: replicas,
 				ReadyReplicas: ds.ReadyReplicas, AvailableReplicas: ds.AvailableReplicas, UpdatedReplicas: ds.UpdatedReplicas,
+				Adapters: adapterStatus(e.Adapters, pods.Engines[e.PodName]),
 			},
 			Progress: p,
 		})
@@ -394,6 +395,17 @@ func (st Status) Fields() map[string]any {
 		}
 		if m.Role != "" {
 			fields["role"] = m.Role
+		}
+		if len(m.Adapters) > 0 {
+			adapters := make([]any, 0, len(m.Adapters))
+			for _, a := range m.Adapters {
+				f := map[string]any{"name": a.Name, "loaded": int64(a.Loaded), "pods": int64(a.Pods)}
+				if a.Reason != "" {
+					f["reason"] = a.Reason
+				}
+				adapters = append(adapters, f)
+			}
+			fields["adapters"] = adapters
 		}
 		models = append(models, fields)
 	}

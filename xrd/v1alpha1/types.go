@@ -1481,6 +1481,26 @@ type ModelStatus struct {
 	// Replicas running the current template.
 	// +optional
 	UpdatedReplicas int32 `json:"updatedReplicas"`
+	// Runtime adapters (model.adapters): on how many of the model's running
+	// pods each is loaded, as the adapter sync container reports on its pod.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	Adapters []AdapterStatus `json:"adapters,omitempty"`
+}
+
+// AdapterStatus is one runtime adapter's state on a model's pods.
+type AdapterStatus struct {
+	// Name of the adapter.
+	Name string `json:"name"`
+	// Running pods that have loaded it.
+	Loaded int32 `json:"loaded"`
+	// The model's running pods.
+	Pods int32 `json:"pods"`
+	// Why it is not loaded where it is not: the sync container's reason on
+	// one pod, or that the pod has not reported it yet.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
 }
 
 // RouterStatus is the observed state of the router.
