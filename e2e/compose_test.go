@@ -206,10 +206,13 @@ var stackCases = []stackCase{
 		models: []modelStatus{
 			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1, ""},
 			{"Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B-Instruct", 1, ""},
+			// scaleToZero: KEDA (not running here) would scale it to 0;
+			// the Deployment starts at 1.
+			{"phi", "microsoft/Phi-3-mini-4k-instruct", 1, ""},
 		},
-		engines: notReady(podPending, "0/2 models ready. llama3: 0/1 replicas available; <pods>: not ready yet: Pending. Qwen2.5-7B-Instruct: 0/1 replicas available; <pods>: not ready yet: Pending"),
+		engines: notReady(podPending, "0/3 models ready. llama3: 0/1 replicas available; <pods>: not ready yet: Pending. Qwen2.5-7B-Instruct: 0/1 replicas available; <pods>: not ready yet: Pending. phi: starting from zero (woken by a request, or first applied): 0/1 replicas available; <pods>: not ready yet: Pending"),
 		routerC: routerNotReady(2),
-		storage: cond{fnv1.Status_STATUS_CONDITION_TRUE, "Bound", "1/1 model cache claims bound"},
+		storage: cond{fnv1.Status_STATUS_CONDITION_TRUE, "Bound", "2/2 model cache claims bound"},
 		check:   checkFull,
 	},
 	{
