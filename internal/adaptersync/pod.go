@@ -37,6 +37,13 @@ type InClusterPatcher struct {
 // _PORT, the ServiceAccount's token and CA; the pod's name and namespace come
 // from the downward API.
 func NewInClusterPatcher(name, namespace string) (*InClusterPatcher, error) {
+	return NewInClusterPatcherIn(serviceAccountDir, name, namespace)
+}
+
+// NewInClusterPatcherIn is NewInClusterPatcher with the ServiceAccount's
+// token and CA (files token and ca.crt) read from dir rather than where the
+// kubelet mounts them: the e2e tests run the patcher outside a pod.
+func NewInClusterPatcherIn(dir, name, namespace string) (*InClusterPatcher, error) {
 	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
 	if host == "" || port == "" {
 		return nil, errors.New("not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset")
@@ -44,19 +51,19 @@ func NewInClusterPatcher(name, namespace string) (*InClusterPatcher, error) {
 	if name == "" || namespace == "" {
 		return nil, errors.New("the pod's name and namespace are unknown: set POD_NAME and POD_NAMESPACE from the downward API (fieldRef metadata.name, metadata.namespace)")
 	}
-	ca, err := os.ReadFile(serviceAccountDir + "/ca.crt")
+	ca, err := os.ReadFile(dir + "/ca.crt")
 	if err != nil {
 		return nil, err
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(ca) {
-		return nil, errors.New("no certificate in " + serviceAccountDir + "/ca.crt")
+		return nil, errors.New("no certificate in " + dir + "/ca.crt")
 	}
 	return &InClusterPatcher{
 		Server:    "https://" + net.JoinHostPort(host, port),
 		Namespace: namespace,
 		Name:      name,
-		TokenFile: serviceAccountDir + "/token",
+		TokenFile: dir + "/token",
 		Client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
 		}},

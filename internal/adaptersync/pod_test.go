@@ -2,9 +2,11 @@ package adaptersync
 
 import (
 	"context"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,5 +39,54 @@ func TestInClusterPatcher(t *testing.T) {
 	p.Name = "other"
 	if err := p.PatchAnnotations(context.Background(), map[string]string{"a": "b"}); err == nil || !strings.Contains(err.Error(), "403") {
 		t.Errorf("err %v", err)
+	}
+}
+
+// TestNewInClusterPatcherIn: the constructor reads the token and CA from
+// the directory it is given, the API server from KUBERNETES_SERVICE_HOST and
+// _PORT; NewInClusterPatcher reads them where the kubelet mounts them.
+func TestNewInClusterPatcherIn(t *testing.T) {
+	var auth string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = r.Header.Get("Authorization")
+	}))
+	defer srv.Close()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBERNETES_SERVICE_HOST", u.Hostname())
+	t.Setenv("KUBERNETES_SERVICE_PORT", u.Port())
+	dir := t.TempDir()
+	if _, err := NewInClusterPatcherIn(dir, "engine-0", "ns"); err == nil {
+		t.Error("no ca.crt: got no error")
+	}
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("tok-2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewInClusterPatcherIn(dir, "engine-0", "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PatchAnnotations(context.Background(), map[string]string{"a": "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if auth != "Bearer tok-2" {
+		t.Errorf("Authorization %q, want the token of %s", auth, dir)
+	}
+	if p.Server != srv.URL || p.TokenFile != filepath.Join(dir, "token") {
+		t.Errorf("server %q token %q", p.Server, p.TokenFile)
+	}
+
+	// The default: the kubelet's mount.
+	if _, err := os.Stat(serviceAccountDir + "/ca.crt"); err == nil {
+		t.Skip("this machine has " + serviceAccountDir)
+	}
+	if _, err := NewInClusterPatcher("engine-0", "ns"); err == nil || !strings.Contains(err.Error(), serviceAccountDir+"/ca.crt") {
+		t.Errorf("NewInClusterPatcher without %s: got %v", serviceAccountDir, err)
 	}
 }

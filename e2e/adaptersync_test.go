@@ -1,0 +1,398 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/vllm-project/function-vllm-stack/e2e/cluster"
+	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
+	"github.com/vllm-project/function-vllm-stack/internal/adaptersync"
+	"github.com/vllm-project/function-vllm-stack/stack"
+)
+
+// adapterSyncImage is the Input's adapterSync.image: the function's own
+// image, which the sync container runs as `function adapter-sync`.
+const adapterSyncImage = "xpkg.crossplane.io/vllm-project/function-vllm-stack:v0.0.0-e2e"
+
+// TestAdapterSyncRBAC checks the RBAC the stack library renders for the
+// runtime adapters' sync container against the real API server: the
+// rendered ServiceAccount, Role and RoleBinding are created, and
+// internal/adaptersync's in-cluster patcher, the code the sync container
+// runs, patches its pod's annotations with a token of that ServiceAccount
+// bound to the pod, as the kubelet projects it. With the same token nothing
+// broader works. The rendered Role less patch on pods is refused the patch,
+// which shows the verb is needed.
+//
+// The patcher reads the API server's address from KUBERNETES_SERVICE_HOST
+// and _PORT, so the test sets them (t.Setenv) and its sub-tests run one
+// after the other.
+func TestAdapterSyncRBAC(t *testing.T) {
+	ctx := context.Background()
+	u, err := url.Parse(cp.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBERNETES_SERVICE_HOST", u.Hostname())
+	t.Setenv("KUBERNETES_SERVICE_PORT", u.Port())
+
+	t.Run("rendered", func(t *testing.T) {
+		s := newAdapterSyncScenario(ctx, t, "adapter-sync-ok", nil)
+		ann := syncAnnotations()
+		s.patchUntil(ctx, t, ann)
+		s.wantAnnotations(ctx, t, ann)
+
+		// A Role cannot name a pod not yet created (nor one per pod of a
+		// Deployment), so the rendered Role grants patch on every pod of
+		// the namespace: the ServiceAccount may patch another engine pod
+		// of the stack too. This is the least RBAC can grant here.
+		other := *s.patcher
+		other.Name = s.sibling
+		if err := other.PatchAnnotations(ctx, map[string]string{adaptersync.AnnotationModified: "x"}); err != nil {
+			t.Errorf("patching another pod of the namespace (the Role grants patch on every pod of it): %v", err)
+		}
+
+		// Nothing broader: each answered 403.
+		sa, err := corev1client.NewForConfig(cp.ConfigForToken(s.token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		merge := []byte(`{"metadata":{"annotations":{"e2e":"x"}}}`)
+		for what, call := range map[string]func() error{
+			"get its own pod": func() error {
+				_, err := sa.Pods(s.ns).Get(ctx, s.pod, metav1.GetOptions{})
+				return err
+			},
+			"list pods": func() error {
+				_, err := sa.Pods(s.ns).List(ctx, metav1.ListOptions{})
+				return err
+			},
+			"watch pods": func() error {
+				w, err := sa.Pods(s.ns).Watch(ctx, metav1.ListOptions{})
+				if err == nil {
+					w.Stop()
+				}
+				return err
+			},
+			"create a pod": func() error {
+				_, err := sa.Pods(s.ns).Create(ctx, &corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Name: "intruder"},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+				}, metav1.CreateOptions{})
+				return err
+			},
+			"delete its own pod": func() error {
+				return sa.Pods(s.ns).Delete(ctx, s.pod, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+			},
+			"patch its own pod's status": func() error {
+				_, err := sa.Pods(s.ns).Patch(ctx, s.pod, types.MergePatchType, []byte(`{"status":{"message":"x"}}`), metav1.PatchOptions{}, "status")
+				return err
+			},
+			"patch a pod in another namespace": func() error {
+				_, err := sa.Pods(s.elsewhere).Patch(ctx, s.pod, types.MergePatchType, merge, metav1.PatchOptions{})
+				return err
+			},
+			"get a secret": func() error {
+				_, err := sa.Secrets(s.ns).Get(ctx, s.secret, metav1.GetOptions{})
+				return err
+			},
+			"list secrets": func() error {
+				_, err := sa.Secrets(s.ns).List(ctx, metav1.ListOptions{})
+				return err
+			},
+			"patch a service": func() error {
+				_, err := sa.Services(s.ns).Patch(ctx, s.service, types.MergePatchType, merge, metav1.PatchOptions{})
+				return err
+			},
+			"patch a configmap": func() error {
+				_, err := sa.ConfigMaps(s.ns).Patch(ctx, s.configMap, types.MergePatchType, merge, metav1.PatchOptions{})
+				return err
+			},
+		} {
+			if err := call(); !apierrors.IsForbidden(err) {
+				t.Errorf("%s with the sync container's token: got %v, want 403 Forbidden", what, err)
+			}
+		}
+		// The patcher itself, on a pod of another namespace.
+		away := *s.patcher
+		away.Namespace = s.elsewhere
+		if err := away.PatchAnnotations(ctx, map[string]string{adaptersync.AnnotationModified: "x"}); err == nil || !strings.Contains(err.Error(), ": 403 ") {
+			t.Errorf("the patcher on a pod of namespace %s: got %v, want 403", s.elsewhere, err)
+		}
+	})
+
+	t.Run("role without pods/patch", func(t *testing.T) {
+		var rendered []rbacv1.PolicyRule
+		s := newAdapterSyncScenario(ctx, t, "adapter-sync-no-patch", func(r *adapterSyncRendered) {
+			rendered = r.role.Rules
+			r.role.Rules = withoutVerbs(t, r.role.Rules, []string{"pods/patch"})
+		})
+		// Forbidden, and not for want of the binding: it was created
+		// before the token, and the rendered rules, put back, are enough.
+		err := s.patcher.PatchAnnotations(ctx, syncAnnotations())
+		if err == nil || !strings.Contains(err.Error(), ": 403 ") || !strings.Contains(err.Error(), `cannot patch resource \"pods\"`) {
+			t.Fatalf("patching the pod with the Role less patch on pods: got %v, want 403 cannot patch resource \"pods\"", err)
+		}
+		s.wantAnnotations(ctx, t, nil)
+		role, err := kube.RbacV1().Roles(s.ns).Get(ctx, s.role, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		role.Rules = rendered
+		if _, err := kube.RbacV1().Roles(s.ns).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ann := syncAnnotations()
+		s.patchUntil(ctx, t, ann)
+		s.wantAnnotations(ctx, t, ann)
+	})
+}
+
+// syncAnnotations are what the sync container writes after loading an
+// adapter: the router's lora-modified and each adapter's state.
+func syncAnnotations() map[string]string {
+	status, _ := json.Marshal(map[string]string{"sql": adaptersync.Loaded})
+	return map[string]string{
+		adaptersync.AnnotationModified: time.Now().UTC().Format(time.RFC3339Nano),
+		adaptersync.AnnotationStatus:   string(status),
+	}
+}
+
+// adapterSyncRendered is what the stack library composes, as the function
+// does, for a stack of one model with runtime adapters: the sync
+// container's ServiceAccount, Role and RoleBinding, and the engine's pod
+// template.
+type adapterSyncRendered struct {
+	sa      *corev1.ServiceAccount
+	role    *rbacv1.Role
+	binding *rbacv1.RoleBinding
+	engine  corev1.PodTemplateSpec
+}
+
+// renderAdapterSync composes the stack in ns as a second reconcile does,
+// every object of the first observed (the RoleBinding waits for its Role).
+func renderAdapterSync(t *testing.T, ns string) *adapterSyncRendered {
+	t.Helper()
+	spec := map[string]any{
+		"resources": map[string]any{"gpu": "1"},
+		"model": map[string]any{
+			"name": "m", "modelURL": "org/m",
+			"enableLoRA": true, "enableRuntimeAdapters": true,
+			"adapters": []any{map[string]any{"name": "sql", "huggingFace": map[string]any{"repo": "org/sql-lora"}}},
+		},
+	}
+	input := &v1beta1.Input{AdapterSync: &v1beta1.AdapterSyncInput{Image: adapterSyncImage}}
+	compose := func(observed map[string]bool) map[string]any {
+		t.Helper()
+		// Through JSON, as the function reads the spec from its request.
+		b, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var written any
+		if err := json.Unmarshal(b, &written); err != nil {
+			t.Fatal(err)
+		}
+		decoded, raw, err := stack.DecodeSpec(written)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := stack.New(stack.Identity{Name: "s", Namespace: ns}, decoded, input)
+		found := s.Validate(raw)
+		if err := found.Err(); err != nil {
+			t.Fatalf("the stack is refused: %v", err)
+		}
+		if len(found.Warnings) > 0 {
+			t.Logf("warnings: %v", found.Warnings)
+		}
+		objs, err := s.Compose(stack.Keys(func(key string) bool { return observed[key] }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]any{}
+		for _, o := range objs {
+			out[o.Key] = o.Obj
+		}
+		return out
+	}
+	first := compose(nil)
+	if _, ok := first["adapter-sync-rolebinding"]; ok {
+		t.Error("the RoleBinding is composed before its Role is observed")
+	}
+	observed := map[string]bool{}
+	for k := range first {
+		observed[k] = true
+	}
+	objs := compose(observed)
+	r := &adapterSyncRendered{}
+	var ok [4]bool
+	r.sa, ok[0] = objs["adapter-sync-serviceaccount"].(*corev1.ServiceAccount)
+	r.role, ok[1] = objs["adapter-sync-role"].(*rbacv1.Role)
+	r.binding, ok[2] = objs["adapter-sync-rolebinding"].(*rbacv1.RoleBinding)
+	var d *appsv1.Deployment
+	if d, ok[3] = objs["engine-m"].(*appsv1.Deployment); ok[3] {
+		r.engine = d.Spec.Template
+	}
+	if slices.Contains(ok[:], false) {
+		t.Fatalf("the stack composes no adapter sync ServiceAccount, Role, RoleBinding or engine Deployment of the kinds expected: %v (keys %v)", ok, slices.Sorted(maps.Keys(objs)))
+	}
+	// The engine pods run as the rendered ServiceAccount, beside the sync
+	// container running the Input's image.
+	if got := r.engine.Spec.ServiceAccountName; got != r.sa.Name {
+		t.Fatalf("the engine pods run as ServiceAccount %q, the stack renders %q", got, r.sa.Name)
+	}
+	if !slices.ContainsFunc(r.engine.Spec.Containers, func(c corev1.Container) bool {
+		return c.Image == adapterSyncImage && slices.Contains(append(slices.Clone(c.Command), c.Args...), "adapter-sync")
+	}) {
+		t.Fatalf("no container of the engine pod runs %s adapter-sync: %v", adapterSyncImage, r.engine.Spec.Containers)
+	}
+	if !slices.ContainsFunc(r.binding.Subjects, func(s rbacv1.Subject) bool {
+		return s.Kind == rbacv1.ServiceAccountKind && s.Name == r.sa.Name && s.Namespace == ns
+	}) || r.binding.RoleRef.Name != r.role.Name {
+		t.Fatalf("the RoleBinding does not bind Role %s to ServiceAccount %s/%s: %+v", r.role.Name, ns, r.sa.Name, r.binding)
+	}
+	return r
+}
+
+// An adapterSyncScenario is a namespace with the rendered ServiceAccount,
+// Role and RoleBinding (one change made), an engine pod running as the
+// ServiceAccount, a token of it bound to the pod, and the in-cluster
+// patcher built from that token and the cluster's CA as the sync container
+// builds it from its projected volume. Around it, objects the token must
+// not reach: a sibling engine pod, a Secret, a Service, a ConfigMap, and a
+// pod of the same name in another namespace.
+type adapterSyncScenario struct {
+	ns, elsewhere                            string
+	pod, sibling, secret, service, configMap string
+	role                                     string
+	token                                    string
+	patcher                                  *adaptersync.InClusterPatcher
+}
+
+func newAdapterSyncScenario(ctx context.Context, t *testing.T, ns string, change func(*adapterSyncRendered)) *adapterSyncScenario {
+	t.Helper()
+	namespace(t, ns)
+	s := &adapterSyncScenario{
+		ns: ns, elsewhere: namespace(t, ns+"-elsewhere"),
+		pod: "engine-0", sibling: "engine-1", secret: "hf-token", service: "engine", configMap: "other",
+	}
+	r := renderAdapterSync(t, ns)
+	if change != nil {
+		change(r)
+	}
+	s.role = r.role.Name
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, r.sa, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatalf("ServiceAccount: %v", err)
+	}
+	if _, err := kube.RbacV1().Roles(ns).Create(ctx, r.role, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatalf("Role: %v", err)
+	}
+	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, r.binding, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatalf("RoleBinding: %v", err)
+	}
+	// The engine pods: labelled as the rendered template labels them,
+	// running as its ServiceAccount; one container is enough.
+	c := r.engine.Spec.Containers[0]
+	pod := func(ns, name string) *corev1.Pod {
+		t.Helper()
+		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(r.engine.Labels)},
+			Spec: corev1.PodSpec{
+				ServiceAccountName:           r.engine.Spec.ServiceAccountName,
+				AutomountServiceAccountToken: ptr.To(false),
+				Containers:                   []corev1.Container{{Name: c.Name, Image: c.Image}},
+			},
+		}, metav1.CreateOptions{FieldValidation: "Strict"})
+		if err != nil {
+			t.Fatalf("pod %s/%s: %v", ns, name, err)
+		}
+		return p
+	}
+	own := pod(ns, s.pod)
+	pod(ns, s.sibling)
+	if _, err := kube.CoreV1().ServiceAccounts(s.elsewhere).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: r.sa.Name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod(s.elsewhere, s.pod)
+	if _, err := kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: s.secret}, StringData: map[string]string{"token": "x"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: s.service}, Spec: corev1.ServiceSpec{
+		Selector: r.engine.Labels, Ports: []corev1.ServicePort{{Port: 8000}},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: s.configMap}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The token the kubelet projects into the sync container: the
+	// ServiceAccount's, bound to its pod.
+	tr, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, r.sa.Name, &authnv1.TokenRequest{
+		Spec: authnv1.TokenRequestSpec{
+			Audiences:         []string{cluster.ServiceAccountIssuer},
+			ExpirationSeconds: ptr.To[int64](3607),
+			BoundObjectRef:    &authnv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: own.Name, UID: own.UID},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenRequest: %v", err)
+	}
+	s.token = tr.Status.Token
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte(s.token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), cp.Config().CAData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s.patcher, err = adaptersync.NewInClusterPatcherIn(dir, s.pod, ns); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// patchUntil patches the pod's annotations with the patcher until the API
+// server allows it (the authorizer sees a new RoleBinding or rule shortly
+// after it is written).
+func (s *adapterSyncScenario) patchUntil(ctx context.Context, t *testing.T, ann map[string]string) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		last = s.patcher.PatchAnnotations(ctx, ann)
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the sync container's patcher cannot patch its pod %s/%s with the rendered RBAC: %v", s.ns, s.pod, last)
+	}
+}
+
+// wantAnnotations: the pod has exactly ann (nil: none).
+func (s *adapterSyncScenario) wantAnnotations(ctx context.Context, t *testing.T, ann map[string]string) {
+	t.Helper()
+	p, err := kube.CoreV1().Pods(s.ns).Get(ctx, s.pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(p.Annotations, ann) {
+		t.Errorf("pod %s/%s annotations: got %v, want %v", s.ns, s.pod, p.Annotations, ann)
+	}
+}
