@@ -26,7 +26,6 @@ import (
 	"github.com/vllm-project/function-vllm-stack/e2e/cluster"
 	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
 	"github.com/vllm-project/function-vllm-stack/internal/adaptersync"
-	"github.com/vllm-project/function-vllm-stack/stack"
 )
 
 // adapterSyncImage is the Input's adapterSync.image: the function's own
@@ -200,48 +199,10 @@ func renderAdapterSync(t *testing.T, ns string) *adapterSyncRendered {
 		},
 	}
 	input := &v1beta1.Input{AdapterSync: &v1beta1.AdapterSyncInput{Image: adapterSyncImage}}
-	compose := func(observed map[string]bool) map[string]any {
-		t.Helper()
-		// Through JSON, as the function reads the spec from its request.
-		b, err := json.Marshal(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var written any
-		if err := json.Unmarshal(b, &written); err != nil {
-			t.Fatal(err)
-		}
-		decoded, raw, err := stack.DecodeSpec(written)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := stack.New(stack.Identity{Name: "s", Namespace: ns}, decoded, input)
-		found := s.Validate(raw)
-		if err := found.Err(); err != nil {
-			t.Fatalf("the stack is refused: %v", err)
-		}
-		if len(found.Warnings) > 0 {
-			t.Logf("warnings: %v", found.Warnings)
-		}
-		objs, err := s.Compose(stack.Keys(func(key string) bool { return observed[key] }))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]any{}
-		for _, o := range objs {
-			out[o.Key] = o.Obj
-		}
-		return out
-	}
-	first := compose(nil)
-	if _, ok := first["adapter-sync-rolebinding"]; ok {
+	objs := composeTwice(t, ns, spec, input)
+	if _, ok := composeOnce(t, ns, spec, input, nil)["adapter-sync-rolebinding"]; ok {
 		t.Error("the RoleBinding is composed before its Role is observed")
 	}
-	observed := map[string]bool{}
-	for k := range first {
-		observed[k] = true
-	}
-	objs := compose(observed)
 	r := &adapterSyncRendered{}
 	var ok [4]bool
 	r.sa, ok[0] = objs["adapter-sync-serviceaccount"].(*corev1.ServiceAccount)

@@ -478,43 +478,7 @@ func renderStack(t *testing.T, ns, vllmImage string, specChanges ...func(map[str
 	for _, c := range specChanges {
 		c(spec)
 	}
-	compose := func(observed map[string]bool) []stack.Object {
-		t.Helper()
-		// Through JSON, as the function reads the spec from its request.
-		b, err := json.Marshal(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var written any
-		if err := json.Unmarshal(b, &written); err != nil {
-			t.Fatal(err)
-		}
-		decoded, raw, err := stack.DecodeSpec(written)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := stack.New(stack.Identity{Name: "s", Namespace: ns}, decoded, &v1beta1.Input{})
-		found := s.Validate(raw)
-		if err := found.Err(); err != nil {
-			t.Fatalf("the stack is refused: %v", err)
-		}
-		if len(found.Warnings) > 0 {
-			t.Logf("warnings: %v", found.Warnings)
-		}
-		objs, err := s.Compose(stack.Keys(func(key string) bool { return observed[key] }))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return objs
-	}
-	observed := map[string]bool{}
-	for _, o := range compose(nil) {
-		observed[o.Key] = true
-	}
-	objs := map[string]runtime.Object{}
-	for _, o := range compose(observed) {
-		objs[o.Key] = o.Obj
-	}
+	objs := composeTwice(t, ns, spec, &v1beta1.Input{})
 	get := func(key string) runtime.Object {
 		t.Helper()
 		o, ok := objs[key]

@@ -33,6 +33,8 @@ import (
 
 	"github.com/vllm-project/function-vllm-stack/e2e/xcrd"
 	"github.com/vllm-project/function-vllm-stack/fn"
+	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
+	"github.com/vllm-project/function-vllm-stack/stack"
 	"github.com/vllm-project/function-vllm-stack/xrd"
 )
 
@@ -445,4 +447,52 @@ func condOf(c *fnv1.Condition) cond {
 func nested(o map[string]any, path ...string) any {
 	v, _, _ := unstructured.NestedFieldNoCopy(o, path...)
 	return v
+}
+
+// composeOnce builds a stack in ns with the library as the function does:
+// the spec through JSON, as the function reads it from its request,
+// decoded, validated (a refusal fails the test) and composed with the keys
+// of observed observed.
+func composeOnce(t *testing.T, ns string, spec map[string]any, in *v1beta1.Input, observed map[string]bool) map[string]runtime.Object {
+	t.Helper()
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written any
+	if err := json.Unmarshal(b, &written); err != nil {
+		t.Fatal(err)
+	}
+	decoded, raw, err := stack.DecodeSpec(written)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := stack.New(stack.Identity{Name: "s", Namespace: ns}, decoded, in)
+	found := s.Validate(raw)
+	if err := found.Err(); err != nil {
+		t.Fatalf("the stack is refused: %v", err)
+	}
+	if len(found.Warnings) > 0 {
+		t.Logf("warnings: %v", found.Warnings)
+	}
+	objs, err := s.Compose(stack.Keys(func(key string) bool { return observed[key] }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]runtime.Object, len(objs))
+	for _, o := range objs {
+		out[o.Key] = o.Obj
+	}
+	return out
+}
+
+// composeTwice is the stack as a second reconcile composes it, every object
+// of the first observed (a RoleBinding waits for its Role).
+func composeTwice(t *testing.T, ns string, spec map[string]any, in *v1beta1.Input) map[string]runtime.Object {
+	t.Helper()
+	observed := map[string]bool{}
+	for k := range composeOnce(t, ns, spec, in, nil) {
+		observed[k] = true
+	}
+	return composeOnce(t, ns, spec, in, observed)
 }
