@@ -224,21 +224,7 @@ func statusScenarios() map[string]statusScenario {
 
 	// RouterReady on the inference extension (status/pools_test.go).
 	gie := with("inferenceExtension", map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "namespace": "gws"}}})
-	pool := func(conds ...[3]string) map[string]any {
-		o := stacktest.ObservedObject("inference.networking.k8s.io/v1", "InferencePool", "s-m-pool")
-		if conds == nil {
-			return o
-		}
-		var cs []any
-		for _, c := range conds {
-			cs = append(cs, map[string]any{"type": c[0], "status": c[1], "reason": c[2], "message": "m"})
-		}
-		o["status"] = map[string]any{"parents": []any{map[string]any{
-			"parentRef":  map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "gws"},
-			"conditions": cs,
-		}}}
-		return o
-	}
+	pool := func(conds ...[3]string) map[string]any { return stacktest.ObservedPool("s-m-pool", conds...) }
 	accepted := pool([3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "True", "ResolvedRefs"})
 	gieObserved := func(kv ...any) map[string]map[string]any {
 		o := stacktest.ObservedReady()
@@ -274,19 +260,7 @@ func statusScenarios() map[string]statusScenario {
 	multi := with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "multiNode", map[string]any{"podsPerReplica": 2}, "replicas", 2,
 		"vllmConfig.tensorParallelSize", 2, "resources.gpu", "1", "storage.accessModes", []any{"ReadWriteMany"})
 	lws := func(change ...func(*lwsv1.LeaderWorkerSet)) map[string]any {
-		groups := int32(2)
-		l := &lwsv1.LeaderWorkerSet{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "leaderworkerset.x-k8s.io/v1", Kind: "LeaderWorkerSet"},
-			ObjectMeta: metav1.ObjectMeta{Name: "s-m-lws", Namespace: "llm", Generation: 1},
-			Spec:       lwsv1.LeaderWorkerSetSpec{Replicas: &groups},
-			Status: lwsv1.LeaderWorkerSetStatus{Replicas: groups, ReadyReplicas: groups, UpdatedReplicas: groups, Conditions: []metav1.Condition{
-				{Type: "Available", Status: metav1.ConditionTrue, Reason: "AllGroupsReady", Message: "All replicas are ready", ObservedGeneration: 1},
-			}},
-		}
-		for _, c := range change {
-			c(l)
-		}
-		return stacktest.ToMap(l)
+		return stacktest.ObservedLWS("s-m-lws", 2, change...)
 	}
 	worker := stacktest.TestPod("s-m-lws-1-1", "serving-engine-worker", "m", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}}})

@@ -13,24 +13,6 @@ func gieXR() map[string]any {
 	return with("inferenceExtension", map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "namespace": "gws"}}})
 }
 
-// observedPool is an InferencePool as a Gateway reports it: one parent with
-// the Accepted and ResolvedRefs conditions given as status, reason.
-func observedPool(name string, conds ...[3]string) map[string]any {
-	o := stacktest.ObservedObject("inference.networking.k8s.io/v1", "InferencePool", name)
-	if conds == nil {
-		return o
-	}
-	var cs []any
-	for _, c := range conds {
-		cs = append(cs, map[string]any{"type": c[0], "status": c[1], "reason": c[2], "message": "m"})
-	}
-	o["status"] = map[string]any{"parents": []any{map[string]any{
-		"parentRef":  map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "gws"},
-		"conditions": cs,
-	}}}
-	return o
-}
-
 // gieObserved is everything of a one-model stack on the extension ready,
 // its pool accepted.
 func gieObserved(kv ...any) map[string]map[string]any {
@@ -38,7 +20,7 @@ func gieObserved(kv ...any) map[string]map[string]any {
 	delete(o, "router")
 	delete(o, "router-service")
 	o["engine-m-epp"] = stacktest.ObservedDeployment("s-m-epp", 1)
-	o["engine-m-inferencepool"] = observedPool("s-m-pool", [3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "True", "ResolvedRefs"})
+	o["engine-m-inferencepool"] = stacktest.ObservedPool("s-m-pool", [3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "True", "ResolvedRefs"})
 	for i := 0; i < len(kv); i += 2 {
 		if kv[i+1] == nil {
 			delete(o, kv[i].(string))
@@ -61,11 +43,11 @@ func TestRoutingReady(t *testing.T) {
 		poolReady bool
 	}{
 		"Ready": {gieObserved(), cond{condTrue, "Available", "1/1 endpoint picker replicas ready; every model's InferencePool is accepted by its Gateway"}, true},
-		"NoParent": {gieObserved("engine-m-inferencepool", observedPool("s-m-pool")),
+		"NoParent": {gieObserved("engine-m-inferencepool", stacktest.ObservedPool("s-m-pool")),
 			cond{condFalse, "NotAccepted", noParent}, false},
-		"NotAccepted": {gieObserved("engine-m-inferencepool", observedPool("s-m-pool", [3]string{"Accepted", "False", "NotSupportedByGateway"}, [3]string{"ResolvedRefs", "True", "ResolvedRefs"})),
+		"NotAccepted": {gieObserved("engine-m-inferencepool", stacktest.ObservedPool("s-m-pool", [3]string{"Accepted", "False", "NotSupportedByGateway"}, [3]string{"ResolvedRefs", "True", "ResolvedRefs"})),
 			cond{condFalse, "NotAccepted", "InferencePool s-m-pool is not accepted: Gateway gw: Accepted False: NotSupportedByGateway: m"}, false},
-		"RefsNotResolved": {gieObserved("engine-m-inferencepool", observedPool("s-m-pool", [3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "False", "InvalidExtensionRef"})),
+		"RefsNotResolved": {gieObserved("engine-m-inferencepool", stacktest.ObservedPool("s-m-pool", [3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "False", "InvalidExtensionRef"})),
 			cond{condFalse, "NotAccepted", "InferencePool s-m-pool is not accepted: Gateway gw: ResolvedRefs False: InvalidExtensionRef: m"}, false},
 		"PoolNotCreated": {gieObserved("engine-m-inferencepool", nil),
 			cond{condFalse, "Creating", "InferencePool s-m-pool is not created yet"}, false},

@@ -510,30 +510,13 @@ func TestDisaggregatedStatus(t *testing.T) {
 	}
 }
 
-// observedLWS is a multi-node model's LeaderWorkerSet of groups, all ready
-// and updated and Available, changed by each of change.
-func observedLWS(name string, groups int32, change ...func(*lwsv1.LeaderWorkerSet)) map[string]any {
-	l := &lwsv1.LeaderWorkerSet{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "leaderworkerset.x-k8s.io/v1", Kind: "LeaderWorkerSet"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "llm", Generation: 1},
-		Spec:       lwsv1.LeaderWorkerSetSpec{Replicas: &groups},
-		Status: lwsv1.LeaderWorkerSetStatus{Replicas: groups, ReadyReplicas: groups, UpdatedReplicas: groups, Conditions: []metav1.Condition{
-			{Type: "Available", Status: metav1.ConditionTrue, Reason: "AllGroupsReady", Message: "All replicas are ready", ObservedGeneration: 1},
-		}},
-	}
-	for _, c := range change {
-		c(l)
-	}
-	return stacktest.ToMap(l)
-}
-
 // TestMultiNodeStatus: a multi-node model counts groups; a group that is
 // not ready is explained by its leader's and workers' pods; the
 // LeaderWorkerSet is ready once every group is, on the latest spec.
 func TestMultiNodeStatus(t *testing.T) {
 	xr := with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "multiNode", map[string]any{"podsPerReplica": 2}, "replicas", 2,
 		"vllmConfig.tensorParallelSize", 2, "resources.gpu", "1", "storage.accessModes", []any{"ReadWriteMany"})
-	observed := stacktest.ObservedWith("engine-m", nil, "engine-m-leaderworkerset", observedLWS("s-m-lws", 2))
+	observed := stacktest.ObservedWith("engine-m", nil, "engine-m-leaderworkerset", stacktest.ObservedLWS("s-m-lws", 2))
 	rsp := mustRun(t, req(t, xr, nil, observed))
 	if !readiness(t, rsp, "engine-m-leaderworkerset") || conditionOfType(t, rsp, conditionEnginesReady).Status != condTrue {
 		t.Errorf("ready LeaderWorkerSet: readiness %v, EnginesReady %+v", rsp.ready, conditionOfType(t, rsp, conditionEnginesReady))
@@ -550,15 +533,15 @@ func TestMultiNodeStatus(t *testing.T) {
 		want cond
 	}{
 		"NotCreated": {want: cond{condFalse, "Creating", "0/1 models ready. m: LeaderWorkerSet s-m-lws is not created yet"}},
-		"NoControllerYet": {lws: observedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) { l.Status = lwsv1.LeaderWorkerSetStatus{} }),
+		"NoControllerYet": {lws: stacktest.ObservedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) { l.Status = lwsv1.LeaderWorkerSetStatus{} }),
 			want: cond{condFalse, "RollingOut", "0/1 models ready. m: 0/2 groups ready, the LeaderWorkerSet controller has not reported on it yet"}},
-		"GroupWaitsForWorker": {lws: observedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) {
+		"GroupWaitsForWorker": {lws: stacktest.ObservedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) {
 			l.Status.ReadyReplicas = 1
 			l.Status.Conditions[0] = metav1.Condition{Type: "Available", Status: metav1.ConditionFalse, Reason: "GroupsNotReady", ObservedGeneration: 1}
 		}), pods: []corev1.Pod{worker}, want: cond{condFalse, "Unschedulable", "0/1 models ready. m: 1/2 groups ready; pod s-m-lws-1-1: unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu"}},
-		"RollingOut": {lws: observedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) { l.Status.UpdatedReplicas = 1 }),
+		"RollingOut": {lws: stacktest.ObservedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) { l.Status.UpdatedReplicas = 1 }),
 			want: cond{condFalse, "RollingOut", "0/1 models ready. m: 2/2 groups ready, 1/2 updated to the latest spec"}},
-		"ConditionOfOlderSpec": {lws: observedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) { l.Generation = 2 }),
+		"ConditionOfOlderSpec": {lws: stacktest.ObservedLWS("s-m-lws", 2, func(l *lwsv1.LeaderWorkerSet) { l.Generation = 2 }),
 			want: cond{condFalse, "Unavailable", "0/1 models ready. m: 2/2 groups ready, the LeaderWorkerSet controller has not reported the latest spec Available yet"}},
 	} {
 		t.Run(name, func(t *testing.T) {

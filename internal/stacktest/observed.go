@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 )
 
 // ObservedReady is every composed object of minimalXR as observed once the
@@ -164,4 +165,40 @@ func UnschedulablePod(name string) corev1.Pod {
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
 		Message: "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
 	}}})
+}
+
+// ObservedLWS is a LeaderWorkerSet of groups groups as the LWS controller
+// reports it once every group is ready, changed by change.
+func ObservedLWS(name string, groups int32, change ...func(*lwsv1.LeaderWorkerSet)) map[string]any {
+	l := &lwsv1.LeaderWorkerSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "leaderworkerset.x-k8s.io/v1", Kind: "LeaderWorkerSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "llm", Generation: 1},
+		Spec:       lwsv1.LeaderWorkerSetSpec{Replicas: &groups},
+		Status: lwsv1.LeaderWorkerSetStatus{Replicas: groups, ReadyReplicas: groups, UpdatedReplicas: groups, Conditions: []metav1.Condition{
+			{Type: "Available", Status: metav1.ConditionTrue, Reason: "AllGroupsReady", Message: "All replicas are ready", ObservedGeneration: 1},
+		}},
+	}
+	for _, c := range change {
+		c(l)
+	}
+	return ToMap(l)
+}
+
+// ObservedPool is an InferencePool as a Gateway (gws/gw) reports it: one
+// parent with each condition given as type, status, reason; without
+// conditions, no parent at all.
+func ObservedPool(name string, conds ...[3]string) map[string]any {
+	o := ObservedObject("inference.networking.k8s.io/v1", "InferencePool", name)
+	if conds == nil {
+		return o
+	}
+	var cs []any
+	for _, c := range conds {
+		cs = append(cs, map[string]any{"type": c[0], "status": c[1], "reason": c[2], "message": "m"})
+	}
+	o["status"] = map[string]any{"parents": []any{map[string]any{
+		"parentRef":  map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "gws"},
+		"conditions": cs,
+	}}}
+	return o
 }
