@@ -80,13 +80,7 @@ func scaledObject(s *Stack, e engine) *unstructured.Unstructured {
 	if f := a.Fallback; f != nil {
 		spec["fallback"] = map[string]any{"failureThreshold": int64(f.FailureThreshold), "replicas": int64(f.Replicas)}
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetAPIVersion("keda.sh/v1alpha1")
-	u.SetKind("ScaledObject")
-	u.SetName(s.names.engineScaledObject(e.id))
-	u.SetNamespace(s.namespace)
-	u.SetLabels(engineLabels(s.name, e))
-	return u
+	return crd(s, "keda.sh/v1alpha1", "ScaledObject", s.names.engineScaledObject(e.id), engineLabels(s.name, e), spec)
 }
 
 // hpa scales a Deployment on average CPU utilisation.

@@ -86,13 +86,7 @@ func scaleToZeroObject(s *Stack, e engine) *unstructured.Unstructured {
 			trigger("waiting", waiting, threshold),
 		},
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetAPIVersion("keda.sh/v1alpha1")
-	u.SetKind("ScaledObject")
-	u.SetName(s.names.engineScaledObject(e.id))
-	u.SetNamespace(s.namespace)
-	u.SetLabels(engineLabels(s.name, e))
-	return u
+	return crd(s, "keda.sh/v1alpha1", "ScaledObject", s.names.engineScaledObject(e.id), engineLabels(s.name, e), spec)
 }
 
 // wakeQuery is 1 while the model is in use or asked for, else 0: with the
