@@ -6,18 +6,23 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +30,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
@@ -61,15 +67,18 @@ const (
 // pod template unchanged, for two TTLs.
 //
 // The router's side: the production-stack router re-reads an engine's
-// /v1/models only on a pod watch event (service_discovery.py, see
-// stack/testdata/upstream/lora-runtime.md), which the program's
-// lora-modified patch causes. The Python router cannot run here (neither
-// its packages nor a reachable pod IP), so routerView plays its pod-ip
-// discovery loop: it watches the pods with the router Deployment's
-// --k8s-label-selector and, on each ADDED or MODIFIED event of a pod whose
-// containers are all ready, reads /v1/models (of the pod's fake engine,
-// for the pod IP). The test logs the delay from chat's load to the watcher
-// listing it, and requires that it lists it.
+// /v1/models only on a pod watch event (service_discovery.py at
+// vllm-stack-0.1.12, stack/testdata/upstream/lora-runtime.md), which the
+// program's lora-modified patch causes. Each fake engine serves at its
+// pod's IP, port 8000 (the address added to lo), and the router's own
+// discovery code (testdata/router: K8sPodIPServiceDiscovery of 0.1.12, on
+// Debian's python3 with its kubernetes, aiohttp and requests packages; the
+// test says so and goes on without it when they are missing) runs as the
+// router's ServiceAccount with the router Deployment's
+// --k8s-label-selector. routerView plays the same loop in Go, always. The
+// test requires each to list chat after its load, and logs the delay; then
+// an adapter loaded into an engine with no change of its pod is not listed
+// for 3 s, and a lora-modified patch of the pod lists it.
 func checkRuntimeAdapters(t *testing.T, s *testStack) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -92,15 +101,17 @@ func checkRuntimeAdapters(t *testing.T, s *testStack) {
 		"yard1/llama-2-7b-sql-lora-test": adaptersBase,
 		"org/chat-lora":                  adaptersBase,
 	})
-	defer hub.Close()
+	t.Cleanup(hub.Close)
 	fakes := map[string]*fakeEngine{}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer cancel()
+	defer cancel() // then wait for the sync loops and the router's discovery
+	podIPs := true // every fake engine serves at its pod's IP
 	for _, p := range engines {
 		e := newFakeEngine(adaptersBase)
-		srv := httptest.NewServer(e)
-		defer srv.Close()
+		srv, atPodIP := serveAtPodIP(t, p, e)
+		t.Cleanup(srv.Close) // after the goroutines below end
+		podIPs = podIPs && atPodIP
 		e.url = srv.URL
 		fakes[p.GetName()] = e
 		sy := newSyncer(t, s, p, configMap, e.url, hub.URL)
@@ -108,6 +119,12 @@ func checkRuntimeAdapters(t *testing.T, s *testStack) {
 		go func() { defer wg.Done(); sy.run(ctx, t) }()
 	}
 	rv := startRouterView(ctx, t, s, fakes)
+	var real *realRouter
+	if why := realRouterMissing(podIPs); why != "" {
+		t.Logf("the production-stack router's own discovery is not run: %s; only the played one is", why)
+	} else {
+		real = startRealRouter(ctx, t, s, &wg)
+	}
 
 	// What the status says of each adapter, and what each pod's annotation
 	// says (internal/adaptersync writes it).
@@ -215,7 +232,64 @@ func checkRuntimeAdapters(t *testing.T, s *testStack) {
 		}
 		t.Logf("pod %s: chat loaded %s after the edit; listed by the router's discovery (played: pod watch event, then /v1/models) %s after the load",
 			name, loadedAt.Sub(edited).Round(time.Millisecond), seen.Sub(loadedAt).Round(time.Millisecond))
+		if real == nil {
+			continue
+		}
+		// The router's own code: K8sPodIPServiceDiscovery of
+		// vllm-stack-0.1.12, watching as the router's ServiceAccount.
+		var at time.Time
+		eventually(t, 30*time.Second, "the router's discovery listing chat on "+name, func() (bool, string) {
+			at, ok = real.firstListed(name, "chat", loadedAt)
+			return ok, real.last()
+		})
+		t.Logf("pod %s: listed by the production-stack router's own discovery (vllm-stack-0.1.12 service_discovery.py) %s after chat was loaded",
+			name, at.Sub(loadedAt).Round(time.Millisecond))
 	}
+
+	// The pod's change is what makes the router look: an adapter loaded
+	// into the engine with no change of the pod (here, by hand, from
+	// outside the program's directory, which it leaves alone) is not
+	// listed for 3 s; the lora-modified patch the program writes after a
+	// load lists it.
+	views := map[string]listedBy{"played": rv}
+	if real != nil {
+		views["router's own"] = real
+	}
+	probeDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(probeDir, "adapter_config.json"), []byte(`{"peft_type": "LORA", "base_model_name_or_path": "`+adaptersBase+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&adaptersync.Engine{URL: fakes[first].url, Client: http.DefaultClient}).Load(ctx, "probe", probeDir); err != nil {
+		t.Fatal(err)
+	}
+	probed := time.Now()
+	time.Sleep(3 * time.Second)
+	for what, v := range views {
+		if at, ok := v.firstListed(first, "probe", probed); ok {
+			t.Errorf("the %s discovery listed probe %s after it was loaded with no change of pod %s: something else made it look", what, at.Sub(probed).Round(time.Millisecond), first)
+		}
+	}
+	ann, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{adaptersync.AnnotationModified: time.Now().UTC().Format(time.RFC3339Nano)}}})
+	bumped := time.Now()
+	if _, err := admin.Core.Pods(s.ns()).Patch(ctx, first, types.MergePatchType, ann, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for what, v := range views {
+		var at time.Time
+		eventually(t, 30*time.Second, "the "+what+" discovery listing probe after the bump", func() (bool, string) {
+			var ok bool
+			at, ok = v.firstListed(first, "probe", bumped)
+			return ok, "not yet"
+		})
+		t.Logf("pod %s: probe, loaded with no change of the pod, not listed by the %s discovery for 3s; listed %s after the %s patch",
+			first, what, at.Sub(bumped).Round(time.Millisecond), adaptersync.AnnotationModified)
+	}
+}
+
+// listedBy is a router discovery's record: when a pod's models were first
+// read with name in them, at or after since.
+type listedBy interface {
+	firstListed(pod, name string, since time.Time) (time.Time, bool)
 }
 
 func jsonOf(v any) string {
@@ -518,4 +592,150 @@ func routerLabelSelector(t *testing.T, s *testStack) string {
 	}
 	t.Fatalf("the router Deployment %s has no --k8s-label-selector", name)
 	return ""
+}
+
+// serveAtPodIP serves a fake engine where the router reaches the pod's
+// engine, http://<pod IP>:8000: the kubelet stand-in's pod IPs are
+// addresses of no interface, so the address is added to lo (the tests' own
+// network namespace, as root) and removed at the end. Where that fails, on
+// 127.0.0.1 (false).
+func serveAtPodIP(t *testing.T, pod unstructured.Unstructured, h http.Handler) (*httptest.Server, bool) {
+	t.Helper()
+	ip, _, _ := unstructured.NestedString(pod.Object, "status", "podIP")
+	if net.ParseIP(ip) == nil {
+		t.Logf("pod %s has no IP: its fake engine serves on 127.0.0.1", pod.GetName())
+		return httptest.NewServer(h), false
+	}
+	if out, err := exec.Command("ip", "addr", "add", ip+"/32", "dev", "lo").CombinedOutput(); err != nil {
+		t.Logf("cannot add %s to lo (%v: %s): the fake engine of pod %s serves on 127.0.0.1", ip, err, bytes.TrimSpace(out), pod.GetName())
+		return httptest.NewServer(h), false
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "addr", "del", ip+"/32", "dev", "lo").Run() })
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "8000"))
+	if err != nil {
+		t.Logf("cannot listen on %s:8000 (%v): the fake engine of pod %s serves on 127.0.0.1", ip, err, pod.GetName())
+		return httptest.NewServer(h), false
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	return srv, true
+}
+
+// routerPython is the Python with the router discovery's packages
+// (Debian's python3-kubernetes, -aiohttp, -requests).
+func routerPython() string {
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(py, "-c", "import kubernetes, aiohttp, requests").Run() == nil {
+			return py
+		}
+	}
+	return ""
+}
+
+// realRouterMissing is why the router's own discovery cannot run, or "".
+func realRouterMissing(podIPs bool) string {
+	switch {
+	case !podIPs:
+		return "the fake engines are not at their pods' IPs"
+	case routerPython() == "":
+		return "no python3 with the kubernetes, aiohttp and requests packages (apt-get install python3-kubernetes python3-aiohttp python3-requests)"
+	}
+	return ""
+}
+
+// realRouter is the production-stack router's pod-ip discovery, its own
+// code (testdata/router), as the router's ServiceAccount, and what it
+// listed over time.
+type realRouter struct {
+	mu     sync.Mutex
+	lists  map[string][]listed
+	stderr bytes.Buffer
+}
+
+func startRealRouter(ctx context.Context, t *testing.T, s *testStack, wg *sync.WaitGroup) *realRouter {
+	t.Helper()
+	name := s.name() + "-deployment-router"
+	d := get(t, deploymentGVR, s.ns(), name)
+	sa, _, _ := unstructured.NestedString(d.Object, "spec", "template", "spec", "serviceAccountName")
+	tr, err := admin.Core.ServiceAccounts(s.ns()).CreateToken(ctx, sa, &authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{
+		Audiences: []string{cluster.ServiceAccountIssuer}, ExpirationSeconds: ptr.To[int64](3607),
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenRequest for the router's ServiceAccount %q: %v", sa, err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, cp.Kubeconfig(tr.Status.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rr := &realRouter{lists: map[string][]listed{}}
+	cmd := exec.CommandContext(ctx, routerPython(), "testdata/router/discover.py", s.ns(), routerLabelSelector(t, s), "8000")
+	// No proxy: requests reads the proxy variables, and the engines are
+	// reached directly.
+	cmd.Env = []string{"KUBECONFIG=" + kubeconfig, "PATH=" + os.Getenv("PATH"), "NO_PROXY=*", "no_proxy=*", "HOME=" + t.TempDir(), "PYTHONDONTWRITEBYTECODE=1"}
+	cmd.Stderr = &lockedWriter{mu: &rr.mu, w: &rr.stderr}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the router's discovery: %v", err)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var l struct {
+				T       float64             `json:"t"`
+				Engines map[string][]string `json:"engines"`
+			}
+			if json.Unmarshal(sc.Bytes(), &l) != nil {
+				continue
+			}
+			at := time.Unix(0, int64(l.T*1e9))
+			rr.mu.Lock()
+			for pod, models := range l.Engines {
+				rr.lists[pod] = append(rr.lists[pod], listed{at, models})
+			}
+			rr.mu.Unlock()
+		}
+		_ = cmd.Wait()
+	}()
+	return rr
+}
+
+func (rr *realRouter) firstListed(pod, name string, since time.Time) (time.Time, bool) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	for _, l := range rr.lists[pod] {
+		if !l.at.Before(since) && slices.Contains(l.models, name) {
+			return l.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// last is what it listed last and the end of its log, for a failure.
+func (rr *realRouter) last() string {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	log := rr.stderr.String()
+	if len(log) > 2000 {
+		log = log[len(log)-2000:]
+	}
+	return fmt.Sprintf("listed %v; log: %s", rr.lists, log)
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
