@@ -3,11 +3,11 @@
 package crossplane
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
