@@ -446,9 +446,12 @@ func readyObject(o map[string]any) map[string]any {
 // TestServingStackRequiresNothing: once every object of a stack is observed
 // ready and current, the function requires nothing, neither pods nor CRDs,
 // so Crossplane's reconcile is one call; every example and test stack, on
-// a cluster, with and without the Input.
+// a cluster, with and without the Input, but those with runtime adapters.
 func TestServingStackRequiresNothing(t *testing.T) {
 	for _, p := range stacktest.Stacks(t) {
+		if stacktest.InputFor(stacktest.LoadXR(t, p, "")) != nil {
+			continue // runtime adapters ask for the pods: TestRuntimeAdaptersRequirePods
+		}
 		for _, in := range []map[string]any{nil, compositionInput()} {
 			name := strings.TrimPrefix(p, "../")
 			if in != nil {

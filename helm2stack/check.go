@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
 	"github.com/vllm-project/function-vllm-stack/stack"
 )
 
@@ -26,7 +27,10 @@ func (c *converter) check() error {
 	if err != nil {
 		return fmt.Errorf("the function cannot read the converted stack: %w", err)
 	}
-	found := stack.New(stack.Identity{Name: c.opts.Name, Namespace: c.opts.Namespace}, spec, nil).Validate(raw)
+	// The Input's adapter sync image is the Composition's business: a note
+	// of each runtime adapter says so.
+	in := &v1beta1.Input{AdapterSync: &v1beta1.AdapterSyncInput{Image: "the-function-image"}}
+	found := stack.New(stack.Identity{Name: c.opts.Name, Namespace: c.opts.Namespace}, spec, in).Validate(raw)
 	if err := found.Err(); err != nil {
 		return fmt.Errorf("the function would refuse the converted stack: %w", err)
 	}

@@ -335,11 +335,64 @@ loraAdapters:
   - {name: d, enabled: false, baseModel: m, adapterSource: {type: local}}
 `,
 			want: `
-model: {name: m, modelURL: facebook/opt-125m, enableLoRA: true, loraAdapters: [{name: sql, path: org/sql-lora}]}
+model: {name: m, modelURL: facebook/opt-125m, enableLoRA: true, enableRuntimeAdapters: true, adapters: [{name: sql, huggingFace: {repo: org/sql-lora}}]}
 storage: {size: 10Gi}
 vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
 `,
-			dropped: []string{"loraAdapters[1]", "loraAdapters[2]"}},
+			dropped: []string{"loraAdapters[1]", "loraAdapters[2]"},
+			notes:   []string{"loraAdapters[0]"}},
+		// The LoRA controller loads adapterPath whatever the type; a
+		// Hugging Face download takes the model's token; what runtime
+		// adapters cannot take is loaded at start-up.
+		"loraAdapters at run time where they can be": {
+			values: modelHead + `
+      enableLoRA: true
+      hf_token: {secretName: hf, secretKey: token}
+loraAdapters:
+  - name: a
+    baseModel: m
+    adapterSource: {type: huggingface, adapterName: sql, repository: org/sql-lora, credentials: {secretName: hf, secretKey: token}}
+    loraAdapterDeploymentConfig: {algorithm: default}
+  - {name: b, baseModel: m, adapterSource: {type: local, adapterName: local, adapterPath: /data/lora-adapters/local}}
+  - {name: c, baseModel: m, adapterSource: {type: huggingface, adapterName: chat, repository: org/chat-lora, credentials: literal-token}}
+  - {name: d, baseModel: m, adapterSource: {type: local, adapterName: baked, adapterPath: /adapters/baked}}
+  - {name: e, baseModel: m, adapterSource: {type: huggingface, adapterName: org/named, repository: org/named}}
+  - name: f
+    baseModel: m
+    labels: {team: ml}
+    vllmApiKey: {secretName: key, secretKey: k}
+    adapterSource: {type: s3, adapterName: s3-copy, adapterPath: /data/s3/copy, pattern: x, maxAdapters: 2}
+    loraAdapterDeploymentConfig: {algorithm: ordered, replicas: 2}
+`,
+			want: `
+model:
+  name: m
+  modelURL: facebook/opt-125m
+  enableLoRA: true
+  loraAdapters: [{name: baked, path: /adapters/baked}, {name: org/named, path: org/named}]
+  enableRuntimeAdapters: true
+  adapters:
+    - {name: sql, huggingFace: {repo: org/sql-lora}}
+    - {name: local, path: /data/lora-adapters/local}
+    - {name: chat, huggingFace: {repo: org/chat-lora}}
+    - {name: s3-copy, path: /data/s3/copy}
+storage: {size: 10Gi}
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2", hfTokenSecret: {name: hf, key: token}}
+`,
+			dropped: []string{"loraAdapters[2].adapterSource.credentials"},
+			notes:   []string{"loraAdapters[0]", "loraAdapters[1]", "loraAdapters[2]", "loraAdapters[3]", "loraAdapters[4]", "loraAdapters[5]"}},
+		"loraAdapters of a model without pvcStorage": {
+			values: strings.Replace(modelHead, "      pvcStorage: 10Gi\n", "", 1) + `
+      enableLoRA: true
+loraAdapters:
+  - {name: a, baseModel: m, adapterSource: {type: huggingface, adapterName: sql, repository: org/sql-lora}}
+`,
+			want: `
+model: {name: m, modelURL: facebook/opt-125m, enableLoRA: true, loraAdapters: [{name: sql, path: org/sql-lora}]}
+storage: {enabled: false}
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+`,
+			notes: []string{"loraAdapters[0]", "servingEngineSpec.modelSpec[0]"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, tc.run)

@@ -32,7 +32,7 @@ func argvTables(t *testing.T) (vllm, router argvcheck.Table) {
 func argvProblems(t *testing.T, xr map[string]any) (problems []string, ok bool) {
 	t.Helper()
 	vllm, router := argvTables(t)
-	b := reconciled(t, xr, nil)
+	b := reconciled(t, xr, stacktest.InputFor(xr))
 	if b.refusal != "" {
 		return nil, false
 	}

@@ -50,7 +50,7 @@ func contractRender(t *testing.T, u contractFacts, bf behaviourFacts, path, vllm
 	t.Helper()
 	xr := stacktest.LoadXR(t, path, "")
 	pinVersions(xr, vllm, router)
-	b := reconciled(t, xr, nil)
+	b := reconciled(t, xr, stacktest.InputFor(xr))
 	if msg := b.refusal; msg != "" {
 		if !namesVersion(msg, vllm) && !namesVersion(msg, routerTag(router)) {
 			t.Errorf("vLLM %s, router %s: refused without naming the release it refuses: %s", vllm, router, msg)

@@ -415,7 +415,7 @@ func TestEnvReferencesResolve(t *testing.T) {
 		stacks[path] = stacktest.LoadXR(t, path, "")
 	}
 	for name, xr := range stacks {
-		rsp := reconciled(t, xr, nil)
+		rsp := reconciled(t, xr, stacktest.InputFor(xr))
 		for _, k := range keys(rsp) {
 			if _, ok := rsp.objects[k].(*appsv1.Deployment); !ok {
 				continue

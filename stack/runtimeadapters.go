@@ -181,6 +181,13 @@ func validateRuntimeAdapters(f *Findings, s *Stack, e engine) {
 	case s.adapterSyncImage == "":
 		f.errorf("%s.enableRuntimeAdapters needs the adapter sync image: the Composition's Input must set adapterSync.image to the function's own image (the sync container runs its binary as `function adapter-sync`)", p)
 	}
+	// The router re-reads an engine's /v1/models only on a watch event of
+	// what it discovers: with service-name that is the Service, which the
+	// sync container's lora-modified patch of the pod does not touch
+	// (service_discovery.py at vllm-stack-0.1.12, lora-runtime.md).
+	if !extensionOn(s) && s.router.discoveryType == discoveryServiceName && e.role != roleDecode {
+		f.warnf("%s.enableRuntimeAdapters with routerConfig.k8sServiceDiscoveryType service-name: the router reads a Service's models only on an event of the Service, and the sync container marks the pod (lora-modified), so the router answers 404 for a new adapter until the Service changes; use pod-ip", p)
+	}
 	if _, multi := multiNode(e); multi {
 		f.errorf("%s: enableRuntimeAdapters cannot be combined with multiNode yet: the sync container loads adapters into one pod's engine through its API server, and only a replica's leader pod runs one", e.block)
 	}

@@ -182,3 +182,21 @@ func TestLoRALimits(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeAdaptersServiceName: with service-name discovery the router
+// does not see the pod's lora-modified bump, which the stack says; with
+// pod-ip (the default) it says nothing.
+func TestRuntimeAdaptersServiceName(t *testing.T) {
+	want := "spec.model.enableRuntimeAdapters with routerConfig.k8sServiceDiscoveryType service-name: the router reads a Service's models only on an event of the Service, and the sync container marks the pod (lora-modified), so the router answers 404 for a new adapter until the Service changes; use pod-ip"
+	for name, c := range map[string]struct {
+		discovery string
+		want      []string
+	}{"ServiceName": {"service-name", []string{want}}, "PodIP": {"pod-ip", nil}} {
+		t.Run(name, func(t *testing.T) {
+			got := mustRun(t, req(t, adaptersXR(twoAdapters, "resources.gpu", "1", "routerConfig.k8sServiceDiscoveryType", c.discovery), syncInput, nil)).warnings
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vllm-project/function-vllm-stack/helm2stack"
+	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
 	"github.com/vllm-project/function-vllm-stack/stack"
 )
 
@@ -129,7 +130,10 @@ func renderStack(t *testing.T, name string) view {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := stack.New(stack.Identity{Name: scenarioName, Namespace: scenarioNamespace}, spec, nil)
+	// The Input names the adapter sync image, as docs/helm.md tells a user
+	// converting runtime adapters to.
+	in := &v1beta1.Input{AdapterSync: &v1beta1.AdapterSyncInput{Image: "xpkg.crossplane.io/vllm-project/function-vllm-stack:v0.1.0"}}
+	st := stack.New(stack.Identity{Name: scenarioName, Namespace: scenarioNamespace}, spec, in)
 	if err := st.Validate(raw).Err(); err != nil {
 		t.Fatalf("the function refuses the converted stack: %v", err)
 	}

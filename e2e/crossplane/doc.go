@@ -17,7 +17,10 @@
 // that hold for a few TTLs: every example stack Ready with the status its
 // pods give; pod-level reasons (Unschedulable, ImagePullError, Starting) on
 // the XR and the claim; a pool its Gateway does not accept; a model scaled
-// to zero while idle, Ready, then woken; a refused
+// to zero while idle, Ready, then woken; the runtime adapters example
+// changing its adapters with the same engine pods, the sync program's own
+// code loading them into fake engines and the router's own discovery
+// (production-stack 0.1.12, testdata/router) listing them; a refused
 // stack (objects untouched, conditions Refused, Warning events) and its
 // recovery; a missing optional CRD; no RBAC refusal over a stack's life; an
 // HPA-owned replica count; multiNode turned on with the Deployment serving

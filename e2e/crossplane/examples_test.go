@@ -65,6 +65,9 @@ func testExamples(t *testing.T) {
 			if base == "inference-extension" {
 				checkExtension(t, s)
 			}
+			if base == adaptersExample {
+				checkRuntimeAdapters(t, s)
+			}
 		})
 	}
 }

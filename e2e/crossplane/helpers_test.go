@@ -59,14 +59,15 @@ func apply(t *testing.T, objs ...*unstructured.Unstructured) {
 }
 
 // e2eComposition is a Composition file with its function Input's ttl set to
-// e2eTTL.
+// e2eTTL (and adapterSync.image, see compositionWithTTL).
 func e2eComposition(t *testing.T, path string) *unstructured.Unstructured {
 	t.Helper()
 	return compositionWithTTL(t, path, e2eTTL)
 }
 
 // compositionWithTTL is a Composition file with its function Input's ttl set
-// to ttl.
+// to ttl and its adapterSync.image to the package (pkgRef), as a platform
+// sets it for stacks with runtime adapters.
 func compositionWithTTL(t *testing.T, path string, ttl time.Duration) *unstructured.Unstructured {
 	t.Helper()
 	c := readObject(t, path)
@@ -82,6 +83,9 @@ func compositionWithTTL(t *testing.T, path string, ttl time.Duration) *unstructu
 			t.Fatalf("%s: step %v has no input", path, step["step"])
 		}
 		in["ttl"] = ttl.String()
+		// The adapter sync image of stacks with runtime adapters: the
+		// function's package, as the registry serves it.
+		in["adapterSync"] = map[string]any{"image": pkgRef}
 		found = true
 	}
 	if !found {

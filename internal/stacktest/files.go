@@ -124,3 +124,26 @@ func ArgValue(args []string, name string) (string, bool) {
 	}
 	return value, found
 }
+
+// InputFor is the Input a stack manifest needs to render: the adapter sync
+// image (as example/composition.yaml names it) for a stack whose models
+// have runtime adapters, else nil (the function's defaults).
+func InputFor(xr map[string]any) map[string]any {
+	spec, _ := xr["spec"].(map[string]any)
+	models, _ := spec["models"].([]any)
+	if m, ok := spec["model"]; ok {
+		models = append(models, m)
+	}
+	for _, m := range models {
+		if mm, _ := m.(map[string]any); mm["enableRuntimeAdapters"] == true {
+			return map[string]any{
+				"apiVersion": "vllmstack.fn.crossplane.io/v1beta1", "kind": "Input",
+				"adapterSync": map[string]any{"image": AdapterSyncImage},
+			}
+		}
+	}
+	return nil
+}
+
+// AdapterSyncImage is the Input's adapterSync.image in example/composition.yaml.
+const AdapterSyncImage = "xpkg.crossplane.io/vllm-project/function-vllm-stack:v0.1.0"
