@@ -5,6 +5,7 @@ package crossplane
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -71,9 +72,10 @@ const (
 // vllm-stack-0.1.12, stack/testdata/upstream/lora-runtime.md), which the
 // program's lora-modified patch causes. Each fake engine serves at its
 // pod's IP, port 8000 (the address added to lo), and the router's own
-// discovery code (testdata/router: K8sPodIPServiceDiscovery of 0.1.12, on
+// discovery code (K8sPodIPServiceDiscovery of 0.1.12, read from a git
+// repository of production-stack, run by testdata/router/discover.py on
 // Debian's python3 with its kubernetes, aiohttp and requests packages; the
-// test says so and goes on without it when they are missing) runs as the
+// test says so and goes on without it when either is missing) runs as the
 // router's ServiceAccount with the router Deployment's
 // --k8s-label-selector. routerView plays the same loop in Go, always. The
 // test requires each to list chat after its load, and logs the delay; then
@@ -120,10 +122,11 @@ func checkRuntimeAdapters(t *testing.T, s *testStack) {
 	}
 	rv := startRouterView(ctx, t, s, fakes)
 	var real *realRouter
-	if why := realRouterMissing(podIPs); why != "" {
+	routerDir := t.TempDir()
+	if why := realRouterMissing(podIPs, routerDir); why != "" {
 		t.Logf("the production-stack router's own discovery is not run: %s; only the played one is", why)
 	} else {
-		real = startRealRouter(ctx, t, s, &wg)
+		real = startRealRouter(ctx, t, s, &wg, routerDir)
 	}
 
 	// What the status says of each adapter, and what each pod's annotation
@@ -634,13 +637,39 @@ func routerPython() string {
 	return ""
 }
 
-// realRouterMissing is why the router's own discovery cannot run, or "".
-func realRouterMissing(podIPs bool) string {
+// routerRelease is the production-stack release whose discovery runs: the
+// router release the stack renders for by default.
+const routerRelease = "vllm-stack-0.1.12"
+
+// routerSource writes the router's service_discovery.py of routerRelease,
+// read from a git repository of vllm-project/production-stack (CHART_SRC,
+// as for helm2stack's chart tests and hack/helm-compare.sh, or the
+// development VM's mirror), into dir/vllm_router/. Upstream's code is read
+// where it is, never copied into this repository, so the real router's
+// discovery runs only where such a repository is.
+func routerSource(dir string) error {
+	src := cmp.Or(os.Getenv("CHART_SRC"), "/work/.mirror/vllm-project+production-stack/repo")
+	out, err := exec.Command("git", "--git-dir="+src, "show", routerRelease+":src/vllm_router/service_discovery.py").Output()
+	if err != nil {
+		return fmt.Errorf("no %s:src/vllm_router/service_discovery.py in %s (set CHART_SRC to a git repository of vllm-project/production-stack): %v", routerRelease, src, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "vllm_router"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "vllm_router", "service_discovery.py"), out, 0o644)
+}
+
+// realRouterMissing is why the router's own discovery cannot run, or "";
+// it writes the router's source into dir.
+func realRouterMissing(podIPs bool, dir string) string {
 	switch {
 	case !podIPs:
 		return "the fake engines are not at their pods' IPs"
 	case routerPython() == "":
 		return "no python3 with the kubernetes, aiohttp and requests packages (apt-get install python3-kubernetes python3-aiohttp python3-requests)"
+	}
+	if err := routerSource(dir); err != nil {
+		return err.Error()
 	}
 	return ""
 }
@@ -654,7 +683,7 @@ type realRouter struct {
 	stderr bytes.Buffer
 }
 
-func startRealRouter(ctx context.Context, t *testing.T, s *testStack, wg *sync.WaitGroup) *realRouter {
+func startRealRouter(ctx context.Context, t *testing.T, s *testStack, wg *sync.WaitGroup, routerDir string) *realRouter {
 	t.Helper()
 	name := s.name() + "-deployment-router"
 	d := get(t, deploymentGVR, s.ns(), name)
@@ -670,7 +699,7 @@ func startRealRouter(ctx context.Context, t *testing.T, s *testStack, wg *sync.W
 		t.Fatal(err)
 	}
 	rr := &realRouter{lists: map[string][]listed{}}
-	cmd := exec.CommandContext(ctx, routerPython(), "testdata/router/discover.py", s.ns(), routerLabelSelector(t, s), "8000")
+	cmd := exec.CommandContext(ctx, routerPython(), "testdata/router/discover.py", routerDir, s.ns(), routerLabelSelector(t, s), "8000")
 	// No proxy: requests reads the proxy variables, and the engines are
 	// reached directly.
 	cmd.Env = []string{"KUBECONFIG=" + kubeconfig, "PATH=" + os.Getenv("PATH"), "NO_PROXY=*", "no_proxy=*", "HOME=" + t.TempDir(), "PYTHONDONTWRITEBYTECODE=1"}

@@ -20,7 +20,7 @@
 // to zero while idle, Ready, then woken; the runtime adapters example
 // changing its adapters with the same engine pods, the sync program's own
 // code loading them into fake engines and the router's own discovery
-// (production-stack 0.1.12, testdata/router) listing them; a refused
+// (production-stack 0.1.12, read from CHART_SRC) listing them; a refused
 // stack (objects untouched, conditions Refused, Warning events) and its
 // recovery; a missing optional CRD; no RBAC refusal over a stack's life; an
 // HPA-owned replica count; multiNode turned on with the Deployment serving
