@@ -32,7 +32,7 @@ var optionalKinds = map[string]optionalKind{
 	"InferencePool":   {"inferencepools.inference.networking.k8s.io", "the Gateway API Inference Extension's CRDs", "inferenceExtension", false},
 	// InferenceObjectives are in the group the picker's release watches,
 	// one CRD each: keyed by kind and group (kindKey).
-	"InferenceObjective.inference.networking.x-k8s.io": {crd: "inferenceobjectives.inference.networking.x-k8s.io", installedBy: "the Gateway API Inference Extension's CRDs (a release's manifests.yaml)", field: "inferenceObjectives", list: true},
+	"InferenceObjective.inference.networking.x-k8s.io": {crd: "inferenceobjectives.inference.networking.x-k8s.io", installedBy: "the Gateway API Inference Extension's CRDs of v1.5.0 or earlier (v1.6.0 dropped InferenceObjective)", field: "inferenceObjectives", list: true},
 	"InferenceObjective.llm-d.ai":                      {crd: "inferenceobjectives.llm-d.ai", installedBy: "llm-d's CRDs (llm-d-router's config/crd)", field: "inferenceObjectives", list: true},
 }
 

@@ -253,7 +253,7 @@ func TestInferenceObjectiveCRD(t *testing.T) {
 			"crd-httproutes.gateway.networking.k8s.io":       crdFound(t, "httproutes.gateway.networking.k8s.io"),
 			"crd-" + crd: {},
 		}
-		installer := "the Gateway API Inference Extension's CRDs (a release's manifests.yaml)"
+		installer := "the Gateway API Inference Extension's CRDs of v1.5.0 or earlier (v1.6.0 dropped InferenceObjective)"
 		if crd == llmdCRD {
 			installer = "llm-d's CRDs (llm-d-router's config/crd)"
 		}
