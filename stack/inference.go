@@ -192,7 +192,7 @@ func objectiveKey(model, objective string) string {
 type objective struct {
 	inferencepool.Objective
 	spec v1alpha1.InferenceObjective
-	// Header is what a request carries to get the objective's priority.
+	// header is the request header, name and value, that selects it.
 	header string
 }
 
