@@ -281,6 +281,18 @@ func TestXRRejects(t *testing.T) {
 			want: prefix + `spec.models[1]: Duplicate value: {"name":"llama"}`,
 		},
 		{
+			name: "duplicate inferenceObjectives names",
+			mutate: []func(map[string]any){set("spec.model.inferenceObjectives", []any{
+				map[string]any{"name": "batch", "priority": int64(-1)}, map[string]any{"name": "batch", "priority": int64(1)},
+			})},
+			want: prefix + `spec.model.inferenceObjectives[1]: Duplicate value: {"name":"batch"}`,
+		},
+		{
+			name:   "inferenceObjectives priority beyond an int32",
+			mutate: []func(map[string]any){set("spec.model.inferenceObjectives", []any{map[string]any{"name": "batch", "priority": int64(1) << 31}})},
+			want:   prefix + `spec.model.inferenceObjectives[0].priority: Invalid value: 2147483648: spec.model.inferenceObjectives[0].priority in body should be less than or equal to 2147483647`,
+		},
+		{
 			name:   "existingClaimName with size",
 			mutate: []func(map[string]any){set("spec.storage", map[string]any{"existingClaimName": "models", "size": "100Gi"})},
 			want:   prefix + `spec.storage: Invalid value: existingClaimName mounts a claim the stack does not own: leave out size, storageClassName and accessModes`,
