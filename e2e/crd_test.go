@@ -179,7 +179,7 @@ func withSchemaDefaults(t *testing.T, spec map[string]any) (map[string]any, []st
 func TestExamplesAccepted(t *testing.T) {
 	ns := namespace(t, "crd-examples")
 	admin, warned := client(t, cp.Config())
-	for _, f := range []string{"example/xr.yaml", "example/claim.yaml", "example/stacks/multi-model.yaml", "example/stacks/lmcache.yaml", "example/stacks/session.yaml", "example/stacks/production.yaml", "example/stacks/kvaware.yaml", "example/stacks/disaggregated.yaml", "example/stacks/disaggregated-lmcache.yaml", "example/stacks/multi-node.yaml"} {
+	for _, f := range []string{"example/xr.yaml", "example/claim.yaml", "example/stacks/multi-model.yaml", "example/stacks/lmcache.yaml", "example/stacks/session.yaml", "example/stacks/production.yaml", "example/stacks/kvaware.yaml", "example/stacks/disaggregated.yaml", "example/stacks/disaggregated-lmcache.yaml", "example/stacks/multi-node.yaml", "example/stacks/inference-extension.yaml"} {
 		t.Run(f, func(t *testing.T) {
 			xr := &unstructured.Unstructured{Object: readYAML(t, "../"+f)}
 			xr.SetNamespace(ns)
@@ -279,6 +279,18 @@ func TestXRRejects(t *testing.T) {
 				map[string]any{"name": "llama", "modelURL": "org/b"},
 			)},
 			want: prefix + `spec.models[1]: Duplicate value: {"name":"llama"}`,
+		},
+		{
+			name: "duplicate inferenceObjectives names",
+			mutate: []func(map[string]any){set("spec.model.inferenceObjectives", []any{
+				map[string]any{"name": "batch", "priority": int64(-1)}, map[string]any{"name": "batch", "priority": int64(1)},
+			})},
+			want: prefix + `spec.model.inferenceObjectives[1]: Duplicate value: {"name":"batch"}`,
+		},
+		{
+			name:   "inferenceObjectives priority beyond an int32",
+			mutate: []func(map[string]any){set("spec.model.inferenceObjectives", []any{map[string]any{"name": "batch", "priority": int64(1) << 31}})},
+			want:   prefix + `spec.model.inferenceObjectives[0].priority: Invalid value: 2147483648: spec.model.inferenceObjectives[0].priority in body should be less than or equal to 2147483647`,
 		},
 		{
 			name:   "existingClaimName with size",

@@ -215,6 +215,87 @@ func TestEndpointPicker(t *testing.T) {
 		coldStart(t, s, p, ttl, engines["a1"])
 	})
 
+	// Priorities (models[].inferenceObjectives): a request whose objective
+	// header names the rendered objective of priority -1 is sheddable. The
+	// pool has no ready pod, so it is saturated (§g): the picker refuses
+	// that request at once with 429, while one of priority 10, or without
+	// the header (priority 0), goes on and finds no candidate (503). The
+	// picker watches the objectives (created after it started, one deleted)
+	// with the rendered Role; without the objective, or without the Role's
+	// rule for objectives (next scenario), the same request is not shed.
+	withObjectives := func(spec map[string]any) {
+		spec["models"].([]any)[0].(map[string]any)["inferenceObjectives"] = []any{
+			map[string]any{"name": "interactive", "priority": 10}, map[string]any{"name": "batch", "priority": -1},
+		}
+	}
+	const shed, noCandidate = "system saturated, sheddable request dropped", "failed to find endpoint candidates"
+	t.Run("objectives", func(t *testing.T) {
+		t.Parallel()
+		s := newPickerScenario(ctx, t, "epp-objectives", "", nil, withObjectives)
+		batch, interactive := s.r.objectives["batch"].GetName(), s.r.objectives["interactive"].GetName()
+		p := s.start(t)
+		p.waitServing(t)
+		// No objective yet: priority 0, not shed.
+		if r := p.routeObjective(t, "a", batch); r.status != 503 || !strings.Contains(r.body, noCandidate) {
+			t.Errorf("%s: %s before the objective exists: got %s, want 503 %s", objectiveHeader, batch, r, noCandidate)
+		}
+		s.createObjectives(t)
+		var last routed
+		err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			last = p.routeObjective(t, "a", batch)
+			return last.status == 429, nil
+		})
+		if err != nil || !strings.Contains(last.body, shed) {
+			t.Fatalf("%s: %s (priority -1), the pool saturated: got %s, want 429 %s", objectiveHeader, batch, last, shed)
+		}
+		t.Logf("%s: %s: %s", objectiveHeader, batch, last)
+		for _, o := range []string{interactive, ""} {
+			if r := p.routeObjective(t, "a", o); r.status != 503 || !strings.Contains(r.body, noCandidate) {
+				t.Errorf("objective %q: got %s, want 503 %s (not shed)", o, r, noCandidate)
+			}
+		}
+		p.noForbidden(t)
+		// The objective deleted: priority 0 again.
+		d, _ := client(t, cp.Config())
+		if err := d.Resource(inferenceObjectives).Namespace(s.ns).Delete(context.Background(), batch, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			last = p.routeObjective(t, "a", batch)
+			return last.status == 503, nil
+		})
+		if err != nil {
+			t.Errorf("%s: %s after the objective was deleted: got %s, want 503", objectiveHeader, batch, last)
+		}
+	})
+
+	// With the InferenceObjective CRD served, the picker's cache waits for
+	// the objectives' informer before it starts any controller: a Role
+	// without the rule for objectives leaves the picker without its pool
+	// (never SERVING, so never Ready), and no request is shed.
+	t.Run("role without inferenceobjectives", func(t *testing.T) {
+		t.Parallel()
+		s := newPickerScenario(ctx, t, "epp-no-objectives", "", func(r *rendered) {
+			r.role.Rules = withoutVerbs(t, r.role.Rules, []string{"inferenceobjectives/list", "inferenceobjectives/watch"})
+		}, withObjectives)
+		s.createObjectives(t)
+		p := s.start(t)
+		p.waitLog(t, `cannot list resource \"inferenceobjectives\"`)
+		batch := s.r.objectives["batch"].GetName()
+		n := 0
+		var last routed
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+			n++
+			if last = p.routeObjective(t, "a", batch); last.status == 429 {
+				t.Fatalf("request %d, %s: %s, without the Role's rule for objectives: got %s, want it not shed", n, objectiveHeader, batch, last)
+			}
+		}
+		if p.serving() {
+			t.Error("the picker is SERVING without the Role's rule for objectives")
+		}
+		t.Logf("%d requests with %s: %s in 5s, the last answered with %s; the picker not serving", n, objectiveHeader, batch, last)
+	})
+
 	// The Role: what each verb is for. The picker reads pods and its pool
 	// through controller-runtime's cache, whose informers stream the initial
 	// list over a watch (client-go v0.35's WatchListClient, on by default)
@@ -345,9 +426,10 @@ func checkIsolated(outer string) error {
 }
 
 // installInferencePoolCRD installs the InferencePool CRD of the GAIE release
-// tools/epp pins (the picker's own), from its module zip. Only that CRD: the
-// picker then neither watches nor needs InferenceObjectives or
-// InferenceModelRewrites (it asks discovery).
+// tools/epp pins (the picker's own), from its module zip. TestMain has
+// installed the InferenceObjective CRD too (from e2e/crds, the same GAIE
+// release), so every picker watches InferenceObjectives (it asks discovery
+// at start) and its Role must grant them; no InferenceModelRewrite CRD.
 func installInferencePoolCRD(ctx context.Context, t *testing.T) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", "sigs.k8s.io/gateway-api-inference-extension")
@@ -454,6 +536,9 @@ type rendered struct {
 	config  string           // the picker's ConfigMap's config.yaml
 	picker  corev1.Container // the picker Deployment's container
 	engines map[string]corev1.PodTemplateSpec
+	// objectives are model a's InferenceObjectives (its
+	// inferenceObjectives), by their spec name.
+	objectives map[string]*unstructured.Unstructured
 }
 
 // renderStack composes the stack in ns with its engines on vllmImage ("":
@@ -487,7 +572,16 @@ func renderStack(t *testing.T, ns, vllmImage string, specChanges ...func(map[str
 		}
 		return o
 	}
-	r := &rendered{engines: map[string]corev1.PodTemplateSpec{}}
+	r := &rendered{engines: map[string]corev1.PodTemplateSpec{}, objectives: map[string]*unstructured.Unstructured{}}
+	for k, o := range objs {
+		if name, ok := strings.CutPrefix(k, "engine-a-objective-"); ok {
+			u, isU := o.(*unstructured.Unstructured)
+			if !isU {
+				t.Fatalf("%s is %T, want an InferenceObjective", k, o)
+			}
+			r.objectives[name] = u
+		}
+	}
 	var ok [6]bool
 	r.pool, ok[0] = get("engine-a-inferencepool").(*unstructured.Unstructured)
 	r.sa, ok[1] = get("engine-a-epp-serviceaccount").(*corev1.ServiceAccount)
@@ -589,6 +683,28 @@ func newPickerScenario(ctx context.Context, t *testing.T, ns, vllmImage string, 
 		t.Fatalf("TokenRequest: %v", err)
 	}
 	return &pickerScenario{ns: ns, r: r, token: tr.Status.Token}
+}
+
+// inferenceObjectives are the InferenceObjectives GAIE v1.5.0's picker
+// watches (GAIE.md §h), validated on create by the CRD the suite installs
+// from the pinned module.
+var inferenceObjectives = schema.GroupVersionResource{Group: "inference.networking.x-k8s.io", Version: "v1alpha2", Resource: "inferenceobjectives"}
+
+// createObjectives creates model a's rendered InferenceObjectives, strictly.
+func (s *pickerScenario) createObjectives(t *testing.T) {
+	t.Helper()
+	if len(s.r.objectives) == 0 {
+		t.Fatal("the stack renders no InferenceObjective for model a")
+	}
+	d, _ := client(t, cp.Config())
+	for name, o := range s.r.objectives {
+		if gv := inferenceObjectives.GroupVersion().String(); o.GetAPIVersion() != gv {
+			t.Fatalf("InferenceObjective %s is %s, and the picker watches %s", name, o.GetAPIVersion(), gv)
+		}
+		if _, err := d.Resource(inferenceObjectives).Namespace(s.ns).Create(context.Background(), o, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+			t.Fatalf("InferenceObjective %s: %v", name, err)
+		}
+	}
 }
 
 // pods creates a Running, Ready pod per engine (name → engine) of the
@@ -735,6 +851,20 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
+// serving reports whether the picker's gRPC health service says SERVING for
+// the probes' service name now.
+func (pk *picker) serving() bool {
+	conn, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(pk.health), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	r, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: pk.healthService})
+	return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
+}
+
 // waitServing waits until the picker's gRPC health service (plaintext, as
 // the rendered probes call it) says SERVING for the probes' service name
 // (it does once it has the pool).
@@ -794,6 +924,21 @@ func (pk *picker) route(t *testing.T, model string) routed {
 	return pk.routeBody(t, fmt.Sprintf(`{"model":%q,"prompt":"Say hi","max_tokens":1}`, model))
 }
 
+// routeObjective is route with the request header that names an
+// InferenceObjective ("": none), as a client sends it through the Gateway.
+func (pk *picker) routeObjective(t *testing.T, model, objective string) routed {
+	t.Helper()
+	var h [][2]string
+	if objective != "" {
+		h = append(h, [2]string{objectiveHeader, objective})
+	}
+	return pk.routeWithin(t, fmt.Sprintf(`{"model":%q,"prompt":"Say hi","max_tokens":1}`, model), 10*time.Second, h...)
+}
+
+// objectiveHeader is the header GAIE v1.5.0's picker reads an objective's
+// name from (GAIE.md §h).
+const objectiveHeader = "x-gateway-inference-objective"
+
 // routeBody plays the gateway (GAIE.md §f): request headers, then the body
 // with end_of_stream; the picker answers with the request headers' mutation
 // naming the endpoint, or with an immediate response.
@@ -802,8 +947,9 @@ func (pk *picker) routeBody(t *testing.T, body string) routed {
 	return pk.routeWithin(t, body, 10*time.Second)
 }
 
-// routeWithin is routeBody with the client's (the gateway's) timeout d.
-func (pk *picker) routeWithin(t *testing.T, body string, d time.Duration) routed {
+// routeWithin is routeBody with the client's (the gateway's) timeout d and
+// extra request headers.
+func (pk *picker) routeWithin(t *testing.T, body string, d time.Duration, extra ...[2]string) routed {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -821,11 +967,15 @@ func (pk *picker) routeWithin(t *testing.T, body string, d time.Duration) routed
 		return routed{err: err}
 	}
 	hdr := func(k, v string) *corev3.HeaderValue { return &corev3.HeaderValue{Key: k, RawValue: []byte(v)} }
+	headers := []*corev3.HeaderValue{
+		hdr(":method", "POST"), hdr(":path", "/v1/completions"), hdr(":authority", "gateway"),
+		hdr("content-type", "application/json"), hdr("content-length", strconv.Itoa(len(body))),
+	}
+	for _, h := range extra {
+		headers = append(headers, hdr(h[0], h[1]))
+	}
 	err = stream.Send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{
-		RequestHeaders: &extprocv3.HttpHeaders{Headers: &corev3.HeaderMap{Headers: []*corev3.HeaderValue{
-			hdr(":method", "POST"), hdr(":path", "/v1/completions"), hdr(":authority", "gateway"),
-			hdr("content-type", "application/json"), hdr("content-length", strconv.Itoa(len(body))),
-		}}},
+		RequestHeaders: &extprocv3.HttpHeaders{Headers: &corev3.HeaderMap{Headers: headers}},
 	}})
 	if err == nil {
 		err = stream.Send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{

@@ -72,7 +72,7 @@ func TestCrossplaneRBAC(t *testing.T) {
 	sa, _ := client(t, saCfg)
 	resources := map[schema.GroupResource]bool{}
 	// full.yaml composes every optional kind.
-	for _, f := range []string{"example/xr.yaml", "example/stacks/session.yaml", "example/stacks/multi-model.yaml", "test/render/testdata/full.yaml", "example/stacks/multi-node.yaml"} {
+	for _, f := range []string{"example/xr.yaml", "example/stacks/session.yaml", "example/stacks/multi-model.yaml", "test/render/testdata/full.yaml", "example/stacks/multi-node.yaml", "example/stacks/inference-extension.yaml"} {
 		xr := &unstructured.Unstructured{Object: readYAML(t, "../"+f)}
 		xr.SetNamespace(ns)
 		input := compositionInput(t, "../composition/composition.yaml")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -53,6 +54,19 @@ var upstreamCRDs = []upstreamCRD{
 		file: "config/crd/bases/inference.networking.k8s.io_inferencepools.yaml",
 	},
 	{
+		// The objectives of models[].inferenceObjectives for the
+		// inference extension's picker and llm-d's before v0.9.0.
+		name: "inferenceobjectives.inference.networking.x-k8s.io", module: "sigs.k8s.io/gateway-api-inference-extension",
+		file:              "config/crd/bases/inference.networking.x-k8s.io_inferenceobjectives.yaml",
+		versionAnnotation: "inference.networking.k8s.io/bundle-version",
+	},
+	{
+		// llm-d's picker from v0.9.0: a copy of llm-d-router v0.10.0's
+		// (its module is not on the Go module proxy), in this module.
+		name: "inferenceobjectives.llm-d.ai", module: localCRD,
+		file: "llm-d/llm-d.ai_inferenceobjectives.yaml",
+	},
+	{
 		// The Go module proxy does not serve the repository's root module
 		// (github.com/prometheus-operator/prometheus-operator), whose
 		// example/prometheus-operator-crd holds the YAML; upstream generates
@@ -60,6 +74,10 @@ var upstreamCRDs = []upstreamCRD{
 		name: "servicemonitors.monitoring.coreos.com", module: "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring",
 	},
 }
+
+// localCRD, as an upstreamCRD's module, says its file is a copy in the CRD
+// module's directory (crds/), named by the copy's header.
+const localCRD = "local"
 
 // controllerGenArgs generate the CRDs of the Prometheus Operator's
 // monitoring/v1 types (upstream's `make generate-crds`: crd:crdVersions=v1).
@@ -92,7 +110,9 @@ func (l loadedCRD) String() string {
 func loadUpstreamCRDs(ctx context.Context) ([]loadedCRD, error) {
 	var mods []string
 	for _, u := range upstreamCRDs {
-		mods = append(mods, u.module)
+		if u.module != localCRD && !slices.Contains(mods, u.module) {
+			mods = append(mods, u.module)
+		}
 	}
 	out, err := goCommand(ctx, append([]string{"mod", "download", "-json"}, mods...)...)
 	if err != nil {
@@ -113,6 +133,7 @@ func loadUpstreamCRDs(ctx context.Context) ([]loadedCRD, error) {
 		}
 		found[m.Path] = m
 	}
+	found[localCRD] = module{Path: localCRD, Version: "v0.10.0 (llm-d-router, a copy)", Dir: crdsModule}
 
 	var generated []*unstructured.Unstructured
 	var crds []loadedCRD

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -23,12 +24,59 @@ import (
 // resources, so turning the option off does not help. The function asks
 // Crossplane for each CRD it needs (a required resource) and refuses the
 // stack while one is missing, before anything is composed.
-var optionalKinds = map[string]struct{ crd, installedBy, field string }{
-	"ScaledObject":    {"scaledobjects.keda.sh", "KEDA", "autoscaling.type keda"},
-	"HTTPRoute":       {"httproutes.gateway.networking.k8s.io", "the Gateway API", "routerConfig.httpRoute"},
-	"ServiceMonitor":  {"servicemonitors.monitoring.coreos.com", "the Prometheus Operator", "monitoring.serviceMonitor"},
-	"LeaderWorkerSet": {"leaderworkersets.leaderworkerset.x-k8s.io", "LeaderWorkerSet (kubernetes-sigs/lws)", "multiNode"},
-	"InferencePool":   {"inferencepools.inference.networking.k8s.io", "the Gateway API Inference Extension's CRDs", "inferenceExtension"},
+var optionalKinds = map[string]optionalKind{
+	"ScaledObject":    {"scaledobjects.keda.sh", "KEDA", "autoscaling.type keda", false},
+	"HTTPRoute":       {"httproutes.gateway.networking.k8s.io", "the Gateway API", "routerConfig.httpRoute", false},
+	"ServiceMonitor":  {"servicemonitors.monitoring.coreos.com", "the Prometheus Operator", "monitoring.serviceMonitor", false},
+	"LeaderWorkerSet": {"leaderworkersets.leaderworkerset.x-k8s.io", "LeaderWorkerSet (kubernetes-sigs/lws)", "multiNode", false},
+	"InferencePool":   {"inferencepools.inference.networking.k8s.io", "the Gateway API Inference Extension's CRDs", "inferenceExtension", false},
+	// InferenceObjectives are in the group the picker's release watches,
+	// one CRD each: keyed by kind and group (kindKey).
+	"InferenceObjective.inference.networking.x-k8s.io": {crd: "inferenceobjectives.inference.networking.x-k8s.io", installedBy: "the Gateway API Inference Extension's CRDs of v1.5.0 or earlier (v1.6.0 dropped InferenceObjective)", field: "inferenceObjectives", list: true},
+	"InferenceObjective.llm-d.ai":                      {crd: "inferenceobjectives.llm-d.ai", installedBy: "llm-d's CRDs (llm-d-router's config/crd)", field: "inferenceObjectives", list: true},
+}
+
+// An optionalKind is the CRD of a kind, what installs it, and the field
+// that makes the stack compose it: an option turned off, or a list (list)
+// emptied.
+type optionalKind struct {
+	crd, installedBy, field string
+	list                    bool
+}
+
+// offState is the field's state once it composes no object of the kind.
+func (o optionalKind) offState() string {
+	if o.list {
+		return "removed"
+	}
+	return "off"
+}
+
+// off is how the messages tell to stop composing the kind.
+func (o optionalKind) off() string {
+	if o.list {
+		return "remove " + o.field
+	}
+	return "turn " + o.field + " off"
+}
+
+// kindKey is the key of an object's kind in optionalKinds: its kind, or
+// kind.group for a kind the function composes in more than one group; ""
+// for a kind Kubernetes builds in.
+func kindKey(gvk schema.GroupVersionKind) string {
+	if _, ok := optionalKinds[gvk.Kind+"."+gvk.Group]; ok {
+		return gvk.Kind + "." + gvk.Group
+	}
+	if _, ok := optionalKinds[gvk.Kind]; ok {
+		return gvk.Kind
+	}
+	return ""
+}
+
+// kindOf is the kind of a key of optionalKinds.
+func kindOf(key string) string {
+	k, _, _ := strings.Cut(key, ".")
+	return k
 }
 
 // fieldOf is the field that makes a stack compose an optional kind: a stack
@@ -53,8 +101,7 @@ const crdRequirementPrefix = "crd-"
 func optionalKindsOf(objs []stack.Object) []string {
 	var kinds []string
 	for _, o := range objs {
-		k := o.Obj.GetObjectKind().GroupVersionKind().Kind
-		if _, ok := optionalKinds[k]; ok && !slices.Contains(kinds, k) {
+		if k := kindKey(o.Obj.GetObjectKind().GroupVersionKind()); k != "" && !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}
 	}
@@ -71,11 +118,12 @@ func optionalKindsOf(objs []stack.Object) []string {
 func unprovenKinds(objs []stack.Object, observed map[resource.Name]resource.ObservedComposed, preview bool) []string {
 	var kinds []string
 	for _, o := range objs {
-		k := o.Obj.GetObjectKind().GroupVersionKind().Kind
-		if _, ok := optionalKinds[k]; !ok || slices.Contains(kinds, k) {
+		gvk := o.Obj.GetObjectKind().GroupVersionKind()
+		k := kindKey(gvk)
+		if k == "" || slices.Contains(kinds, k) {
 			continue
 		}
-		if seen := observed[resource.Name(o.Key)].Resource; preview || seen == nil || seen.GetKind() != k {
+		if seen := observed[resource.Name(o.Key)].Resource; preview || seen == nil || seen.GroupVersionKind().GroupKind() != gvk.GroupKind() {
 			kinds = append(kinds, k)
 		}
 	}
@@ -108,9 +156,9 @@ func checkCRDs(req *fnv1.RunFunctionRequest, kinds []string, preview bool, s *st
 		switch {
 		case hasCRD(found.GetItems(), o.crd):
 		case preview:
-			warnings = append(warnings, fmt.Sprintf("preview: %s composes %s %s, shown as if the cluster had its CRD %s; on a cluster without it the stack is refused until %s is installed or %s is off", o.field, article(k), k, o.crd, o.installedBy, o.field))
+			warnings = append(warnings, fmt.Sprintf("preview: %s composes %s %s, shown as if the cluster had its CRD %s; on a cluster without it the stack is refused until %s is installed or %s is %s", o.field, article(kindOf(k)), kindOf(k), o.crd, o.installedBy, o.field, o.offState()))
 		case looked:
-			missing = append(missing, fmt.Sprintf("%s needs the %s CRD %s, which the cluster does not have: install %s, or turn %s off", o.field, k, o.crd, o.installedBy, o.field))
+			missing = append(missing, fmt.Sprintf("%s needs the %s CRD %s, which the cluster does not have: install %s, or %s", o.field, kindOf(k), o.crd, o.installedBy, o.off()))
 		}
 	}
 	if len(missing) > 0 {

@@ -10,6 +10,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
 
 // TestOptionalKindCRDs: a stack that composes a kind Kubernetes does not
@@ -210,5 +212,54 @@ func TestScaleToZeroCRD(t *testing.T) {
 	want := "cannot compose the stack: scaleToZero needs the ScaledObject CRD scaledobjects.keda.sh, which the cluster does not have: install KEDA, or turn scaleToZero off"
 	if got := fatal(t, run(t, r)); got != want {
 		t.Errorf("Fatal message:\n got: %s\nwant: %s", got, want)
+	}
+}
+
+// TestInferenceObjectiveCRD: a model's inferenceObjectives require the
+// InferenceObjective CRD of the group the picker's release watches, and a
+// stack without objectives does not; on a cluster without it the stack is
+// refused naming it.
+func TestInferenceObjectiveCRD(t *testing.T) {
+	gie := func() map[string]any { return map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}} }
+	objectives := []any{map[string]any{"name": "batch", "priority": -1}}
+	const gaieCRD, llmdCRD = "inferenceobjectives.inference.networking.x-k8s.io", "inferenceobjectives.llm-d.ai"
+	requires := func(rsp *fnv1.RunFunctionResponse) []string {
+		var out []string
+		for name := range rsp.GetRequirements().GetResources() {
+			if strings.HasPrefix(name, "crd-inferenceobjectives.") {
+				out = append(out, strings.TrimPrefix(name, "crd-"))
+			}
+		}
+		return out
+	}
+	if got := requires(mustRun(t, req(t, onCluster(with("inferenceExtension", gie())), nil, nil))); len(got) != 0 {
+		t.Errorf("no objectives: requires %v", got)
+	}
+	for image, crd := range map[string]string{
+		"": llmdCRD, // llm-d v0.10.0, the default
+		"ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.8.0":          gaieCRD,
+		"registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0": gaieCRD,
+	} {
+		xr := onCluster(with("inferenceExtension", gie(), "model.inferenceObjectives", objectives))
+		if image != "" {
+			stacktest.SetPath(xr, "spec.inferenceExtension.picker", map[string]any{"image": image})
+		}
+		if diff := cmp.Diff([]string{crd}, requires(mustRun(t, req(t, xr, nil, nil)))); diff != "" {
+			t.Errorf("%s: CRD requirements (-want +got):\n%s", image, diff)
+		}
+		r := req(t, xr, nil, nil)
+		r.RequiredResources = map[string]*fnv1.Resources{
+			"crd-inferencepools.inference.networking.k8s.io": crdFound(t, "inferencepools.inference.networking.k8s.io"),
+			"crd-httproutes.gateway.networking.k8s.io":       crdFound(t, "httproutes.gateway.networking.k8s.io"),
+			"crd-" + crd: {},
+		}
+		installer := "the Gateway API Inference Extension's CRDs of v1.5.0 or earlier (v1.6.0 dropped InferenceObjective)"
+		if crd == llmdCRD {
+			installer = "llm-d's CRDs (llm-d-router's config/crd)"
+		}
+		want := "cannot compose the stack: inferenceObjectives needs the InferenceObjective CRD " + crd + ", which the cluster does not have: install " + installer + ", or remove inferenceObjectives"
+		if got := fatal(t, run(t, r)); got != want {
+			t.Errorf("%s: Fatal message:\n got: %s\nwant: %s", image, got, want)
+		}
 	}
 }

@@ -86,13 +86,18 @@ moddir() {
 }
 HTTPROUTE_CRD="$(moddir sigs.k8s.io/gateway-api)/config/crd/standard/gateway.networking.k8s.io_httproutes.yaml"
 INFERENCEPOOL_CRD="$(moddir sigs.k8s.io/gateway-api-inference-extension)/config/crd/bases/inference.networking.k8s.io_inferencepools.yaml"
+# The InferenceObjective CRDs, for models with inferenceObjectives: GAIE
+# v1.5.0's (its picker, llm-d's before v0.9.0) and llm-d-router v0.10.0's
+# (llm-d's picker from v0.9.0, the default), a copy in e2e/crds.
+OBJECTIVE_CRD="$(moddir sigs.k8s.io/gateway-api-inference-extension)/config/crd/bases/inference.networking.x-k8s.io_inferenceobjectives.yaml"
+LLMD_OBJECTIVE_CRD="${ROOT}/e2e/crds/llm-d/llm-d.ai_inferenceobjectives.yaml"
 # KEDA's ScaledObject CRD (v2.20.2, as e2e/upstream_test.go installs it),
 # for stacks with scaleToZero (the KEDA stand-in scales their Deployments).
 SCALEDOBJECT_CRD="$(moddir github.com/kedacore/keda/v2)/config/crd/bases/keda.sh_scaledobjects.yaml"
-for f in "${HTTPROUTE_CRD}" "${INFERENCEPOOL_CRD}" "${SCALEDOBJECT_CRD}"; do
+for f in "${HTTPROUTE_CRD}" "${INFERENCEPOOL_CRD}" "${OBJECTIVE_CRD}" "${LLMD_OBJECTIVE_CRD}" "${SCALEDOBJECT_CRD}"; do
 	[[ -f "${f}" ]] || { echo "e2e-crossplane: no CRD at ${f}" >&2; exit 1; }
 done
-export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG LWS_MANAGER LWS_CRD HTTPROUTE_CRD INFERENCEPOOL_CRD SCALEDOBJECT_CRD
+export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG LWS_MANAGER LWS_CRD HTTPROUTE_CRD INFERENCEPOOL_CRD OBJECTIVE_CRD LLMD_OBJECTIVE_CRD SCALEDOBJECT_CRD
 built=${SECONDS}
 
 E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/vllm-stack-e2e-crossplane.XXXXXX")"

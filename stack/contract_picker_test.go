@@ -194,6 +194,7 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 	if !ok {
 		return append(problems, fmt.Sprintf("--pool-name %s names no InferencePool of the stack", args["--pool-name"]))
 	}
+	problems = append(problems, checkObjectives(r, picker, v, pool, args["--pool-group"], rules)...)
 	sel, _, _ := unstructured.NestedStringMap(pool.Object, "spec", "selector", "matchLabels")
 	models := map[string]bool{}
 	for _, e := range r.withContainer(engineContainer) {
@@ -219,6 +220,54 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 	}
 	if !reached {
 		problems = append(problems, fmt.Sprintf("InferencePool %s's endpointPickerRef %s:%d does not reach the picker's --grpc-port", pool.GetName(), ref, port))
+	}
+	return problems
+}
+
+// checkObjectives checks the InferenceObjectives of a picker's pool
+// against epp-objectives.tsv: each in the apiVersion the release watches,
+// its poolRef naming the pool in the picker's --pool-group (the picker
+// keeps no other), an integer priority; and the picker's Role lets it list
+// and watch them.
+func checkObjectives(r rendered, picker string, v upVersion, pool unstructured.Unstructured, poolGroup string, rules []rbacv1.PolicyRule) []string {
+	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, "epp-objectives.tsv"), 6)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var want string
+	for _, row := range rows {
+		if first, last := mustUpVersion(row[2]), mustUpVersion(row[3]); row[0] == picker && v.in(first, last) {
+			want = row[1]
+		}
+	}
+	var problems []string
+	for _, o := range r.crs {
+		if o.GetKind() != "InferenceObjective" {
+			continue
+		}
+		ref, _, _ := unstructured.NestedStringMap(o.Object, "spec", "poolRef")
+		if ref["name"] != pool.GetName() {
+			continue
+		}
+		if want == "" {
+			problems = append(problems, fmt.Sprintf("InferenceObjective %s: %s %v watches no InferenceObjectives", o.GetName(), picker, v))
+			continue
+		}
+		if o.GetAPIVersion() != want {
+			problems = append(problems, fmt.Sprintf("InferenceObjective %s is %s, and %s %v watches %s", o.GetName(), o.GetAPIVersion(), picker, v, want))
+		}
+		if ref["group"] != poolGroup || ref["kind"] != "InferencePool" || o.GetNamespace() != pool.GetNamespace() {
+			problems = append(problems, fmt.Sprintf("InferenceObjective %s's poolRef %v is not the picker's pool %s/%s of group %s", o.GetName(), ref, pool.GetNamespace(), pool.GetName(), poolGroup))
+		}
+		if _, ok, err := unstructured.NestedInt64(o.Object, "spec", "priority"); !ok || err != nil {
+			problems = append(problems, fmt.Sprintf("InferenceObjective %s has no integer spec.priority", o.GetName()))
+		}
+		group, _, _ := strings.Cut(o.GetAPIVersion(), "/")
+		for _, verb := range []string{"list", "watch"} {
+			if !grants(rules, group, "inferenceobjectives", verb) {
+				problems = append(problems, fmt.Sprintf("its Role does not grant %s on %s inferenceobjectives", verb, group))
+			}
+		}
 	}
 	return problems
 }
@@ -259,6 +308,10 @@ func TestPickerContract(t *testing.T) {
 				xr := stacktest.LoadXR(t, "../example/stacks/inference-extension.yaml", "")
 				stacktest.SetPath(xr, "spec.inferenceExtension.picker.image", repo+":v"+v)
 				stacktest.SetPath(xr, "spec.vllmConfig.image", "vllm/vllm-openai:v"+vllm)
+				// Every model with objectives, whatever the example has.
+				for _, m := range xr["spec"].(map[string]any)["models"].([]any) {
+					m.(map[string]any)["inferenceObjectives"] = []any{map[string]any{"name": "interactive", "priority": 10}, map[string]any{"name": "batch", "priority": -1}}
+				}
 				rsp := reconciled(t, xr, nil)
 				if rsp.refusal != "" {
 					t.Errorf("%s:v%s: refused: %s", repo, v, rsp.refusal)
@@ -267,6 +320,9 @@ func TestPickerContract(t *testing.T) {
 				var r rendered
 				for _, k := range rsp.keys {
 					r.addObject(rsp.objects[k])
+				}
+				if n := len(slices.DeleteFunc(slices.Clone(r.crs), func(o unstructured.Unstructured) bool { return o.GetKind() != "InferenceObjective" })); n != 4 {
+					t.Errorf("%s:v%s: %d InferenceObjectives, want two per model: the contract checks them", repo, v, n)
 				}
 				pickers := r.withComponent(ComponentPicker)
 				if len(pickers) != 2 {

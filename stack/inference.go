@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
@@ -23,6 +24,10 @@ import (
 
 // ComponentPicker is the component label of the endpoint pickers' objects.
 const ComponentPicker = "endpoint-picker"
+
+// annotationObjectives, on a picker's pods, is the apiVersion of its
+// model's InferenceObjectives; absent when the model has none.
+const annotationObjectives = "serving.vllm.ai/inference-objectives"
 
 // extension is spec.inferenceExtension with defaults applied.
 type extension struct {
@@ -124,6 +129,14 @@ func pool(s *Stack, e engine) inferencepool.Pool {
 	if p.Resources != nil {
 		pk.Resources = *p.Resources
 	}
+	if len(e.model.InferenceObjectives) > 0 {
+		// The picker decides at start, from API discovery, whether to
+		// watch InferenceObjectives (GAIE.md §h): one started before
+		// their CRD was installed never reads them. The annotation
+		// restarts it when a model gains its first objective (the stack
+		// is refused while the CRD is missing) or changes group.
+		pk.PodAnnotations = map[string]string{annotationObjectives: upstream.PickerObjectiveOf(x.release).APIVersion}
+	}
 	if sc := p.Scheduling; sc != nil {
 		pk.NodeSelector, pk.Tolerations, pk.Affinity = sc.NodeSelector, sc.Tolerations, sc.Affinity
 	}
@@ -163,7 +176,48 @@ func poolObjects(s *Stack, e engine) []Object {
 	if s.observed.Has(pickerKey(e.id) + "-role") {
 		objs = append(objs, Object{pickerKey(e.id) + "-rolebinding", inferencepool.RoleBinding(p)})
 	}
+	for _, o := range objectives(s, e) {
+		objs = append(objs, Object{objectiveKey(e.id, o.spec.Name), inferencepool.InferenceObjective(o.Objective)})
+	}
 	return objs
+}
+
+// objectiveKey is the composition resource name of a model's objective.
+func objectiveKey(model, objective string) string {
+	return engineKey(model) + "-objective-" + objective
+}
+
+// An objective is one of a model's inferenceObjectives as its pool's
+// picker reads it.
+type objective struct {
+	inferencepool.Objective
+	spec v1alpha1.InferenceObjective
+	// header is the request header, name and value, that selects it.
+	header string
+}
+
+// objectives are a model's inferenceObjectives, in the group the picker's
+// release watches; none without the inference extension.
+func objectives(s *Stack, e engine) []objective {
+	if !extensionOn(s) {
+		return nil
+	}
+	po := upstream.PickerObjectiveOf(s.extension.release)
+	l := labels(s.name, shorten(e.id, maxLabelLength), ComponentPicker)
+	l[labelModel] = e.label
+	out := make([]objective, 0, len(e.model.InferenceObjectives))
+	for _, o := range e.model.InferenceObjectives {
+		name := s.names.inferenceObjective(e.id, o.Name)
+		out = append(out, objective{
+			Objective: inferencepool.Objective{
+				Name: name, Namespace: s.namespace, Labels: l,
+				APIVersion: po.APIVersion, Pool: s.names.inferencePool(e.id), Priority: int32(o.Priority), //nolint:gosec // the XRD's bounds, checked
+			},
+			spec:   o,
+			header: po.Header + ": " + name,
+		})
+	}
+	return out
 }
 
 // pickerKey is the composition resource name of a model's picker.
@@ -271,6 +325,42 @@ func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack
 		}
 		if on(rc.Ingress != nil, rc.Ingress.GetEnabled()) || on(rc.HTTPRoute != nil, rc.HTTPRoute.GetEnabled()) {
 			f.errorf("%s: routerConfig.ingress and routerConfig.httpRoute expose the router, which a stack on the inference extension does not run: remove them; the stack's HTTPRoute attaches to inferenceExtension.parentRefs", p)
+		}
+	}
+}
+
+// validateObjectives checks each model's inferenceObjectives: only with
+// the inference extension, whose pickers read them; names that are DNS
+// labels, unique per model, whose objects' names (what clients send) are
+// DNS subdomains.
+func validateObjectives(f *Findings, s *Stack) {
+	for _, e := range s.engines {
+		if e.role == roleDecode {
+			continue // a disaggregated model is checked once, with its prefill group
+		}
+		p := e.path + ".inferenceObjectives"
+		if len(e.model.InferenceObjectives) == 0 {
+			continue
+		}
+		if !extensionOn(s) {
+			f.errorf("%s: an objective is a priority the inference extension's endpoint picker gives the requests that name it, and the stack routes through the production-stack router, which has none: set spec.inferenceExtension, or remove %s", p, p)
+			continue
+		}
+		seen := map[string]bool{}
+		for i, o := range e.model.InferenceObjectives {
+			at := fmt.Sprintf("%s[%d].name", p, i)
+			switch {
+			case len(validation.IsDNS1123Label(o.Name)) > 0:
+				f.errorf("%s %q is not a DNS label: use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit, such as batch", at, o.Name)
+				continue
+			case seen[o.Name]:
+				f.errorf("%s %q is the name of an earlier objective of the model: give each objective its own name", at, o.Name)
+				continue
+			}
+			seen[o.Name] = true
+			if n := s.names.inferenceObjective(e.id, o.Name); len(n) > maxSubdomainLength {
+				f.errorf("%s %q names the InferenceObjective %s, %d characters, and an object name has at most %d: clients send it in the objective header, so it is not shortened; shorten the objective's name, the model's or the stack's", at, o.Name, n, len(n), maxSubdomainLength)
+			}
 		}
 	}
 }

@@ -146,3 +146,96 @@ func TestInferenceExtensionRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestInferenceObjectives: each of a model's inferenceObjectives is an
+// InferenceObjective of the model's pool, named <stack>-<model>-<name>, in
+// the group the picker's release watches; the picker's pods are annotated
+// with that group's apiVersion, so the first objective restarts a picker
+// that started without their CRD; a model without objectives has neither.
+func TestInferenceObjectives(t *testing.T) {
+	objs := []any{map[string]any{"name": "interactive", "priority": 10}, map[string]any{"name": "batch", "priority": -1}}
+	for image, apiVersion := range map[string]string{
+		"": "llm-d.ai/v1alpha2",
+		"ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.8.0":          "inference.networking.x-k8s.io/v1alpha2",
+		"registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0": "inference.networking.x-k8s.io/v1alpha2",
+	} {
+		xr := gieXR("model.inferenceObjectives", objs)
+		if image != "" {
+			stacktest.SetPath(xr, "spec.inferenceExtension.picker.image", image)
+		}
+		rsp := reconciled(t, xr, nil)
+		if rsp.refusal != "" {
+			t.Fatalf("%s: %s", image, rsp.refusal)
+		}
+		ks := keys(rsp)
+		for _, k := range []string{"engine-m-objective-interactive", "engine-m-objective-batch"} {
+			if !slices.Contains(ks, k) {
+				t.Errorf("%s: no %s among %v", image, k, ks)
+			}
+		}
+		got := rsp.objects["engine-m-objective-batch"].(*unstructured.Unstructured)
+		want := map[string]any{
+			"apiVersion": apiVersion,
+			"kind":       "InferenceObjective",
+			"metadata": map[string]any{"name": "s-m-batch", "namespace": "llm", "labels": map[string]any{
+				"app.kubernetes.io/component": "endpoint-picker", "app.kubernetes.io/instance": "s", "app.kubernetes.io/managed-by": "crossplane",
+				"app.kubernetes.io/name": "m", "app.kubernetes.io/part-of": "vllm-stack", "model": "m",
+			}},
+			"spec": map[string]any{
+				"poolRef":  map[string]any{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "s-m-pool"},
+				"priority": int64(-1),
+			},
+		}
+		if diff := cmp.Diff(want, got.Object); diff != "" {
+			t.Errorf("%s: InferenceObjective batch (-want +got):\n%s", image, diff)
+		}
+		picker := desired(t, rsp, "engine-m-epp", &appsv1.Deployment{})
+		if diff := cmp.Diff(map[string]string{"serving.vllm.ai/inference-objectives": apiVersion}, picker.Spec.Template.Annotations); diff != "" {
+			t.Errorf("%s: the picker's pod annotations (-want +got):\n%s", image, diff)
+		}
+	}
+	rsp := reconciled(t, gieXR(), nil)
+	if picker := desired(t, rsp, "engine-m-epp", &appsv1.Deployment{}); picker.Spec.Template.Annotations != nil {
+		t.Errorf("no objectives: the picker's pods are annotated %v", picker.Spec.Template.Annotations)
+	}
+	for _, k := range keys(rsp) {
+		if strings.Contains(k, "objective") {
+			t.Errorf("no objectives: composed %s", k)
+		}
+	}
+}
+
+// TestInferenceObjectiveRefusals: objectives only with the inference
+// extension; names that are DNS labels, unique per model, whose objects'
+// names fit; priorities of an int32. Each message names the field and the
+// fix.
+func TestInferenceObjectiveRefusals(t *testing.T) {
+	const prefix = "invalid ProductionStack: "
+	long := strings.Repeat("a", 250)
+	for name, tc := range map[string]struct {
+		xr   map[string]any
+		want string
+	}{
+		"NoExtension": {with("model.inferenceObjectives", []any{map[string]any{"name": "batch", "priority": -1}}),
+			"spec.model.inferenceObjectives: an objective is a priority the inference extension's endpoint picker gives the requests that name it, and the stack routes through the production-stack router, which has none: set spec.inferenceExtension, or remove spec.model.inferenceObjectives"},
+		"ExtensionOff": {gieXR("inferenceExtension.enabled", false, "model.inferenceObjectives", []any{map[string]any{"name": "batch", "priority": -1}}),
+			"spec.model.inferenceObjectives: an objective is a priority the inference extension's endpoint picker gives the requests that name it, and the stack routes through the production-stack router, which has none: set spec.inferenceExtension, or remove spec.model.inferenceObjectives"},
+		"NotALabel": {gieXR("model.inferenceObjectives", []any{map[string]any{"name": "Batch_Jobs", "priority": -1}}),
+			`spec.model.inferenceObjectives[0].name "Batch_Jobs" is not a DNS label: use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit, such as batch`},
+		"Twice": {with("inferenceExtension", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}}, "model", nil,
+			"models", []any{map[string]any{"name": "a", "modelURL": "org/a", "inferenceObjectives": []any{map[string]any{"name": "batch", "priority": -1}, map[string]any{"name": "batch", "priority": 1}}}}),
+			`spec.models[0].inferenceObjectives[1].name "batch" is the name of an earlier objective of the model: give each objective its own name`},
+		"TooLong": {gieXR("model.name", long, "model.inferenceObjectives", []any{map[string]any{"name": "interactive", "priority": 1}}),
+			`spec.model.inferenceObjectives[0].name "interactive" names the InferenceObjective s-` + long + `-interactive, 264 characters, and an object name has at most 253`},
+		"PriorityTooHigh": {gieXR("model.inferenceObjectives", []any{map[string]any{"name": "batch", "priority": int64(1) << 31}}),
+			"spec.model.inferenceObjectives[0].priority 2147483648 is invalid: must be at most 2147483647"},
+		"NoPriority": {gieXR("model.inferenceObjectives", []any{map[string]any{"name": "batch"}}),
+			"spec.model.inferenceObjectives[0].priority is required"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := refusal(t, tc.xr); !strings.Contains(got, tc.want) {
+				t.Errorf("refusal:\n got: %s\nwant: …%s…", got, prefix+tc.want)
+			}
+		})
+	}
+}

@@ -183,6 +183,13 @@ func (n names) picker(model string) string {
 	return shorten(n.stack+"-"+model+"-epp", maxLabelLength)
 }
 
+// inferenceObjective names a model's objective, whose name is what clients
+// send in the objective header: not shortened (validateObjectives refuses
+// one that does not fit a DNS subdomain), so it is the name they read.
+func (n names) inferenceObjective(model, objective string) string {
+	return n.stack + "-" + model + "-" + objective
+}
+
 func (n names) inferenceRoute() string {
 	return shorten(n.stack+"-inference-route", maxSubdomainLength)
 }

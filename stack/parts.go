@@ -55,7 +55,13 @@ type EnginePart struct {
 	// Adapters are the model's runtime adapters (model.adapters), whose
 	// state its pods report.
 	Adapters []string
+	// Objectives are the model's inferenceObjectives, each with the
+	// header that selects it.
+	Objectives []ObjectivePart
 }
+
+// An ObjectivePart is one of a model's inferenceObjectives.
+type ObjectivePart struct{ Name, Header string }
 
 // The RouterPart is the router's Deployment and Service.
 type RouterPart struct {
@@ -89,6 +95,9 @@ func (s *Stack) Parts() Parts {
 			for _, a := range e.model.Adapters {
 				ep.Adapters = append(ep.Adapters, a.Name)
 			}
+		}
+		for _, o := range objectives(s, e) {
+			ep.Objectives = append(ep.Objectives, ObjectivePart{Name: o.spec.Name, Header: o.header})
 		}
 		p.Engines = append(p.Engines, ep)
 	}

@@ -64,6 +64,7 @@ func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *Stack) Finding
 	validateRouting(&f, spec.RouterConfig, r, engs)
 	validateDisaggregation(&f, spec, s)
 	validateExtension(&f, spec, s)
+	validateObjectives(&f, s)
 	validateScaleToZero(&f, s)
 	if len(f.Errors) == 0 {
 		// The router's version is checked against the arguments it would

@@ -246,7 +246,8 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 			ModelStatus: v1alpha1.ModelStatus{
 				Name: e.Model, Role: e.Role, ServedModelName: e.ServedModelName, Replicas: replicas,
 				ReadyReplicas: ds.ReadyReplicas, AvailableReplicas: ds.AvailableReplicas, UpdatedReplicas: ds.UpdatedReplicas,
-				Adapters: adapterStatus(e.Adapters, pods.Engines[e.PodName]),
+				Adapters:            adapterStatus(e.Adapters, pods.Engines[e.PodName]),
+				InferenceObjectives: objectiveStatus(e.Objectives),
 			},
 			Progress: p,
 		})
@@ -406,6 +407,13 @@ func (st Status) Fields() map[string]any {
 				adapters = append(adapters, f)
 			}
 			fields["adapters"] = adapters
+		}
+		if len(m.InferenceObjectives) > 0 {
+			objectives := make([]any, 0, len(m.InferenceObjectives))
+			for _, o := range m.InferenceObjectives {
+				objectives = append(objectives, map[string]any{"name": o.Name, "header": o.Header})
+			}
+			fields["inferenceObjectives"] = objectives
 		}
 		models = append(models, fields)
 	}
@@ -572,4 +580,14 @@ func conditionTrue(u *unstructured.Unstructured, typ string) bool {
 		}
 	}
 	return false
+}
+
+// objectiveStatus is what the status says of a model's objectives: what
+// the spec asks, nothing observed (the picker reports nothing on them).
+func objectiveStatus(parts []stack.ObjectivePart) []v1alpha1.InferenceObjectiveStatus {
+	var out []v1alpha1.InferenceObjectiveStatus
+	for _, o := range parts {
+		out = append(out, v1alpha1.InferenceObjectiveStatus{Name: o.Name, Header: o.Header})
+	}
+	return out
 }

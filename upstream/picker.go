@@ -122,6 +122,30 @@ func PickerObjectiveGroups(r PickerRelease) []string {
 	return []string{"inference.networking.x-k8s.io"}
 }
 
+// A PickerObjective is how a release reads InferenceObjectives: the
+// apiVersion of those it watches and the request header whose value names
+// one (GAIE.md §h). Every release the function renders watches them (GAIE
+// v1.3.0+ and llm-d, when their CRD is served at start) and looks an
+// objective up by its name among those whose poolRef is its pool.
+type PickerObjective struct {
+	APIVersion string
+	Header     string
+	// OldHeader is a deprecated name the release still reads ("" when
+	// none).
+	OldHeader string
+}
+
+// PickerObjectiveOf is how release r reads InferenceObjectives: GAIE's
+// experimental group and header up to llm-d v0.8.0 (GAIE's runner); from
+// llm-d v0.9.0 its own group, which it prefers (with both CRDs served it
+// ignores the other group's objectives), and header, the old one an alias.
+func PickerObjectiveOf(r PickerRelease) PickerObjective {
+	if r.Kind == PickerLLMD && r.AtLeast(V(0, 9, 0)) {
+		return PickerObjective{APIVersion: "llm-d.ai/v1alpha2", Header: "x-llm-d-inference-objective", OldHeader: "x-gateway-inference-objective"}
+	}
+	return PickerObjective{APIVersion: "inference.networking.x-k8s.io/v1alpha2", Header: "x-gateway-inference-objective"}
+}
+
 // vLLM's metric of KV-cache utilisation (0 to 1): the old name up to 0.9.1,
 // the new one from 0.9.2 (both up to 0.10.x; the old one hidden in 0.11.x
 // and removed in 0.12.0) (GAIE.md §c, vllm/v1/metrics/loggers.py).

@@ -44,3 +44,19 @@ func TestImageTag(t *testing.T) {
 		}
 	}
 }
+
+// TestPickerObjectiveOf: GAIE's group and header up to llm-d v0.8.0 (GAIE's
+// runner), llm-d's own from v0.9.0 with the old header as an alias.
+func TestPickerObjectiveOf(t *testing.T) {
+	gaie := PickerObjective{APIVersion: "inference.networking.x-k8s.io/v1alpha2", Header: "x-gateway-inference-objective"}
+	llmd := PickerObjective{APIVersion: "llm-d.ai/v1alpha2", Header: "x-llm-d-inference-objective", OldHeader: "x-gateway-inference-objective"}
+	for r, want := range map[PickerRelease]PickerObjective{
+		{PickerGAIE, V(1, 3, 0)}: gaie, {PickerGAIE, V(1, 5, 0)}: gaie,
+		{PickerLLMD, V(0, 6, 0)}: gaie, {PickerLLMD, V(0, 8, 0)}: gaie,
+		{PickerLLMD, V(0, 9, 0)}: llmd, {PickerLLMD, V(0, 10, 0)}: llmd,
+	} {
+		if got := PickerObjectiveOf(r); got != want {
+			t.Errorf("%s: got %+v, want %+v", r, got, want)
+		}
+	}
+}

@@ -163,7 +163,52 @@ func checkExtension(t *testing.T, s *testStack) {
 	if !slices.Equal(backends, pools) {
 		t.Errorf("HTTPRoute %s: backends %v, want the pools %v", route.GetName(), backends, pools)
 	}
+	checkObjectives(t, s)
 	s.checkNoRBACErrors(t)
+}
+
+// llmdObjectiveGVR are the InferenceObjectives llm-d's picker v0.9.0 on
+// (the stacks' default) watches.
+var llmdObjectiveGVR = schema.GroupVersionResource{Group: "llm-d.ai", Version: "v1alpha2", Resource: "inferenceobjectives"}
+
+// checkObjectives: each of a model's inferenceObjectives is the
+// InferenceObjective S-M-<name> of its pool with its priority, and
+// status.models[] names the header that selects it.
+func checkObjectives(t *testing.T, s *testStack) {
+	t.Helper()
+	models, _, _ := unstructured.NestedSlice(s.obj.Object, "spec", "models")
+	xr := s.xr(t)
+	status, _, _ := unstructured.NestedSlice(xr.Object, "status", "models")
+	for i, m := range models {
+		mm, _ := m.(map[string]any)
+		objs, _ := mm["inferenceObjectives"].([]any)
+		var headers []string
+		if i < len(status) {
+			sos, _ := status[i].(map[string]any)["inferenceObjectives"].([]any)
+			for _, so := range sos {
+				h, _ := so.(map[string]any)["header"].(string)
+				headers = append(headers, h)
+			}
+		}
+		if len(headers) != len(objs) {
+			t.Errorf("status.models[%d].inferenceObjectives has %d headers %v, want %d", i, len(headers), headers, len(objs))
+		}
+		for _, o := range objs {
+			om, _ := o.(map[string]any)
+			name := fmt.Sprintf("%s-%s-%s", s.name(), mm["name"], om["name"])
+			u := get(t, llmdObjectiveGVR, s.ns(), name)
+			if u == nil {
+				t.Errorf("no InferenceObjective %s", name)
+				continue
+			}
+			if pool := str(u, "spec", "poolRef", "name"); pool != fmt.Sprintf("%s-%s-pool", s.name(), mm["name"]) || num(unstructuredField(u, "spec", "priority"), 0) != num(om["priority"], 1) {
+				t.Errorf("InferenceObjective %s: poolRef %s, priority %v; want the model's pool and %v", name, pool, unstructuredField(u, "spec", "priority"), om["priority"])
+			}
+			if !slices.Contains(headers, "x-llm-d-inference-objective: "+name) {
+				t.Errorf("status.models[%d].inferenceObjectives headers %v lack x-llm-d-inference-objective: %s", i, headers, name)
+			}
+		}
+	}
 }
 
 func unstructuredField(u *unstructured.Unstructured, path ...string) any {

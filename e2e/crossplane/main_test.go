@@ -76,7 +76,7 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	vars := map[string]string{}
-	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG", "LWS_MANAGER", "LWS_CRD", "HTTPROUTE_CRD", "INFERENCEPOOL_CRD", "SCALEDOBJECT_CRD"} {
+	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG", "LWS_MANAGER", "LWS_CRD", "HTTPROUTE_CRD", "INFERENCEPOOL_CRD", "OBJECTIVE_CRD", "LLMD_OBJECTIVE_CRD", "SCALEDOBJECT_CRD"} {
 		val, err := env(v)
 		if err != nil {
 			logf("%v", err)
@@ -271,9 +271,10 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 	}
 	logf("LeaderWorkerSet's manager is ready")
 	// The Gateway API Inference Extension, for stacks on it: the HTTPRoute
-	// and InferencePool CRDs (no gateway controller: the Gateway stand-in
-	// plays its part in the namespaces a test names).
-	for _, v := range []string{"HTTPROUTE_CRD", "INFERENCEPOOL_CRD"} {
+	// and InferencePool CRDs, and both groups' InferenceObjective CRDs (no
+	// gateway controller: the Gateway stand-in plays its part in the
+	// namespaces a test names).
+	for _, v := range []string{"HTTPROUTE_CRD", "INFERENCEPOOL_CRD", "OBJECTIVE_CRD", "LLMD_OBJECTIVE_CRD"} {
 		if err := admin.InstallCRD(ctx, vars[v]); err != nil {
 			return fmt.Errorf("cannot install %s: %w", vars[v], err)
 		}

@@ -80,11 +80,13 @@ type Picker struct {
 	Replicas   int32
 	Resources  corev1.ResourceRequirements
 	// PodLabels are the labels of its pods, which its Service selects.
-	PodLabels    map[string]string
-	NodeSelector map[string]string
-	Tolerations  []corev1.Toleration
-	Affinity     *corev1.Affinity
-	Weights      Weights
+	PodLabels map[string]string
+	// PodAnnotations are its pods' annotations; nil: none.
+	PodAnnotations map[string]string
+	NodeSelector   map[string]string
+	Tolerations    []corev1.Toleration
+	Affinity       *corev1.Affinity
+	Weights        Weights
 	// KVCacheMetric is the engines' KV-cache utilisation metric when the
 	// picker's default is one the engines do not export; "" keeps it.
 	KVCacheMetric string
@@ -117,6 +119,33 @@ func InferencePool(p Pool) *unstructured.Unstructured {
 		"selector":          map[string]any{"matchLabels": sel},
 		"targetPorts":       []any{map[string]any{"number": int64(p.TargetPort)}},
 		"endpointPickerRef": ref,
+	})
+}
+
+// An Objective is a named priority of the requests to one pool: an
+// InferenceObjective the pool's picker looks up by name, the value of the
+// objective header a request carries (GAIE.md §h).
+type Objective struct {
+	Name, Namespace string
+	Labels          map[string]string
+	// APIVersion is the one the pool's picker release watches
+	// (upstream.PickerObjectiveOf).
+	APIVersion string
+	Pool       string // the InferencePool's name
+	Priority   int32
+}
+
+// ObjectiveKind is the InferenceObjective's kind, in every group a picker
+// watches.
+const ObjectiveKind = "InferenceObjective"
+
+// InferenceObjective is the objective: its pool (the picker keeps only the
+// objectives whose poolRef names its pool in its pool's group, so both are
+// written out rather than left to the CRD's defaults) and its priority.
+func InferenceObjective(o Objective) *unstructured.Unstructured {
+	return object(o.APIVersion, ObjectiveKind, o.Name, o.Namespace, o.Labels, map[string]any{
+		"poolRef":  map[string]any{"group": poolGroup, "kind": PoolKind, "name": o.Pool},
+		"priority": int64(o.Priority),
 	})
 }
 
@@ -235,7 +264,7 @@ func Deployment(p Pool) *appsv1.Deployment {
 			Selector: &metav1.LabelSelector{MatchLabels: pk.PodLabels},
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: pk.PodLabels},
+				ObjectMeta: metav1.ObjectMeta{Labels: pk.PodLabels, Annotations: pk.PodAnnotations},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: pk.Name,
 					// The chart's: it outlives a request the picker holds.

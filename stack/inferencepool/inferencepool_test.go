@@ -172,3 +172,42 @@ func TestHTTPRoute(t *testing.T) {
 		t.Errorf("spec (-want +got):\n%s", diff)
 	}
 }
+
+// TestInferenceObjective: the objective in the group its picker watches,
+// its poolRef written out in full (the picker keeps only objectives whose
+// poolRef group is its pool's; GAIE.md §h) and its priority.
+func TestInferenceObjective(t *testing.T) {
+	o := Objective{
+		Name: "s-m-batch", Namespace: "ns", Labels: map[string]string{"app": "x"},
+		APIVersion: upstream.PickerObjectiveOf(llmd010).APIVersion, Pool: "s-m-pool", Priority: -1,
+	}
+	want := map[string]any{
+		"apiVersion": "llm-d.ai/v1alpha2",
+		"kind":       "InferenceObjective",
+		"metadata":   map[string]any{"name": "s-m-batch", "namespace": "ns", "labels": map[string]any{"app": "x"}},
+		"spec": map[string]any{
+			"poolRef":  map[string]any{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "s-m-pool"},
+			"priority": int64(-1),
+		},
+	}
+	if diff := cmp.Diff(want, InferenceObjective(o).Object); diff != "" {
+		t.Errorf("llm-d 0.10.0 (-want +got):\n%s", diff)
+	}
+	o.APIVersion = upstream.PickerObjectiveOf(gaie150).APIVersion
+	if got := InferenceObjective(o).GetAPIVersion(); got != "inference.networking.x-k8s.io/v1alpha2" {
+		t.Errorf("GAIE 1.5.0: apiVersion %s, want inference.networking.x-k8s.io/v1alpha2", got)
+	}
+}
+
+// TestPodAnnotations: the picker's pods carry the annotations given, and
+// none when none are.
+func TestPodAnnotations(t *testing.T) {
+	p := testPool(gaie150, 1)
+	if a := Deployment(p).Spec.Template.Annotations; a != nil {
+		t.Errorf("no annotations given: got %v", a)
+	}
+	p.Picker.PodAnnotations = map[string]string{"k": "v"}
+	if diff := cmp.Diff(map[string]string{"k": "v"}, Deployment(p).Spec.Template.Annotations); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -12,6 +12,8 @@ var optionalKinds = map[string]string{
 	"ScaledObject":   "scaledobjects.keda.sh",
 	"HTTPRoute":      "httproutes.gateway.networking.k8s.io",
 	"ServiceMonitor": "servicemonitors.monitoring.coreos.com",
+	// example/stacks/inference-extension.yaml, on llm-d's picker v0.10.0.
+	"InferenceObjective": "inferenceobjectives.llm-d.ai",
 }
 
 // TestPreviewEveryStack: `crossplane render` with no flags but

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -41,6 +42,10 @@ var upstreamCRDs = []struct{ name, module, file string }{
 	{"scaledobjects.keda.sh", "github.com/kedacore/keda/v2", "config/crd/bases/keda.sh_scaledobjects.yaml"},
 	{"leaderworkersets.leaderworkerset.x-k8s.io", "sigs.k8s.io/lws", "config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"},
 	{"inferencepools.inference.networking.k8s.io", "sigs.k8s.io/gateway-api-inference-extension", "config/crd/bases/inference.networking.k8s.io_inferencepools.yaml"},
+	{"inferenceobjectives.inference.networking.x-k8s.io", "sigs.k8s.io/gateway-api-inference-extension", "config/crd/bases/inference.networking.x-k8s.io_inferenceobjectives.yaml"},
+	// A copy of llm-d-router v0.10.0's, whose module the proxy does not
+	// serve, in the CRD module's directory (module "").
+	{"inferenceobjectives.llm-d.ai", "", "llm-d/llm-d.ai_inferenceobjectives.yaml"},
 	{"servicemonitors.monitoring.coreos.com", "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", ""},
 }
 
@@ -103,7 +108,9 @@ func deepCopyJSON(m map[string]any) map[string]any {
 var loadCRDs = sync.OnceValues(func() (map[schema.GroupVersionKind]*crdKind, error) {
 	var mods []string
 	for _, u := range upstreamCRDs {
-		mods = append(mods, u.module)
+		if u.module != "" && !slices.Contains(mods, u.module) {
+			mods = append(mods, u.module)
+		}
 	}
 	out, err := goCommand(append([]string{"mod", "download", "-json"}, mods...)...)
 	if err != nil {
@@ -123,6 +130,7 @@ var loadCRDs = sync.OnceValues(func() (map[schema.GroupVersionKind]*crdKind, err
 		}
 		dirs[m.Path] = m.Dir
 	}
+	dirs[""] = crdsModule
 	kinds := map[schema.GroupVersionKind]*crdKind{}
 	for _, u := range upstreamCRDs {
 		var b []byte

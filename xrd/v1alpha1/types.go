@@ -232,6 +232,40 @@ type Model struct {
 	// +listType=map
 	// +listMapKey=name
 	Adapters []RuntimeAdapter `json:"adapters,omitempty"`
+
+	// Named priorities of the model's requests, with inferenceExtension:
+	// each becomes an InferenceObjective of the model's pool, named
+	// <stack>-<model>-<name>, and a request whose objective header
+	// (x-gateway-inference-objective; x-llm-d-inference-objective from
+	// llm-d's picker v0.9.0) carries that name gets its priority. A request
+	// without the header, or naming no objective of the pool, has priority
+	// 0. status.models[].inferenceObjectives lists the header each sends.
+	// Needs the InferenceObjective CRD of the picker's release.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	InferenceObjectives []InferenceObjective `json:"inferenceObjectives,omitempty"`
+}
+
+// InferenceObjective is a named priority of a model's requests.
+type InferenceObjective struct {
+	// Name of the objective, a DNS label: the object's name, which clients
+	// send in the header, is <stack>-<model>-<name>.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Priority of the requests that name the objective, against the
+	// model's other requests: a negative one is sheddable, refused (429)
+	// while the model's engines are saturated; with the picker's flow
+	// control (a model that scales to zero) every request is queued, in a
+	// band per priority, and higher bands are served first. An int32 (the pickers' type), held as an
+	// int64 so that a value beyond it is refused with its range.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	Priority int64 `json:"priority"`
 }
 
 // RuntimeAdapter is a LoRA adapter loaded while the engines run, from one
@@ -1486,6 +1520,22 @@ type ModelStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=256
 	Adapters []AdapterStatus `json:"adapters,omitempty"`
+	// The model's inferenceObjectives and the header a request carries to
+	// get each one's priority.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	InferenceObjectives []InferenceObjectiveStatus `json:"inferenceObjectives,omitempty"`
+}
+
+// InferenceObjectiveStatus is one of a model's inferenceObjectives.
+type InferenceObjectiveStatus struct {
+	// Name of the objective in the spec.
+	Name string `json:"name"`
+	// The request header that selects it, name and value, such as
+	// "x-gateway-inference-objective: <stack>-<model>-<name>" (the value is
+	// the InferenceObjective's name).
+	// +kubebuilder:validation:MaxLength=512
+	Header string `json:"header"`
 }
 
 // AdapterStatus is one runtime adapter's state on a model's pods.

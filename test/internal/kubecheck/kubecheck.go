@@ -217,6 +217,9 @@ var untypedKinds = map[string]bool{
 	"gateway.networking.k8s.io/v1/HTTPRoute":       true,
 	"monitoring.coreos.com/v1/ServiceMonitor":      true,
 	"inference.networking.k8s.io/v1/InferencePool": true,
+	// models[].inferenceObjectives, in the group the picker watches.
+	"inference.networking.x-k8s.io/v1alpha2/InferenceObjective": true,
+	"llm-d.ai/v1alpha2/InferenceObjective":                      true,
 }
 
 // withoutNameLabel are composition resources that span models (or, for the
@@ -1077,6 +1080,17 @@ func (st *renderedStack) checkUntyped(o *object) {
 		}
 	case "InferencePool":
 		st.checkInferencePool(o, spec)
+	case "InferenceObjective":
+		// The picker keeps the objectives whose poolRef names its pool in
+		// the pool's group.
+		ref, _ := spec["poolRef"].(map[string]any)
+		name, _ := ref["name"].(string)
+		if ref["group"] != "inference.networking.k8s.io" || ref["kind"] != "InferencePool" || st.get("InferencePool", name) == nil {
+			st.errorf(o, "spec.poolRef %v names no rendered InferencePool", ref)
+		}
+		if _, ok := spec["priority"].(float64); !ok {
+			st.errorf(o, "spec.priority is not a number")
+		}
 	case "ServiceMonitor":
 		sel, _ := spec["selector"].(map[string]any)
 		ml, _ := sel["matchLabels"].(map[string]any)
