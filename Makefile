@@ -221,14 +221,15 @@ test-unit:
 
 # Fuzzing (hack/fuzz.sh): one target at a time, since go test fuzzes one per
 # run; FUZZTIME for each target of fn, FUZZTIME_E2E for each of test/fuzz
-# (RunFunction end to end). The bounded run of `make test` takes about a
-# minute on 2 cores; `make fuzz` runs longer. A failing input is written to
+# (RunFunction end to end; 45s, as their seeds take 20-40 s to replay before
+# the first new input). The bounded run of `make test` takes about two
+# minutes on 2 cores; `make fuzz` runs longer. A failing input is written to
 # testdata/fuzz/<Target>/ of its package, where go test runs it from then on:
 # commit it with the fix. `make test` starts from the seeds and testdata/fuzz
 # alone (a fresh corpus), so it takes the same time every run; `make fuzz`
 # keeps the corpus the fuzzer grows in _output/fuzz/cache and builds on it.
 FUZZTIME      ?= 4s
-FUZZTIME_E2E  ?= 12s
+FUZZTIME_E2E  ?= 45s
 FUZZ_LONG     ?= 2m
 FUZZ_LONG_E2E ?= 10m
 
