@@ -61,8 +61,9 @@ var upstreamCRDs = []upstreamCRD{
 		versionAnnotation: "inference.networking.k8s.io/bundle-version",
 	},
 	{
-		// llm-d's picker from v0.9.0: a copy of llm-d-router v0.10.0's
-		// (its module is not on the Go module proxy), in this module.
+		// llm-d's picker from v0.9.0: llm-d-router v0.10.0's (its module
+		// is not on the Go module proxy), derived from GAIE's by
+		// llmdcrd_test.go, in the CRD module's directory.
 		name: "inferenceobjectives.llm-d.ai", module: localCRD,
 		file: "llm-d/llm-d.ai_inferenceobjectives.yaml",
 	},
@@ -75,8 +76,8 @@ var upstreamCRDs = []upstreamCRD{
 	},
 }
 
-// localCRD, as an upstreamCRD's module, says its file is a copy in the CRD
-// module's directory (crds/), named by the copy's header.
+// localCRD, as an upstreamCRD's module, says its file is in the CRD
+// module's directory (crds/), derived by llmdcrd_test.go.
 const localCRD = "local"
 
 // controllerGenArgs generate the CRDs of the Prometheus Operator's
@@ -133,7 +134,7 @@ func loadUpstreamCRDs(ctx context.Context) ([]loadedCRD, error) {
 		}
 		found[m.Path] = m
 	}
-	found[localCRD] = module{Path: localCRD, Version: "v0.10.0 (llm-d-router, a copy)", Dir: crdsModule}
+	found[localCRD] = module{Path: localCRD, Version: "v0.10.0 (llm-d-router, derived from GAIE v1.5.0)", Dir: crdsModule}
 
 	var generated []*unstructured.Unstructured
 	var crds []loadedCRD

@@ -88,7 +88,8 @@ HTTPROUTE_CRD="$(moddir sigs.k8s.io/gateway-api)/config/crd/standard/gateway.net
 INFERENCEPOOL_CRD="$(moddir sigs.k8s.io/gateway-api-inference-extension)/config/crd/bases/inference.networking.k8s.io_inferencepools.yaml"
 # The InferenceObjective CRDs, for models with inferenceObjectives: GAIE
 # v1.5.0's (its picker, llm-d's before v0.9.0) and llm-d-router v0.10.0's
-# (llm-d's picker from v0.9.0, the default), a copy in e2e/crds.
+# (llm-d's picker from v0.9.0, the default), derived in e2e/crds/llm-d from
+# GAIE's by e2e/llmdcrd_test.go.
 OBJECTIVE_CRD="$(moddir sigs.k8s.io/gateway-api-inference-extension)/config/crd/bases/inference.networking.x-k8s.io_inferenceobjectives.yaml"
 LLMD_OBJECTIVE_CRD="${ROOT}/e2e/crds/llm-d/llm-d.ai_inferenceobjectives.yaml"
 # KEDA's ScaledObject CRD (v2.20.2, as e2e/upstream_test.go installs it),

@@ -43,8 +43,9 @@ var upstreamCRDs = []struct{ name, module, file string }{
 	{"leaderworkersets.leaderworkerset.x-k8s.io", "sigs.k8s.io/lws", "config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"},
 	{"inferencepools.inference.networking.k8s.io", "sigs.k8s.io/gateway-api-inference-extension", "config/crd/bases/inference.networking.k8s.io_inferencepools.yaml"},
 	{"inferenceobjectives.inference.networking.x-k8s.io", "sigs.k8s.io/gateway-api-inference-extension", "config/crd/bases/inference.networking.x-k8s.io_inferenceobjectives.yaml"},
-	// A copy of llm-d-router v0.10.0's, whose module the proxy does not
-	// serve, in the CRD module's directory (module "").
+	// llm-d-router v0.10.0's, whose module the proxy does not serve:
+	// derived from GAIE's by e2e/llmdcrd_test.go, in the CRD module's
+	// directory (module "").
 	{"inferenceobjectives.llm-d.ai", "", "llm-d/llm-d.ai_inferenceobjectives.yaml"},
 	{"servicemonitors.monitoring.coreos.com", "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", ""},
 }
