@@ -125,7 +125,7 @@ CONFIG_XPKG_FILE := $(OUTPUT_DIR)/function-vllm-stack-configuration.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 helm epp helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg xpkg-push generate clean clean-tools
+.PHONY: all tools tools-v2 helm epp helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg xpkg-push e2e-xpkg generate clean clean-tools
 
 all: build
 
@@ -277,8 +277,22 @@ e2e: $(EPP)
 # cold about 6 CPU-minutes) that install the package from an OCI registry on
 # 127.0.0.1 and call the function binary it carries. Runs as root in private
 # network and mount namespaces (unshare).
-e2e-crossplane: $(CROSSPLANE_CORE) $(LWS_MANAGER) xpkg
-	CROSSPLANE_CORE=$(CROSSPLANE_CORE) LWS_MANAGER=$(LWS_MANAGER) XPKG=$(XPKG_FILE) bash $(ROOT)/hack/e2e-crossplane.sh
+#
+# It installs the stack as README does: the ClusterRole, then a Configuration
+# built for the tests' registry (E2E_XPKG_REGISTRY: a fixed 127.0.0.1 port is
+# free in their private network namespace), whose Function dependency
+# Crossplane pulls from there. Built next to, not over, the release build.
+E2E_XPKG_REGISTRY    := 127.0.0.1:5000/vllm-project
+E2E_CONFIG_XPKG_FILE := $(OUTPUT_DIR)/e2e/function-vllm-stack-configuration.xpkg
+
+E2E_CROSSPLANE_ENV   := CROSSPLANE_CORE=$(CROSSPLANE_CORE) LWS_MANAGER=$(LWS_MANAGER) XPKG=$(XPKG_FILE) \
+	CONFIG_XPKG=$(E2E_CONFIG_XPKG_FILE) XPKG_REGISTRY=$(E2E_XPKG_REGISTRY) VERSION=$(VERSION)
+
+e2e-xpkg: xpkg
+	$(call build_configuration,$(OUTPUT_DIR)/e2e/package-configuration,$(E2E_XPKG_REGISTRY)/function-vllm-stack,$(E2E_CONFIG_XPKG_FILE))
+
+e2e-crossplane: $(CROSSPLANE_CORE) $(LWS_MANAGER) e2e-xpkg
+	$(E2E_CROSSPLANE_ENV) bash $(ROOT)/hack/e2e-crossplane.sh
 
 # Benchmarks: RunFunction against the protobuf floor, and a gRPC load test.
 # Not part of `test`: nothing fails on a time.
@@ -292,8 +306,8 @@ bench:
 # BENCH_OUT. Not part of `test`: nothing fails on a time.
 BENCH_STACKS ?= 1,10,50
 BENCH_OUT    ?= $(OUTPUT_DIR)/bench-crossplane.md
-bench-crossplane: $(CROSSPLANE_CORE) xpkg
-	CROSSPLANE_CORE=$(CROSSPLANE_CORE) CROSSPLANE_CORE_VERSION=$(CROSSPLANE_CORE_VERSION) XPKG=$(XPKG_FILE) \
+bench-crossplane: $(CROSSPLANE_CORE) $(LWS_MANAGER) e2e-xpkg
+	$(E2E_CROSSPLANE_ENV) CROSSPLANE_CORE_VERSION=$(CROSSPLANE_CORE_VERSION) \
 		E2E_BENCH=$(BENCH_STACKS) E2E_BENCH_OUT=$(BENCH_OUT) bash $(ROOT)/hack/e2e-crossplane.sh
 
 # ---------------------------------------------------------------------------
@@ -339,11 +353,16 @@ xpkg: $(CROSSPLANE) $(IMAGEBUILD)
 	rm -f $(XPKG_FILE)
 	$(CROSSPLANE) xpkg build --package-root=$(ROOT)/package \
 		--embed-runtime-image-tarball=$(XPKG_IMAGE_TAR) -o $(XPKG_FILE)
-	bash $(ROOT)/hack/configuration.sh $(CONFIG_ROOT) $(FUNCTION_PACKAGE) $(VERSION)
-	rm -f $(CONFIG_XPKG_FILE)
-	$(CROSSPLANE) xpkg build --package-root=$(CONFIG_ROOT) \
-		--examples-root=$(CONFIG_ROOT)/examples -o $(CONFIG_XPKG_FILE)
+	$(call build_configuration,$(CONFIG_ROOT),$(FUNCTION_PACKAGE),$(CONFIG_XPKG_FILE))
 	@ls -l $(XPKG_FILE) $(CONFIG_XPKG_FILE)
+
+# build_configuration ROOT,FUNCTION_PACKAGE,XPKG: stage the Configuration's
+# root in ROOT depending on FUNCTION_PACKAGE at VERSION, and build it into XPKG.
+define build_configuration
+bash $(ROOT)/hack/configuration.sh $(1) $(2) $(VERSION)
+rm -f $(3)
+$(CROSSPLANE) xpkg build --package-root=$(1) --examples-root=$(1)/examples -o $(3)
+endef
 
 # Push both packages under VERSION: the Function as $(FUNCTION_PACKAGE):$(VERSION),
 # the Configuration (which depends on exactly that) next to it. Needs

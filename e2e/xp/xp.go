@@ -1,8 +1,9 @@
 // Package xp runs real Crossplane core and its RBAC manager as processes
 // against a test control plane (e2e/cluster), under their own
-// ServiceAccounts with the Helm chart's RBAC, serves a Crossplane package
-// from an in-process OCI registry on 127.0.0.1, installs it as a Function and
-// runs the function binary it carries at the endpoint Crossplane dials.
+// ServiceAccounts with the Helm chart's RBAC, serves Crossplane packages
+// from an in-process OCI registry on 127.0.0.1, installs a Configuration,
+// and runs the binary of the Function Crossplane installs for its dependency
+// at the endpoint Crossplane dials.
 //
 // Crossplane's metrics and health servers and the RBAC manager's metrics
 // server listen on every interface, so Start refuses to run unless the
