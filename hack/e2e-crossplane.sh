@@ -37,7 +37,10 @@
 #   E2E_BENCH_DEBUG       run Crossplane and the function with --debug in the benchmark too
 #   KUBE_BIN_DIR          use this control plane instead of building tools/kube
 #   E2E_LOG_DIR           a directory that receives the logs of Crossplane, its RBAC manager and the function
-#   CROSSPLANE_CORE       the crossplane binary (default .tools/bin/crossplane-core)
+#   CROSSPLANE_CORE       the crossplane binary (default .tools/bin/crossplane-core, the newest
+#                         release tested; make e2e-crossplane-oldest: the oldest)
+#   CROSSPLANE_CORE_MODULE  the tools module it was built from, whose crossplane
+#                         module's cluster/crds are installed (default tools/crossplane-core)
 #   LWS_MANAGER           LeaderWorkerSet's manager (default .tools/bin/lws-manager, tools/lws)
 #   XPKG                  the Function package (default _output/function-vllm-stack.xpkg)
 #   CONFIG_XPKG           the Configuration package, built with XPKG_REGISTRY
@@ -62,6 +65,7 @@ for tool in unshare ip; do
 done
 
 CROSSPLANE_CORE="${CROSSPLANE_CORE:-${ROOT}/.tools/bin/crossplane-core}"
+CROSSPLANE_CORE_MODULE="${CROSSPLANE_CORE_MODULE:-${ROOT}/tools/crossplane-core}"
 XPKG="${XPKG:-${ROOT}/_output/function-vllm-stack.xpkg}"
 CONFIG_XPKG="${CONFIG_XPKG:-${ROOT}/_output/e2e/function-vllm-stack-configuration.xpkg}"
 XPKG_REGISTRY="${XPKG_REGISTRY:-127.0.0.1:5000/vllm-project}"
@@ -74,8 +78,9 @@ done
 # 1. The control plane (with kube-scheduler), unless KUBE_BIN_DIR names one.
 KUBE_BIN_DIR="${KUBE_BIN_DIR:-$(bash tools/kube/build.sh | tail -n1)}"
 # Crossplane's core CRDs (the image has them at /crds), from the module
-# version tools/crossplane-core pins.
-CROSSPLANE_CRDS="$(cd tools/crossplane-core &&
+# version that CROSSPLANE_CORE_MODULE (the tools module CROSSPLANE_CORE was
+# built from) pins.
+CROSSPLANE_CRDS="$(cd "${CROSSPLANE_CORE_MODULE}" &&
 	go mod download github.com/crossplane/crossplane/v2 &&
 	go list -mod=readonly -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2)/cluster/crds"
 [[ -f "${CROSSPLANE_CRDS}/apiextensions.crossplane.io_compositions.yaml" ]] ||

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -291,6 +292,11 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("cannot start Crossplane: %w", err)
+	}
+	// Which release this run tests (make e2e-crossplane: the newest,
+	// e2e-crossplane-oldest: the oldest the packages claim).
+	if out, err := exec.Command(vars["CROSSPLANE_CORE"], "--version").Output(); err == nil {
+		logf("Crossplane core %s", strings.TrimSpace(string(out)))
 	}
 	// README's install: the ClusterRole, the Configuration (Crossplane
 	// installs its XRD and Composition, and the Function it depends on from

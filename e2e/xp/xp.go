@@ -182,12 +182,13 @@ func Start(ctx context.Context, o Options) (_ *Crossplane, err error) {
 
 	base := []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
 	// The env of the chart's init container (templates/deployment.yaml), with
-	// webhooks disabled.
+	// webhooks disabled: WEBHOOK_ENABLED, the name v2.0 reads and later
+	// releases still read besides ENABLE_WEBHOOKS.
 	initEnv := slices.Concat(base, []string{
 		"KUBECONFIG=" + xpKubeconfig,
 		"POD_NAMESPACE=" + Namespace,
 		"POD_SERVICE_ACCOUNT=" + ServiceAccount,
-		"ENABLE_WEBHOOKS=false",
+		"WEBHOOK_ENABLED=false",
 		"TLS_CA_SECRET_NAME=" + RootCASecret,
 		"TLS_SERVER_SECRET_NAME=" + TLSServerSecret,
 		"TLS_CLIENT_SECRET_NAME=" + TLSClientSecret,
@@ -239,7 +240,7 @@ func Start(ctx context.Context, o Options) (_ *Crossplane, err error) {
 		"POD_NAMESPACE=" + Namespace,
 		"POD_SERVICE_ACCOUNT=" + ServiceAccount,
 		"LEADER_ELECTION=false",
-		"ENABLE_WEBHOOKS=false",
+		"WEBHOOK_ENABLED=false",
 		"TLS_SERVER_SECRET_NAME=" + TLSServerSecret,
 		"TLS_SERVER_CERTS_DIR=" + serverCerts,
 		"TLS_CLIENT_SECRET_NAME=" + TLSClientSecret,
