@@ -26,7 +26,7 @@ import (
 // runs alone (-test.run '^TestBench$'), with Crossplane and the function
 // logging as they do by default (no --debug; E2E_BENCH_DEBUG=1 keeps it).
 // E2E_BENCH_OUT names a file
-// for the report, E2E_BENCH_TTL the function Input's ttl (default 5s, the
+// for the report, E2E_BENCH_TTL the function's --ttl (default 5s, the
 // suite's), E2E_BENCH_SETTLE how long after all are Ready the steady-state
 // window starts (default 2 TTLs: requeues of the rollout settle) and
 // E2E_BENCH_STEADY its length (default 12 TTLs).
