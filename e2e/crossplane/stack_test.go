@@ -77,11 +77,11 @@ func TestConfigurationPackage(t *testing.T) {
 	}
 	const name = "productionstacks.serving.vllm.ai" // the XRD's and the Composition's
 	if x := get(t, xrdGVR, "", name); x == nil || !owned(x) {
-		t.Errorf("XRD %s: %v, want it controlled by ConfigurationRevision %s", name, x != nil, rev.GetName())
+		t.Errorf("XRD %s (exists: %v) is not controlled by ConfigurationRevision %s", name, x != nil, rev.GetName())
 	}
 	comp := get(t, compositionGVR, "", name)
 	if comp == nil || !owned(comp) {
-		t.Fatalf("Composition %s: %v, want it controlled by ConfigurationRevision %s", name, comp != nil, rev.GetName())
+		t.Fatalf("Composition %s (exists: %v) is not controlled by ConfigurationRevision %s", name, comp != nil, rev.GetName())
 	}
 	steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
 	if len(steps) != 1 {
