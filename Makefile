@@ -4,7 +4,8 @@
 #   make build       go build -o _output/bin/function .
 #   make render      render example/ through the locally running function (crossplane render)
 #   make validate    render --include-full-xr, then `crossplane beta validate` against the XRD, offline
-#   make test        test-unit, test-fuzz, test-kubediff, test-render, test-xpkg, e2e, e2e-crossplane (in that order)
+#   make test        test-unit, test-fuzz, test-kubediff, test-render, test-xpkg, e2e, e2e-crossplane,
+#                    e2e-crossplane-oldest (in that order)
 #   make test-kubediff  internal/kubeapi's rules, and every object the function composes, against
 #                    k8s.io/kubernetes' own validation and the pinned CRDs (tools/kubediff)
 #   make test-unit   go vet ./... + go test of every package outside test/
@@ -17,8 +18,10 @@
 #   make test-xpkg   build both packages, check them, run the function from its image and validate
 #                    the examples against the XRD in the Configuration (test/xpkg)
 #   make e2e         the API-server suite (hack/e2e.sh)
-#   make e2e-crossplane  the same control plane plus real Crossplane core and RBAC
-#                    manager installing the package (hack/e2e-crossplane.sh; root)
+#   make e2e-crossplane  the same control plane plus real Crossplane core (the newest
+#                    release tested) and RBAC manager installing the Configuration as README
+#                    says (hack/e2e-crossplane.sh; root)
+#   make e2e-crossplane-oldest  the same on the oldest Crossplane the packages claim
 #   make bench-crossplane  scale benchmark through real Crossplane: BENCH_STACKS
 #                    (default 1,10,50) seed stacks at once; report in BENCH_OUT (root)
 #   make xpkg        static linux/amd64 binary -> runtime image tarball -> _output/function-vllm-stack.xpkg,
@@ -64,13 +67,22 @@ TOOL_GO := GOWORK=off CGO_ENABLED=0 $(GO) build -mod=readonly -trimpath
 CROSSPLANE         := $(TOOLS_BIN)/crossplane
 CROSSPLANE_VERSION := $(call mod_version,github.com/crossplane/crossplane/v2,$(ROOT)/tools/crossplane/go.mod)
 
-# Newer standalone CLI (github.com/crossplane/cli/v2) and the Crossplane core
-# binary whose `internal render` it runs (`crossplane render --crossplane-binary`).
-# Optional: only `make tools-v2` / `make render-v2` build them.
+# Crossplane core: the newest release the packages are tested on, pinned in
+# tools/crossplane-core (make e2e-crossplane runs it). The newer standalone CLI
+# (github.com/crossplane/cli/v2) runs its `internal render` (`crossplane
+# render --crossplane-binary`); that CLI is optional: only `make tools-v2` /
+# `make render-v2` build it.
 CROSSPLANE_V2           := $(TOOLS_BIN)/crossplane-v2
 CROSSPLANE_V2_VERSION   := $(call mod_version,github.com/crossplane/cli/v2,$(ROOT)/tools/crossplane-cli/go.mod)
 CROSSPLANE_CORE         := $(TOOLS_BIN)/crossplane-core
 CROSSPLANE_CORE_VERSION := $(call mod_version,github.com/crossplane/crossplane/v2,$(ROOT)/tools/crossplane-core/go.mod)
+
+# The oldest Crossplane core the packages claim (spec.crossplane.version
+# ">=v2.0.0"; docs/versions.md), pinned in tools/crossplane-core-oldest:
+# make e2e-crossplane-oldest runs the suite on it. CROSSPLANE_CORE is the
+# newest release tested. (v2.0.0 keeps its version in internal/version.)
+CROSSPLANE_CORE_OLDEST         := $(TOOLS_BIN)/crossplane-core-oldest
+CROSSPLANE_CORE_OLDEST_VERSION := $(call mod_version,github.com/crossplane/crossplane/v2,$(ROOT)/tools/crossplane-core-oldest/go.mod)
 
 # LeaderWorkerSet's manager (kubernetes-sigs/lws), pinned in tools/lws/go.mod
 # at the function's version of sigs.k8s.io/lws; make e2e-crossplane runs it.
@@ -125,7 +137,7 @@ CONFIG_XPKG_FILE := $(OUTPUT_DIR)/function-vllm-stack-configuration.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 helm epp helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane bench bench-crossplane fuzz xpkg xpkg-push generate clean clean-tools
+.PHONY: all tools tools-v2 helm epp helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane e2e-crossplane-oldest bench bench-crossplane fuzz xpkg xpkg-push e2e-xpkg generate clean clean-tools
 
 all: build
 
@@ -164,6 +176,14 @@ $(EPP): $(ROOT)/tools/epp/go.mod $(ROOT)/tools/epp/go.sum
 	@mkdir -p $(TOOLS_BIN)
 	@echo "building the endpoint picker (GAIE cmd/epp) $(EPP_VERSION) (cold: ~3 min on 2 cores)"
 	cd $(ROOT)/tools/epp && $(TOOL_GO) -ldflags "-s -w" -o $@.tmp sigs.k8s.io/gateway-api-inference-extension/cmd/epp
+	mv -f $@.tmp $@
+
+$(CROSSPLANE_CORE_OLDEST): $(ROOT)/tools/crossplane-core-oldest/go.mod $(ROOT)/tools/crossplane-core-oldest/go.sum
+	@mkdir -p $(TOOLS_BIN)
+	@echo "building crossplane core $(CROSSPLANE_CORE_OLDEST_VERSION), the oldest claimed (cold: ~4 CPU-min)"
+	cd $(ROOT)/tools/crossplane-core-oldest && $(TOOL_GO) \
+		-ldflags "-s -w -X github.com/crossplane/crossplane/v2/internal/version.version=$(CROSSPLANE_CORE_OLDEST_VERSION)" \
+		-o $@.tmp github.com/crossplane/crossplane/v2/cmd/crossplane
 	mv -f $@.tmp $@
 
 $(CROSSPLANE_CORE): $(ROOT)/tools/crossplane-core/go.mod $(ROOT)/tools/crossplane-core/go.sum
@@ -213,7 +233,7 @@ generate: $(CONTROLLER_GEN)
 GO_TEST_FLAGS ?=
 UPDATE        ?=
 
-test: test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane
+test: test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane e2e-crossplane-oldest
 
 test-unit:
 	$(GO) vet ./...
@@ -278,8 +298,32 @@ e2e: $(EPP)
 # cold about 6 CPU-minutes) that install the package from an OCI registry on
 # 127.0.0.1 and call the function binary it carries. Runs as root in private
 # network and mount namespaces (unshare).
-e2e-crossplane: $(CROSSPLANE_CORE) $(LWS_MANAGER) xpkg
-	CROSSPLANE_CORE=$(CROSSPLANE_CORE) LWS_MANAGER=$(LWS_MANAGER) XPKG=$(XPKG_FILE) bash $(ROOT)/hack/e2e-crossplane.sh
+#
+# It installs the stack as README does: the ClusterRole, then a Configuration
+# built for the tests' registry (E2E_XPKG_REGISTRY: a fixed 127.0.0.1 port is
+# free in their private network namespace), whose Function dependency
+# Crossplane pulls from there. Built next to, not over, the release build.
+E2E_XPKG_REGISTRY    := 127.0.0.1:5000/vllm-project
+E2E_CONFIG_XPKG_FILE := $(OUTPUT_DIR)/e2e/function-vllm-stack-configuration.xpkg
+
+E2E_CROSSPLANE_ENV   := CROSSPLANE_CORE=$(CROSSPLANE_CORE) LWS_MANAGER=$(LWS_MANAGER) XPKG=$(XPKG_FILE) \
+	CONFIG_XPKG=$(E2E_CONFIG_XPKG_FILE) XPKG_REGISTRY=$(E2E_XPKG_REGISTRY) VERSION=$(VERSION)
+
+e2e-xpkg: xpkg
+	$(call build_configuration,$(OUTPUT_DIR)/e2e/package-configuration,$(E2E_XPKG_REGISTRY)/function-vllm-stack,$(E2E_CONFIG_XPKG_FILE))
+
+e2e-crossplane: $(CROSSPLANE_CORE) $(LWS_MANAGER) e2e-xpkg
+	$(E2E_CROSSPLANE_ENV) bash $(ROOT)/hack/e2e-crossplane.sh
+
+# The suite on the oldest Crossplane core claimed (tools/crossplane-core-oldest),
+# its core CRDs from that module. make test runs E2E_OLDEST_RUN: README's
+# install, every example stack, pod-level reasons and a refused stack (about
+# 1.5 minutes against 4.5 for all); E2E_OLDEST_RUN= runs every test.
+E2E_OLDEST_RUN ?= ^(TestCrossplaneIdentity|TestConfigurationPackage|TestFunctionPackage|TestStacks)$$/^Scenarios$$/^(Examples|PodReasons|Refused)$$
+
+e2e-crossplane-oldest: $(CROSSPLANE_CORE_OLDEST) $(LWS_MANAGER) e2e-xpkg
+	$(E2E_CROSSPLANE_ENV) CROSSPLANE_CORE=$(CROSSPLANE_CORE_OLDEST) CROSSPLANE_CORE_MODULE=$(ROOT)/tools/crossplane-core-oldest \
+		E2E_TEST_FLAGS='$(if $(E2E_OLDEST_RUN),-test.run $(E2E_OLDEST_RUN))' bash $(ROOT)/hack/e2e-crossplane.sh
 
 # Benchmarks: RunFunction against the protobuf floor, and a gRPC load test.
 # Not part of `test`: nothing fails on a time.
@@ -293,8 +337,8 @@ bench:
 # BENCH_OUT. Not part of `test`: nothing fails on a time.
 BENCH_STACKS ?= 1,10,50
 BENCH_OUT    ?= $(OUTPUT_DIR)/bench-crossplane.md
-bench-crossplane: $(CROSSPLANE_CORE) xpkg
-	CROSSPLANE_CORE=$(CROSSPLANE_CORE) CROSSPLANE_CORE_VERSION=$(CROSSPLANE_CORE_VERSION) XPKG=$(XPKG_FILE) \
+bench-crossplane: $(CROSSPLANE_CORE) $(LWS_MANAGER) e2e-xpkg
+	$(E2E_CROSSPLANE_ENV) CROSSPLANE_CORE_VERSION=$(CROSSPLANE_CORE_VERSION) \
 		E2E_BENCH=$(BENCH_STACKS) E2E_BENCH_OUT=$(BENCH_OUT) bash $(ROOT)/hack/e2e-crossplane.sh
 
 # ---------------------------------------------------------------------------
@@ -340,11 +384,16 @@ xpkg: $(CROSSPLANE) $(IMAGEBUILD)
 	rm -f $(XPKG_FILE)
 	$(CROSSPLANE) xpkg build --package-root=$(ROOT)/package \
 		--embed-runtime-image-tarball=$(XPKG_IMAGE_TAR) -o $(XPKG_FILE)
-	bash $(ROOT)/hack/configuration.sh $(CONFIG_ROOT) $(FUNCTION_PACKAGE) $(VERSION)
-	rm -f $(CONFIG_XPKG_FILE)
-	$(CROSSPLANE) xpkg build --package-root=$(CONFIG_ROOT) \
-		--examples-root=$(CONFIG_ROOT)/examples -o $(CONFIG_XPKG_FILE)
+	$(call build_configuration,$(CONFIG_ROOT),$(FUNCTION_PACKAGE),$(CONFIG_XPKG_FILE))
 	@ls -l $(XPKG_FILE) $(CONFIG_XPKG_FILE)
+
+# build_configuration ROOT,FUNCTION_PACKAGE,XPKG: stage the Configuration's
+# root in ROOT depending on FUNCTION_PACKAGE at VERSION, and build it into XPKG.
+define build_configuration
+bash $(ROOT)/hack/configuration.sh $(1) $(2) $(VERSION)
+rm -f $(3)
+$(CROSSPLANE) xpkg build --package-root=$(1) --examples-root=$(1)/examples -o $(3)
+endef
 
 # Push both packages under VERSION: the Function as $(FUNCTION_PACKAGE):$(VERSION),
 # the Configuration (which depends on exactly that) next to it. Needs
@@ -359,5 +408,5 @@ clean:
 	rm -rf $(OUTPUT_DIR)
 
 clean-tools:
-	rm -f $(CROSSPLANE) $(CROSSPLANE_V2) $(CROSSPLANE_CORE) $(CONTROLLER_GEN) $(IMAGEBUILD) $(HELM)
+	rm -f $(CROSSPLANE) $(CROSSPLANE_V2) $(CROSSPLANE_CORE) $(CROSSPLANE_CORE_OLDEST) $(CONTROLLER_GEN) $(IMAGEBUILD) $(HELM)
 	rm -rf $(ROOT)/.tools/validate-cache

@@ -8,7 +8,8 @@
 # The Composition's functionRef names the Function Crossplane installs for
 # the dependency: Crossplane names it after the reference's repository
 # (xpkg.ToDNSLabel of e.g. "vllm-project/function-vllm-stack":
-# vllm-project-function-vllm-stack), so that one line is rewritten; the rest
+# vllm-project-function-vllm-stack), so that line is rewritten, and so is
+# the Input's adapterSync.image, to the Function package at VERSION; the rest
 # of composition/composition.yaml is copied byte for byte.
 #
 # Usage: hack/configuration.sh OUT_DIR FUNCTION_PACKAGE VERSION
@@ -51,5 +52,13 @@ if [[ "$n" != 1 ]]; then
 	echo "configuration.sh: composition/composition.yaml: want one functionRef 'name: function-vllm-stack', found $n" >&2
 	exit 1
 fi
+# Exactly one adapterSync image, the Function package at its version: the
+# container that loads runtime LoRA adapters runs the function's own image.
+n="$(grep -c '^          image: .*/function-vllm-stack:.*$' "${ROOT}/composition/composition.yaml" || true)"
+if [[ "$n" != 1 ]]; then
+	echo "configuration.sh: composition/composition.yaml: want one adapterSync 'image: <registry>/function-vllm-stack:<version>', found $n" >&2
+	exit 1
+fi
 sed -e "s|^        name: function-vllm-stack\$|        name: ${fn_name}|" \
+	-e "s|^          image: .*/function-vllm-stack:.*\$|          image: ${pkg}:${version}|" \
 	"${ROOT}/composition/composition.yaml" >"${out}/composition.yaml"

@@ -3,8 +3,9 @@
 #
 #   1. builds (or reuses) the control plane with tools/kube/build.sh, like
 #      hack/e2e.sh, including kube-scheduler; `make e2e-crossplane` has built
-#      .tools/bin/crossplane-core (Crossplane core v2.3.4, tools/crossplane-core)
-#      and _output/function-vllm-stack.xpkg (`make xpkg`) before;
+#      .tools/bin/crossplane-core (Crossplane core, tools/crossplane-core),
+#      _output/function-vllm-stack.xpkg (`make xpkg`) and the Configuration
+#      built to depend on it in the tests' registry (`make e2e-xpkg`) before;
 #   2. compiles the tests of e2e/crossplane (build tag e2e_crossplane) into a
 #      test binary, and generates the Prometheus Operator's CRDs with the
 #      pinned controller-gen (e2e/crds; the ServiceMonitor CRD is installed
@@ -30,15 +31,23 @@
 #   E2E_BENCH             instead of the tests, the scale benchmark (`make bench-crossplane`):
 #                         the numbers of stacks to apply at once, e.g. 1,10,50 (runs only TestBench)
 #   E2E_BENCH_OUT         a file that receives the benchmark's markdown report
-#   E2E_BENCH_TTL         the function Input's ttl in the benchmark (default 5s, the suite's)
+#   E2E_BENCH_TTL         the function's --ttl in the benchmark (default 5s, the suite's)
 #   E2E_BENCH_SETTLE      how long after all are Ready the steady-state window starts (default 2 TTLs)
 #   E2E_BENCH_STEADY      the benchmark's steady-state window (default 12 TTLs)
 #   E2E_BENCH_DEBUG       run Crossplane and the function with --debug in the benchmark too
 #   KUBE_BIN_DIR          use this control plane instead of building tools/kube
 #   E2E_LOG_DIR           a directory that receives the logs of Crossplane, its RBAC manager and the function
-#   CROSSPLANE_CORE       the crossplane binary (default .tools/bin/crossplane-core)
+#   CROSSPLANE_CORE       the crossplane binary (default .tools/bin/crossplane-core, the newest
+#                         release tested; make e2e-crossplane-oldest: the oldest)
+#   CROSSPLANE_CORE_MODULE  the tools module it was built from, whose crossplane
+#                         module's cluster/crds are installed (default tools/crossplane-core)
 #   LWS_MANAGER           LeaderWorkerSet's manager (default .tools/bin/lws-manager, tools/lws)
-#   XPKG                  the package (default _output/function-vllm-stack.xpkg)
+#   XPKG                  the Function package (default _output/function-vllm-stack.xpkg)
+#   CONFIG_XPKG           the Configuration package, built with XPKG_REGISTRY
+#                         (default _output/e2e/function-vllm-stack-configuration.xpkg)
+#   XPKG_REGISTRY         the registry and path its dependsOn names; the tests serve
+#                         it on 127.0.0.1 (default 127.0.0.1:5000/vllm-project)
+#   VERSION               the tag both packages are pushed with (default: the VERSION file)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -56,17 +65,22 @@ for tool in unshare ip; do
 done
 
 CROSSPLANE_CORE="${CROSSPLANE_CORE:-${ROOT}/.tools/bin/crossplane-core}"
+CROSSPLANE_CORE_MODULE="${CROSSPLANE_CORE_MODULE:-${ROOT}/tools/crossplane-core}"
 XPKG="${XPKG:-${ROOT}/_output/function-vllm-stack.xpkg}"
+CONFIG_XPKG="${CONFIG_XPKG:-${ROOT}/_output/e2e/function-vllm-stack-configuration.xpkg}"
+XPKG_REGISTRY="${XPKG_REGISTRY:-127.0.0.1:5000/vllm-project}"
+VERSION="${VERSION:-$(cat VERSION)}"
 LWS_MANAGER="${LWS_MANAGER:-${ROOT}/.tools/bin/lws-manager}"
-for f in "${CROSSPLANE_CORE}" "${XPKG}" "${LWS_MANAGER}"; do
+for f in "${CROSSPLANE_CORE}" "${XPKG}" "${CONFIG_XPKG}" "${LWS_MANAGER}"; do
 	[[ -f "${f}" ]] || { echo "e2e-crossplane: ${f} is missing: run make e2e-crossplane" >&2; exit 1; }
 done
 
 # 1. The control plane (with kube-scheduler), unless KUBE_BIN_DIR names one.
 KUBE_BIN_DIR="${KUBE_BIN_DIR:-$(bash tools/kube/build.sh | tail -n1)}"
 # Crossplane's core CRDs (the image has them at /crds), from the module
-# version tools/crossplane-core pins.
-CROSSPLANE_CRDS="$(cd tools/crossplane-core &&
+# version that CROSSPLANE_CORE_MODULE (the tools module CROSSPLANE_CORE was
+# built from) pins.
+CROSSPLANE_CRDS="$(cd "${CROSSPLANE_CORE_MODULE}" &&
 	go mod download github.com/crossplane/crossplane/v2 &&
 	go list -mod=readonly -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2)/cluster/crds"
 [[ -f "${CROSSPLANE_CRDS}/apiextensions.crossplane.io_compositions.yaml" ]] ||
@@ -98,7 +112,7 @@ SCALEDOBJECT_CRD="$(moddir github.com/kedacore/keda/v2)/config/crd/bases/keda.sh
 for f in "${HTTPROUTE_CRD}" "${INFERENCEPOOL_CRD}" "${OBJECTIVE_CRD}" "${LLMD_OBJECTIVE_CRD}" "${SCALEDOBJECT_CRD}"; do
 	[[ -f "${f}" ]] || { echo "e2e-crossplane: no CRD at ${f}" >&2; exit 1; }
 done
-export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG LWS_MANAGER LWS_CRD HTTPROUTE_CRD INFERENCEPOOL_CRD OBJECTIVE_CRD LLMD_OBJECTIVE_CRD SCALEDOBJECT_CRD
+export KUBE_BIN_DIR CROSSPLANE_CORE CROSSPLANE_CRDS XPKG CONFIG_XPKG XPKG_REGISTRY VERSION LWS_MANAGER LWS_CRD HTTPROUTE_CRD INFERENCEPOOL_CRD OBJECTIVE_CRD LLMD_OBJECTIVE_CRD SCALEDOBJECT_CRD
 built=${SECONDS}
 
 E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/vllm-stack-e2e-crossplane.XXXXXX")"

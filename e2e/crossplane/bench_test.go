@@ -26,7 +26,7 @@ import (
 // runs alone (-test.run '^TestBench$'), with Crossplane and the function
 // logging as they do by default (no --debug; E2E_BENCH_DEBUG=1 keeps it).
 // E2E_BENCH_OUT names a file
-// for the report, E2E_BENCH_TTL the function Input's ttl (default 5s, the
+// for the report, E2E_BENCH_TTL the function's --ttl (default 5s, the
 // suite's), E2E_BENCH_SETTLE how long after all are Ready the steady-state
 // window starts (default 2 TTLs: requeues of the rollout settle) and
 // E2E_BENCH_STEADY its length (default 12 TTLs).
@@ -36,6 +36,20 @@ func benchmarking() bool { return os.Getenv("E2E_BENCH") != "" }
 // default; the benchmark's unless E2E_BENCH_DEBUG is set (to see in their
 // logs what Crossplane does, at the cost of its CPU time).
 func quiet() bool { return benchmarking() && os.Getenv("E2E_BENCH_DEBUG") == "" }
+
+// functionTTL is the function's --ttl: e2eTTL, or E2E_BENCH_TTL in the
+// benchmark.
+func functionTTL() (time.Duration, error) {
+	v := os.Getenv("E2E_BENCH_TTL")
+	if !benchmarking() || v == "" {
+		return e2eTTL, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("E2E_BENCH_TTL=%q: not a positive duration", v)
+	}
+	return d, nil
+}
 
 // TestBench: for each number N of E2E_BENCH, N copies of the seed stack
 // (example/xr.yaml, names s-0..s-N-1, in namespace bench-N) are applied at
@@ -59,13 +73,9 @@ func TestBench(t *testing.T) {
 		}
 		sizes = append(sizes, n)
 	}
-	ttl := e2eTTL
-	if v := os.Getenv("E2E_BENCH_TTL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			t.Fatalf("E2E_BENCH_TTL=%q: not a positive duration", v)
-		}
-		ttl = d
+	ttl, err := functionTTL()
+	if err != nil {
+		t.Fatal(err)
 	}
 	duration := func(name string, def time.Duration) time.Duration {
 		v := os.Getenv(name)
@@ -80,9 +90,9 @@ func TestBench(t *testing.T) {
 	}
 	settle, steady := duration("E2E_BENCH_SETTLE", 2*ttl), duration("E2E_BENCH_STEADY", 12*ttl)
 
-	x := installXRD(t, "../../xrd/definition.yaml")
-	t.Cleanup(func() { uninstallXRD(t, x, "productionstacks.serving.vllm.ai") })
-	apply(t, compositionWithTTL(t, "../../composition/composition.yaml", ttl))
+	// The Configuration's XRD and Composition (setup installed them); the
+	// function runs with --ttl=ttl.
+	waitXRD(t, "productionstacks.serving.vllm.ai", false)
 
 	var rounds []benchRound
 	for _, n := range sizes {

@@ -65,7 +65,7 @@ type benchRound struct {
 func benchReport(rounds []benchRound, machine, version string, ttl, settle, steady time.Duration) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "\n### Scale: N seed stacks applied at once through real Crossplane (`make bench-crossplane`)\n\n")
-	fmt.Fprintf(&b, "%s. Crossplane core %s and the function (the package of `make xpkg`, mTLS) without --debug, the function Input's ttl %s; "+
+	fmt.Fprintf(&b, "%s. Crossplane core %s and the function (the package of `make xpkg`, mTLS) without --debug, the function's --ttl %s (the Composition sets none); "+
 		"one fake node (the kubelet stand-in makes pods Ready at once; no containers run); kube-apiserver, etcd, kube-controller-manager and kube-scheduler on the same machine. "+
 		"Each stack is example/xr.yaml (8 composed objects, one model cache claim). "+
 		"CPU: utime+stime from /proc/<pid>/stat; reconciles: Crossplane's `controller_runtime_reconcile_total` of the XR controller; "+

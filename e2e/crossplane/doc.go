@@ -1,9 +1,12 @@
-// Package crossplane tests function-vllm-stack as users run it: a real
-// Crossplane core v2.3.4 and its RBAC manager (processes, under their own
-// ServiceAccounts with the Helm chart's RBAC and composition/clusterrole.yaml)
-// install the package `make xpkg` builds from an OCI registry on 127.0.0.1,
-// call the function binary it carries over mTLS at the endpoint of its
-// FunctionRevision, and compose ProductionStacks on a control plane with a
+// Package crossplane tests function-vllm-stack as users install and run it:
+// a real Crossplane core and its RBAC manager (processes, under their own
+// ServiceAccounts with the Helm chart's RBAC) get README's install,
+// composition/clusterrole.yaml and a Configuration (`make e2e-xpkg`: the
+// one `make xpkg` builds, depending on the tests' registry) from an OCI
+// registry on 127.0.0.1:5000, install its XRD and Composition and the
+// Function it depends on from the same registry, call the function binary
+// that package carries over mTLS at the endpoint of its FunctionRevision, and
+// compose ProductionStacks on a control plane with a
 // scheduler, a kubelet stand-in (one node with 64 GPUs), a volume
 // provisioner stand-in (xp.Provisioner), LeaderWorkerSet's manager with
 // its webhooks (xp.StartLWS), for multi-node stacks, and the HTTPRoute and
@@ -12,8 +15,10 @@
 // with a KEDA stand-in (xp.KEDA) that scales the engines of stacks with
 // scaleToZero.
 //
-// TestStacks (the namespaced XRD) and TestClaims (the legacy XRD's claims)
-// run the scenarios, each in a namespace of its own and waiting for states
+// TestConfigurationPackage and TestFunctionPackage check the packages
+// installed; TestStacks (the Configuration's namespaced XRD) and TestClaims
+// (the legacy XRD's claims, installed by hand once the Configuration is
+// gone) run the scenarios, each in a namespace of its own and waiting for states
 // that hold for a few TTLs: every example stack Ready with the status its
 // pods give; pod-level reasons (Unschedulable, ImagePullError, Starting) on
 // the XR and the claim; a pool its Gateway does not accept; a model scaled

@@ -22,6 +22,7 @@ import (
 
 var (
 	xrdGVR         = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v2", Resource: "compositeresourcedefinitions"}
+	compositionGVR = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v1", Resource: "compositions"}
 	crdGVR         = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	deploymentGVR  = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	podGVR         = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -30,10 +31,11 @@ var (
 	clusterRoleGVR = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
 )
 
-// e2eTTL is the function Input's ttl in the e2e Compositions: how often
-// Crossplane calls the function again for a stack that has not changed
-// (realtime compositions requeue after the response's TTL), so that
-// pod-level reasons refresh quickly.
+// e2eTTL is the function's --ttl in the suite (the Compositions set no ttl
+// in the Input, so the flag holds, as a DeploymentRuntimeConfig's args would
+// set it): how often Crossplane calls the function again for a stack that
+// has not changed (realtime compositions requeue after the response's TTL),
+// so that pod-level reasons refresh quickly.
 const e2eTTL = 5 * time.Second
 
 // readObject reads a one-document YAML file.
@@ -58,38 +60,31 @@ func apply(t *testing.T, objs ...*unstructured.Unstructured) {
 	}
 }
 
-// e2eComposition is a Composition file with its function Input's ttl set to
-// e2eTTL (and adapterSync.image, see compositionWithTTL).
-func e2eComposition(t *testing.T, path string) *unstructured.Unstructured {
+// legacyComposition is composition/legacy/composition.yaml with its
+// functionRef naming the Function Crossplane installed for the
+// Configuration's dependency (FunctionName), and its adapterSync.image that
+// Function's package (pkgRef), as the Configuration's Composition has it:
+// docs/operations.md installs the legacy pair by hand next to that Function.
+func legacyComposition(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
-	return compositionWithTTL(t, path, e2eTTL)
-}
-
-// compositionWithTTL is a Composition file with its function Input's ttl set
-// to ttl and its adapterSync.image to the package (pkgRef), as a platform
-// sets it for stacks with runtime adapters.
-func compositionWithTTL(t *testing.T, path string, ttl time.Duration) *unstructured.Unstructured {
-	t.Helper()
+	const path = "../../composition/legacy/composition.yaml"
 	c := readObject(t, path)
 	steps, _, _ := unstructured.NestedSlice(c.Object, "spec", "pipeline")
-	found := false
+	found := 0
 	for _, s := range steps {
 		step, _ := s.(map[string]any)
-		if ref, _, _ := unstructured.NestedString(step, "functionRef", "name"); ref != FunctionName {
-			continue
+		if ref, _, _ := unstructured.NestedString(step, "functionRef", "name"); ref == "function-vllm-stack" {
+			if err := unstructured.SetNestedField(step, FunctionName, "functionRef", "name"); err != nil {
+				t.Fatal(err)
+			}
+			if err := unstructured.SetNestedField(step, pkgRef, "input", "adapterSync", "image"); err != nil {
+				t.Fatal(err)
+			}
+			found++
 		}
-		in, _ := step["input"].(map[string]any)
-		if in == nil {
-			t.Fatalf("%s: step %v has no input", path, step["step"])
-		}
-		in["ttl"] = ttl.String()
-		// The adapter sync image of stacks with runtime adapters: the
-		// function's package, as the registry serves it.
-		in["adapterSync"] = map[string]any{"image": pkgRef}
-		found = true
 	}
-	if !found {
-		t.Fatalf("%s: no pipeline step runs %s", path, FunctionName)
+	if found != 1 {
+		t.Fatalf("%s: %d pipeline steps run function-vllm-stack, want 1", path, found)
 	}
 	if err := unstructured.SetNestedSlice(c.Object, steps, "spec", "pipeline"); err != nil {
 		t.Fatal(err)
@@ -202,8 +197,16 @@ func installXRD(t *testing.T, path string) *unstructured.Unstructured {
 	start := time.Now()
 	x := readObject(t, path)
 	apply(t, x)
-	name := x.GetName()
 	_, claims, _ := unstructured.NestedMap(x.Object, "spec", "claimNames") // claims: whether it offers claims
+	waitXRD(t, x.GetName(), claims)
+	logf("XRD %s established in %s", x.GetName(), time.Since(start).Round(100*time.Millisecond))
+	return x
+}
+
+// waitXRD waits until XRD name is Established (and Offered, with claims)
+// and the RBAC manager has let Crossplane manage its XRs.
+func waitXRD(t *testing.T, name string, claims bool) {
+	t.Helper()
 	eventually(t, 2*time.Minute, "XRD "+name+" established", func() (bool, string) {
 		u := get(t, xrdGVR, "", name)
 		if u == nil {
@@ -222,8 +225,6 @@ func installXRD(t *testing.T, path string) *unstructured.Unstructured {
 		u := get(t, clusterRoleGVR, "", role)
 		return u != nil && u.GetLabels()["rbac.crossplane.io/aggregate-to-crossplane"] == "true", fmt.Sprint(u != nil)
 	})
-	logf("XRD %s established in %s", name, time.Since(start).Round(100*time.Millisecond))
-	return x
 }
 
 // uninstallXRD deletes an XRD and waits until Crossplane has removed it and

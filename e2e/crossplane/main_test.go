@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -24,8 +25,18 @@ import (
 	"github.com/vllm-project/function-vllm-stack/e2e/xp"
 )
 
-// FunctionName is the Function the Compositions reference.
-const FunctionName = "function-vllm-stack"
+// ConfigurationName is the Configuration's name in README's install.
+const ConfigurationName = "function-vllm-stack"
+
+// The registry the packages are pushed to (XPKG_REGISTRY, which `make
+// e2e-crossplane` built the Configuration's dependsOn with), and the name of
+// the Function Crossplane installs for that dependency: the reference's path
+// as a DNS label (docs/operations.md), e.g. vllm-project-function-vllm-stack.
+// The Compositions reference it.
+var (
+	xpkgRegistry string
+	FunctionName string
+)
 
 // nodeGPUs is the number of nvidia.com/gpu of the node: every example stack
 // at once (23 GPUs) next to the other scenarios, or the benchmark's 50 seed
@@ -51,8 +62,9 @@ var (
 	xpc   *xp.Crossplane
 	fn    *xp.Function
 	admin *xp.Kube
-	// pkgRef is the package's reference in the registry.
-	pkgRef string
+	// pkgRef is the Function package's reference in the registry,
+	// configRef the Configuration's.
+	pkgRef, configRef string
 )
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
@@ -76,7 +88,7 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	vars := map[string]string{}
-	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG", "LWS_MANAGER", "LWS_CRD", "HTTPROUTE_CRD", "INFERENCEPOOL_CRD", "OBJECTIVE_CRD", "LLMD_OBJECTIVE_CRD", "SCALEDOBJECT_CRD"} {
+	for _, v := range []string{"KUBE_BIN_DIR", "CROSSPLANE_CORE", "CROSSPLANE_CRDS", "XPKG", "CONFIG_XPKG", "XPKG_REGISTRY", "VERSION", "LWS_MANAGER", "LWS_CRD", "HTTPROUTE_CRD", "INFERENCEPOOL_CRD", "OBJECTIVE_CRD", "LLMD_OBJECTIVE_CRD", "SCALEDOBJECT_CRD"} {
 		val, err := env(v)
 		if err != nil {
 			logf("%v", err)
@@ -232,18 +244,38 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 	}
 	prov = xp.StartProvisioner(ctx, admin.Core, node.NodeName(), logf)
 
-	// The package, from a registry on 127.0.0.1.
-	if reg, err = xp.StartRegistry(logf); err != nil {
+	// The packages, from a registry on 127.0.0.1 at the host the
+	// Configuration's dependsOn names.
+	xpkgRegistry = vars["XPKG_REGISTRY"]
+	host, path, ok := strings.Cut(xpkgRegistry, "/")
+	if !ok || !strings.HasPrefix(host, "127.0.0.1:") {
+		return fmt.Errorf("XPKG_REGISTRY=%q: want 127.0.0.1:<port>/<path>, a registry the tests can serve", xpkgRegistry)
+	}
+	FunctionName = dnsLabel(path + "/function-vllm-stack")
+	if reg, err = xp.StartRegistry(host, logf); err != nil {
 		return err
 	}
-	digest := ""
-	if pkgRef, digest, err = pushPackage(ctx, vars["XPKG"]); err != nil {
-		return err
+	for _, p := range []struct {
+		file, repo string
+		ref        *string
+	}{
+		{vars["XPKG"], "function-vllm-stack", &pkgRef},
+		{vars["CONFIG_XPKG"], "function-vllm-stack-configuration", &configRef},
+	} {
+		ref, d, err := reg.Push(ctx, p.file, path+"/"+p.repo, vars["VERSION"])
+		if err != nil {
+			return err
+		}
+		*p.ref = ref
+		logf("pushed %s as %s (%s)", p.file, ref, d)
 	}
-	logf("pushed %s as %s (%s)", vars["XPKG"], pkgRef, digest)
 	// The function binary the package's runtime image carries.
 	fnBin := filepath.Join(tmp, "function")
 	if err := xp.ExtractFile(vars["XPKG"], "function", fnBin); err != nil {
+		return err
+	}
+	ttl, err := functionTTL()
+	if err != nil {
 		return err
 	}
 
@@ -261,8 +293,18 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("cannot start Crossplane: %w", err)
 	}
-	// What Crossplane may compose: docs/operations.md, "Install on a cluster".
+	// Which release this run tests (make e2e-crossplane: the newest,
+	// e2e-crossplane-oldest: the oldest the packages claim).
+	if out, err := exec.Command(vars["CROSSPLANE_CORE"], "--version").Output(); err == nil {
+		logf("Crossplane core %s", strings.TrimSpace(string(out)))
+	}
+	// README's install: the ClusterRole, the Configuration (Crossplane
+	// installs its XRD and Composition, and the Function it depends on from
+	// the same registry), then stacks.
 	if err := applyFile(ctx, "../../composition/clusterrole.yaml"); err != nil {
+		return err
+	}
+	if err := xpc.ApplyConfiguration(ctx, ConfigurationName, configRef); err != nil {
 		return err
 	}
 	// LeaderWorkerSet, for multi-node stacks: its CRD, webhooks and manager.
@@ -287,20 +329,45 @@ func setup(ctx context.Context, tmp string, vars map[string]string) error {
 		return fmt.Errorf("cannot install %s: %w", vars["SCALEDOBJECT_CRD"], err)
 	}
 	keda = xp.StartKEDA(ctx, admin, logf)
-	var fnArgs []string
+	// The Function's runtime, as its Deployment would run it (with
+	// --ttl, as a DeploymentRuntimeConfig's args would).
+	fnArgs := []string{"--ttl=" + ttl.String()}
 	if !quiet() {
 		fnArgs = append(fnArgs, "--debug")
 	}
-	if fn, err = xpc.InstallFunction(ctx, FunctionName, pkgRef, fnBin, fnArgs...); err != nil {
-		return fmt.Errorf("cannot install the function: %w", err)
+	if fn, err = xpc.ServeFunction(ctx, FunctionName, fnBin, fnArgs...); err != nil {
+		return fmt.Errorf("cannot run the function: %w", err)
+	}
+	if err := xpc.WaitHealthy(ctx, xp.FunctionGVR, FunctionName); err != nil {
+		return err
+	}
+	if err := xpc.WaitHealthy(ctx, xp.ConfigurationGVR, ConfigurationName); err != nil {
+		return err
 	}
 	logf("set up in %s", time.Since(start).Round(100*time.Millisecond))
 	return nil
 }
 
-func pushPackage(ctx context.Context, path string) (string, string, error) {
-	ref, d, err := reg.Push(ctx, path, "function-vllm-stack", "v0.0.0-e2e")
-	return ref, d.String(), err
+// dnsLabel is crossplane-runtime's xpkg.ToDNSLabel (pkg/xpkg/name.go,
+// v2.3), with which Crossplane names the package it installs for a
+// dependency after the reference's repository: a-z and 0-9 kept, '.', '/',
+// ':' and '-' kept as '-' except at the first, 63rd and last byte, the rest
+// dropped, cut after the 63rd byte, '-' trimmed at both ends.
+func dnsLabel(s string) string {
+	var b strings.Builder
+	for i := range len(s) {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
+			b.WriteByte(c)
+		}
+		if (c == '.' || c == '/' || c == ':' || c == '-') && i != 0 && i != 62 && i != len(s)-1 {
+			b.WriteByte('-')
+		}
+		if i == 62 {
+			break
+		}
+	}
+	return strings.Trim(b.String(), "-")
 }
 
 func applyFile(ctx context.Context, path string) error {

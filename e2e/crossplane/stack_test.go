@@ -46,11 +46,67 @@ func TestCrossplaneIdentity(t *testing.T) {
 	}
 }
 
-// TestFunctionPackage: Crossplane installs the package from the registry and
-// runs it with its default (Deployment) runtime: a FunctionRevision whose
-// endpoint is the headless Service it creates, and a Deployment of the
-// package image that the scheduler puts on the node, which the kubelet
-// stand-in makes Ready; the Function is then Installed and Healthy.
+// TestConfigurationPackage: README's install. From the Configuration pushed
+// to the registry Crossplane installs the namespaced XRD and its
+// Composition, owned by the active ConfigurationRevision, and resolves the
+// dependency: the Function, named after its repository (FunctionName), from
+// the same registry at the version the Configuration asks for, which the
+// Composition's step runs. The Configuration is Installed and Healthy.
+func TestConfigurationPackage(t *testing.T) {
+	stable(t, 3*time.Second, 3*time.Minute, "Configuration "+ConfigurationName+" Installed and Healthy", func() (bool, string) {
+		c := get(t, xp.ConfigurationGVR, "", ConfigurationName)
+		if c == nil {
+			return false, "no Configuration"
+		}
+		return xp.Condition(c, "Installed") == "True" && xp.Condition(c, "Healthy") == "True", xp.Conditions(c)
+	})
+	rev, err := xpc.ConfigurationRevision(context.Background(), ConfigurationName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, _, _ := unstructured.NestedString(rev.Object, "spec", "image"); img != configRef {
+		t.Errorf("ConfigurationRevision %s: image %q, want %q", rev.GetName(), img, configRef)
+	}
+	owned := func(u *unstructured.Unstructured) bool {
+		for _, o := range u.GetOwnerReferences() {
+			if o.UID == rev.GetUID() && o.Controller != nil && *o.Controller {
+				return true
+			}
+		}
+		return false
+	}
+	const name = "productionstacks.serving.vllm.ai" // the XRD's and the Composition's
+	if x := get(t, xrdGVR, "", name); x == nil || !owned(x) {
+		t.Errorf("XRD %s (exists: %v) is not controlled by ConfigurationRevision %s", name, x != nil, rev.GetName())
+	}
+	comp := get(t, compositionGVR, "", name)
+	if comp == nil || !owned(comp) {
+		t.Fatalf("Composition %s (exists: %v) is not controlled by ConfigurationRevision %s", name, comp != nil, rev.GetName())
+	}
+	steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+	if len(steps) != 1 {
+		t.Fatalf("Composition %s: %d steps, want 1", name, len(steps))
+	}
+	if ref, _, _ := unstructured.NestedString(steps[0].(map[string]any), "functionRef", "name"); ref != FunctionName {
+		t.Errorf("Composition %s runs Function %q, want %q (the dependency's name)", name, ref, FunctionName)
+	}
+	// The Function Crossplane installed for the dependency: the package the
+	// Configuration names, at its version.
+	f := get(t, xp.FunctionGVR, "", FunctionName)
+	if f == nil {
+		t.Fatalf("no Function %s", FunctionName)
+	}
+	if want := xpkgRegistry + "/function-vllm-stack"; !strings.HasPrefix(fn.Package, want+":") && !strings.HasPrefix(fn.Package, want+"@") {
+		t.Errorf("Function %s: package %q, want %s at a version", FunctionName, fn.Package, want)
+	}
+}
+
+// TestFunctionPackage: Crossplane installs the Function package the
+// Configuration depends on from the registry and runs it with its default
+// (Deployment) runtime: a FunctionRevision whose endpoint is the headless
+// Service it creates, and a Deployment of the package image that the
+// scheduler puts on the node, which the kubelet stand-in makes Ready; the
+// Function is then Installed and Healthy.
 func TestFunctionPackage(t *testing.T) {
 	stable(t, 3*time.Second, 3*time.Minute, "Function "+FunctionName+" Installed and Healthy", func() (bool, string) {
 		f := get(t, xp.FunctionGVR, "", FunctionName)
@@ -116,14 +172,14 @@ func TestFunctionPackage(t *testing.T) {
 }
 
 // TestStacks runs every scenario of the namespaced XRD
-// (xrd/definition.yaml, composition/composition.yaml), each stack in a
+// (xrd/definition.yaml, composition/composition.yaml, from the
+// Configuration), each stack in a
 // namespace of its own: first those that can share the function, in
 // parallel (Scenarios/...), then FunctionDown, which stops it. Every stack's
 // deletion checks that what it composed goes away with it (testStack.delete).
 func TestStacks(t *testing.T) {
-	x := installXRD(t, "../../xrd/definition.yaml")
-	t.Cleanup(func() { uninstallXRD(t, x, "productionstacks.serving.vllm.ai") })
-	apply(t, e2eComposition(t, "../../composition/composition.yaml"))
+	// The Configuration's XRD and Composition, as it installed them.
+	waitXRD(t, "productionstacks.serving.vllm.ai", false)
 
 	// FunctionDown's stack becomes Ready while the others run.
 	down := functionDownStack(t)
@@ -152,17 +208,35 @@ func TestStacks(t *testing.T) {
 // the legacy XRD's claim CRD of the same kind finds them ("indexer
 // conflict", then "Index with name field:compositeResourcesRefs does not
 // exist" on every composed resource change, so the claim's XR would be
-// refreshed only every TTL). A cluster has one of the two XRDs; core starts
-// afresh first, as a new pod.
+// refreshed only every TTL). A cluster has one of the two XRDs: the
+// Configuration goes first (its XRD and Composition with it; the Function it
+// depends on stays, and the legacy Composition runs it), and core starts
+// afresh, as a new pod.
 func TestClaims(t *testing.T) {
-	if err := xpc.RestartCore(context.Background()); err != nil {
+	ctx := context.Background()
+	start := time.Now()
+	if err := xpc.UninstallConfiguration(ctx, ConfigurationName); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the Configuration's XRD, Composition and CRD deleted", func() (bool, string) {
+		const name = "productionstacks.serving.vllm.ai"
+		left := []string{}
+		for _, r := range []schema.GroupVersionResource{xrdGVR, compositionGVR, crdGVR} {
+			if get(t, r, "", name) != nil {
+				left = append(left, r.Resource)
+			}
+		}
+		return len(left) == 0, strings.Join(left, ", ")
+	})
+	logf("Configuration %s uninstalled in %s", ConfigurationName, time.Since(start).Round(100*time.Millisecond))
+	if err := xpc.RestartCore(ctx); err != nil {
 		t.Fatal(err)
 	}
 	x := installXRD(t, "../../xrd/legacy/definition.yaml")
 	t.Cleanup(func() {
 		uninstallXRD(t, x, "xproductionstacks.serving.vllm.ai", "productionstacks.serving.vllm.ai")
 	})
-	apply(t, e2eComposition(t, "../../composition/legacy/composition.yaml"))
+	apply(t, legacyComposition(t))
 
 	t.Run("Scenarios", func(t *testing.T) {
 		t.Run("Seed", func(t *testing.T) { t.Parallel(); testSeedClaim(t) })

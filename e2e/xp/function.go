@@ -53,23 +53,15 @@ type Function struct {
 	process *proc.Process
 }
 
-// InstallFunction applies a pkg.crossplane.io/v1 Function for pkg, waits for
-// Crossplane to unpack it into a FunctionRevision with an endpoint and a
-// filled TLS server Secret, makes the endpoint's host resolve to 127.0.0.1,
-// and runs binary there with that Secret's certificate (the mTLS server
-// certificate a runtime pod mounts; its CA, crossplane-root-ca, signed the
-// client certificate core presents).
-func (c *Crossplane) InstallFunction(ctx context.Context, name, pkg, binary string, args ...string) (*Function, error) {
-	f := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "pkg.crossplane.io/v1",
-		"kind":       "Function",
-		"metadata":   map[string]any{"name": name},
-		"spec":       map[string]any{"package": pkg},
-	}}
-	if err := c.admin.Apply(ctx, f); err != nil {
-		return nil, err
-	}
-	fn := &Function{Name: name, Package: pkg, c: c}
+// ServeFunction runs the runtime of Function name, installed by hand or by
+// Crossplane for a Configuration's dependency: it waits for Crossplane to
+// unpack the package into a FunctionRevision with an endpoint and a filled
+// TLS server Secret, makes the endpoint's host resolve to 127.0.0.1, and runs
+// binary there with that Secret's certificate (the mTLS server certificate a
+// runtime pod mounts; its CA, crossplane-root-ca, signed the client
+// certificate core presents).
+func (c *Crossplane) ServeFunction(ctx context.Context, name, binary string, args ...string) (*Function, error) {
+	fn := &Function{Name: name, c: c}
 
 	// The active revision, with the endpoint and TLS Secret the runtime
 	// hooks set (internal/controller/pkg/runtime/runtime_function.go).
@@ -94,6 +86,11 @@ func (c *Crossplane) InstallFunction(ctx context.Context, name, pkg, binary stri
 	}); err != nil {
 		return nil, err
 	}
+	f, err := c.admin.Dynamic.Resource(FunctionGVR).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	fn.Package, _, _ = unstructured.NestedString(f.Object, "spec", "package")
 	u, err := url.Parse(fn.Endpoint)
 	if err != nil || u.Scheme != "dns" {
 		return nil, fmt.Errorf("FunctionRevision %s: endpoint %q is not dns:///<host>:<port>", fn.Revision, fn.Endpoint)

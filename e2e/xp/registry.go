@@ -33,11 +33,15 @@ type Registry struct {
 	done chan error
 }
 
-// StartRegistry serves an empty registry on a free 127.0.0.1 port.
-func StartRegistry(logf func(string, ...any)) (*Registry, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// StartRegistry serves an empty registry at addr: 127.0.0.1:0 for a free
+// port, or a fixed one, e.g. 127.0.0.1:5000 for the registry a Configuration
+// was built to depend on (its dependsOn names the registry host; the tests'
+// private network namespace has a loopback of its own, so a fixed port clashes
+// with nothing outside it).
+func StartRegistry(addr string, logf func(string, ...any)) (*Registry, error) {
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cannot serve the registry at %s: %w", addr, err)
 	}
 	r := &Registry{
 		Host: l.Addr().String(),
@@ -63,7 +67,8 @@ func (r *Registry) Port() int {
 }
 
 // Push uploads the single image of an image tarball (`crossplane xpkg build`
-// output) as <host>/<repo>:<tag> and returns the reference and its digest.
+// output) as <host>/<repo>:<tag> (repo may have several path components)
+// and returns the reference and its digest.
 func (r *Registry) Push(ctx context.Context, tarballPath, repo, tag string) (string, v1.Hash, error) {
 	img, err := tarball.ImageFromPath(tarballPath, nil)
 	if err != nil {

@@ -1,8 +1,9 @@
 // Package xp runs real Crossplane core and its RBAC manager as processes
 // against a test control plane (e2e/cluster), under their own
-// ServiceAccounts with the Helm chart's RBAC, serves a Crossplane package
-// from an in-process OCI registry on 127.0.0.1, installs it as a Function and
-// runs the function binary it carries at the endpoint Crossplane dials.
+// ServiceAccounts with the Helm chart's RBAC, serves Crossplane packages
+// from an in-process OCI registry on 127.0.0.1, installs a Configuration,
+// and runs the binary of the Function Crossplane installs for its dependency
+// at the endpoint Crossplane dials.
 //
 // Crossplane's metrics and health servers and the RBAC manager's metrics
 // server listen on every interface, so Start refuses to run unless the
@@ -181,12 +182,13 @@ func Start(ctx context.Context, o Options) (_ *Crossplane, err error) {
 
 	base := []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
 	// The env of the chart's init container (templates/deployment.yaml), with
-	// webhooks disabled.
+	// webhooks disabled: WEBHOOK_ENABLED, the name v2.0 reads and later
+	// releases still read besides ENABLE_WEBHOOKS.
 	initEnv := slices.Concat(base, []string{
 		"KUBECONFIG=" + xpKubeconfig,
 		"POD_NAMESPACE=" + Namespace,
 		"POD_SERVICE_ACCOUNT=" + ServiceAccount,
-		"ENABLE_WEBHOOKS=false",
+		"WEBHOOK_ENABLED=false",
 		"TLS_CA_SECRET_NAME=" + RootCASecret,
 		"TLS_SERVER_SECRET_NAME=" + TLSServerSecret,
 		"TLS_CLIENT_SECRET_NAME=" + TLSClientSecret,
@@ -238,7 +240,7 @@ func Start(ctx context.Context, o Options) (_ *Crossplane, err error) {
 		"POD_NAMESPACE=" + Namespace,
 		"POD_SERVICE_ACCOUNT=" + ServiceAccount,
 		"LEADER_ELECTION=false",
-		"ENABLE_WEBHOOKS=false",
+		"WEBHOOK_ENABLED=false",
 		"TLS_SERVER_SECRET_NAME=" + TLSServerSecret,
 		"TLS_SERVER_CERTS_DIR=" + serverCerts,
 		"TLS_CLIENT_SECRET_NAME=" + TLSClientSecret,

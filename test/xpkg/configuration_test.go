@@ -83,8 +83,13 @@ func TestConfigurationPackage(t *testing.T) {
 			t.Fatalf("composition/composition.yaml: functionRef %v, want function-vllm-stack", ref["name"])
 		}
 		ref["name"] = fnName
+		// and the container that loads runtime adapters runs that
+		// Function's package at the version the Configuration depends on.
+		pkg, version := functionPackage(t)
+		in := steps[0].(map[string]any)["input"].(map[string]any)
+		in["adapterSync"] = map[string]any{"image": pkg + ":" + version}
 		if diff := cmp.Diff(want, comp); diff != "" {
-			t.Errorf("the package's Composition differs from composition/composition.yaml with functionRef %s (-want +package):\n%s", fnName, diff)
+			t.Errorf("the package's Composition differs from composition/composition.yaml with functionRef %s and adapterSync.image %s:%s (-want +package):\n%s", fnName, pkg, version, diff)
 		}
 	})
 	t.Run("ValidateExamples", func(t *testing.T) { testValidateAgainstPackage(t, xrd, comp) })
@@ -101,17 +106,9 @@ func testConfigurationMetadata(t *testing.T, meta map[string]any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vb, err := os.ReadFile(filepath.Join(root, "VERSION"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	version := strings.TrimSpace(string(vb))
+	pkg, version := functionPackage(t)
 	if !regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`).MatchString(version) {
 		t.Errorf("VERSION %q is not a semantic version vX.Y.Z[-pre]", version)
-	}
-	pkg := os.Getenv("FUNCTION_PACKAGE")
-	if pkg == "" {
-		pkg = "ghcr.io/vllm-project/function-vllm-stack" // the Makefile's default
 	}
 
 	spec, _ := meta["spec"].(map[string]any)
@@ -151,6 +148,51 @@ func testConfigurationMetadata(t *testing.T, meta map[string]any) string {
 		t.Fatalf("dependsOn package %q does not start with a registry host", pkg)
 	}
 	return toDNSLabel(repo)
+}
+
+// defaultFunctionPackage is the Makefile's FUNCTION_PACKAGE by default.
+const defaultFunctionPackage = "ghcr.io/vllm-project/function-vllm-stack"
+
+// functionPackage is the Function package the Configuration was built to
+// depend on (FUNCTION_PACKAGE, as make test-xpkg passes it) and VERSION.
+func functionPackage(t *testing.T) (pkg, version string) {
+	t.Helper()
+	root, err := harness.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vb, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg = os.Getenv("FUNCTION_PACKAGE")
+	if pkg == "" {
+		pkg = defaultFunctionPackage
+	}
+	return pkg, strings.TrimSpace(string(vb))
+}
+
+// TestCompositionsAdapterSyncImage: the Compositions a user applies by hand
+// name the released Function package at VERSION as the image of the
+// container that loads runtime adapters, so that a new VERSION updates them.
+func TestCompositionsAdapterSyncImage(t *testing.T) {
+	root, err := harness.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vb, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := defaultFunctionPackage + ":" + strings.TrimSpace(string(vb))
+	for _, f := range []string{"composition/composition.yaml", "composition/legacy/composition.yaml"} {
+		steps := readYAML(t, f)[0]["spec"].(map[string]any)["pipeline"].([]any)
+		in, _ := steps[0].(map[string]any)["input"].(map[string]any)
+		as, _ := in["adapterSync"].(map[string]any)
+		if as["image"] != want {
+			t.Errorf("%s: adapterSync.image %v, want %s (VERSION)", f, as["image"], want)
+		}
+	}
 }
 
 // toDNSLabel is xpkg.ToDNSLabel of crossplane-runtime (pkg/xpkg/name.go),
