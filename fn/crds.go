@@ -27,6 +27,7 @@ var optionalKinds = map[string]struct{ crd, installedBy, field string }{
 	"ScaledObject":    {"scaledobjects.keda.sh", "KEDA", "autoscaling.type keda"},
 	"HTTPRoute":       {"httproutes.gateway.networking.k8s.io", "the Gateway API", "routerConfig.httpRoute"},
 	"ServiceMonitor":  {"servicemonitors.monitoring.coreos.com", "the Prometheus Operator", "monitoring.serviceMonitor"},
+	"PrometheusRule":  {"prometheusrules.monitoring.coreos.com", "the Prometheus Operator", "monitoring.alerts"},
 	"LeaderWorkerSet": {"leaderworkersets.leaderworkerset.x-k8s.io", "LeaderWorkerSet (kubernetes-sigs/lws)", "multiNode"},
 	"InferencePool":   {"inferencepools.inference.networking.k8s.io", "the Gateway API Inference Extension's CRDs", "inferenceExtension"},
 }

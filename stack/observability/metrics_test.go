@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"github.com/vllm-project/function-vllm-stack/upstream"
 )
 
@@ -83,25 +84,20 @@ func exported(rows []metricRow, r Release, name string) bool {
 	return false
 }
 
-// Releases is every release of each program the function supports: vLLM
-// (PyPI's vllm releases 0.8.3 to 0.27.1; upstream.VLLMOldest,
-// VLLMNewest), the router (tags vllm-stack-0.1.0 to 0.1.12) and the
-// pickers (tags v1.3.0 to v1.5.0 of GAIE and v0.6.0 to v0.10.0 of llm-d).
-var Releases = map[string][]upstream.Version{
-	VLLM: {
-		upstream.V(0, 8, 3), upstream.V(0, 8, 4), upstream.V(0, 8, 5), upstream.V(0, 9, 0), upstream.V(0, 9, 0, 1), upstream.V(0, 9, 1), upstream.V(0, 9, 2),
-		upstream.V(0, 10, 0), upstream.V(0, 10, 1), upstream.V(0, 10, 1, 1), upstream.V(0, 10, 2), upstream.V(0, 11, 0), upstream.V(0, 11, 1), upstream.V(0, 11, 2),
-		upstream.V(0, 12, 0), upstream.V(0, 13, 0), upstream.V(0, 14, 0), upstream.V(0, 14, 1), upstream.V(0, 15, 0), upstream.V(0, 15, 1), upstream.V(0, 16, 0),
-		upstream.V(0, 17, 0), upstream.V(0, 17, 1), upstream.V(0, 18, 0), upstream.V(0, 19, 0), upstream.V(0, 19, 1), upstream.V(0, 20, 0), upstream.V(0, 21, 0),
-		upstream.V(0, 22, 0), upstream.V(0, 23, 0), upstream.V(0, 24, 0), upstream.V(0, 25, 0), upstream.V(0, 25, 1), upstream.V(0, 26, 0), upstream.V(0, 27, 0), upstream.V(0, 27, 1),
-	},
-	Router: {
-		upstream.V(0, 1, 0), upstream.V(0, 1, 1), upstream.V(0, 1, 2), upstream.V(0, 1, 3), upstream.V(0, 1, 4), upstream.V(0, 1, 5), upstream.V(0, 1, 6),
-		upstream.V(0, 1, 7), upstream.V(0, 1, 8), upstream.V(0, 1, 9), upstream.V(0, 1, 10), upstream.V(0, 1, 11), upstream.V(0, 1, 12),
-	},
-	GAIE: {upstream.V(1, 3, 0), upstream.V(1, 3, 1), upstream.V(1, 4, 0), upstream.V(1, 5, 0)},
-	LLMD: {upstream.V(0, 6, 0), upstream.V(0, 6, 1), upstream.V(0, 7, 0), upstream.V(0, 7, 1), upstream.V(0, 8, 0), upstream.V(0, 9, 0), upstream.V(0, 10, 0)},
-}
+// Releases are the releases the contract walks, by program.
+var Releases = func() map[string][]upstream.Version {
+	out := map[string][]upstream.Version{}
+	for prog, vs := range stacktest.Releases {
+		for _, v := range vs {
+			ver, ok := upstream.ParseVersion(v)
+			if !ok {
+				panic("stacktest.Releases: " + v)
+			}
+			out[prog] = append(out[prog], ver)
+		}
+	}
+	return out
+}()
 
 // TestReleasesSpanSupported: the releases the contract walks run from the
 // oldest to the newest the function supports, so none is left out.

@@ -216,6 +216,7 @@ var untypedKinds = map[string]bool{
 	"keda.sh/v1alpha1/ScaledObject":                true,
 	"gateway.networking.k8s.io/v1/HTTPRoute":       true,
 	"monitoring.coreos.com/v1/ServiceMonitor":      true,
+	"monitoring.coreos.com/v1/PrometheusRule":      true,
 	"inference.networking.k8s.io/v1/InferencePool": true,
 }
 
@@ -223,9 +224,10 @@ var untypedKinds = map[string]bool{
 // router's ServiceMonitor, select by component) and carry no
 // app.kubernetes.io/name label.
 var withoutNameLabel = map[string]bool{
-	"engines-networkpolicy": true,
-	"engine-servicemonitor": true,
-	"servicemonitor-router": true,
+	"engines-networkpolicy":          true,
+	"engine-servicemonitor":          true,
+	"servicemonitor-router":          true,
+	"servicemonitor-endpoint-picker": true,
 }
 
 // object is one composed object, decoded.
