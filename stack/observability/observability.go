@@ -235,7 +235,7 @@ var Panels = []Panel{
 // labels carry its severity; its annotations a summary.
 var Alerts = []Alert{
 	{Name: "VLLMModelNoReadyEngine", Severity: "critical", PerService: true, Programs: engines,
-		Summary:  "No engine of a model serves metrics: none is ready (an engine answers /metrics once its API server is up), or none is scraped. Models that scale to zero have no such rule.",
+		Summary:  "No engine of a model serves metrics: none is ready (an engine answers /metrics once its API server is up), or none is scraped. One rule per model, except models that may run no engine on purpose (replicas 0, scaleToZero, a KEDA autoscaler idle at 0).",
 		Variants: engine("vllm:num_requests_running", Query{Expr: "absent({M})"})},
 	{Name: "VLLMRequestsWaitingGrowing", Severity: "warning", Programs: engines,
 		Summary:   "An engine of a model holds more waiting requests than the threshold, and the model's queue grew over the last 10 minutes.",

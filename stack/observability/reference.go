@@ -30,12 +30,16 @@ func releases(program string, vs []Variant, i int) string {
 	return fmt.Sprintf("%s %s to %s", programNames[program], vs[i].Since, newest(program))
 }
 
-// referenceSelector stands for the Services a query selects.
-const referenceSelector = `{namespace="<ns>",service=~"<services>"}`
+// referenceSelector stands for the Services a query selects; a
+// per-Service alert's selects one.
+const (
+	referenceSelector        = `{namespace="<ns>",service=~"<services>"}`
+	referenceServiceSelector = `{namespace="<ns>",service="<service>"}`
+)
 
 // rows are the reference's lines of one panel or alert: one per variant
 // of each of its programs.
-func rows(programs []string, variants map[string][]Variant, threshold string, line func(query, metric, releases string) string) []string {
+func rows(programs []string, variants map[string][]Variant, sel, threshold string, line func(query, metric, releases string) string) []string {
 	var out []string
 	for _, prog := range programs {
 		vs := variants[prog]
@@ -46,7 +50,7 @@ func rows(programs []string, variants map[string][]Variant, threshold string, li
 			}
 			var qs []string
 			for _, q := range v.Queries {
-				e := strings.NewReplacer("{M_bucket}", v.Metric+"_bucket"+referenceSelector, "{M}", v.Metric+referenceSelector, "{T}", threshold).Replace(q.Expr)
+				e := strings.NewReplacer("{M_bucket}", v.Metric+"_bucket"+sel, "{M}", v.Metric+sel, "{T}", threshold).Replace(q.Expr)
 				qs = append(qs, "`"+e+"`")
 			}
 			out = append(out, line(strings.Join(qs, "<br>"), "`"+v.Metric+"`", releases(prog, vs, i)))
@@ -63,7 +67,7 @@ func Reference() string {
 	b.WriteString("#### Dashboard panels\n\n")
 	b.WriteString("| Row | Panel | Query | Metric | Releases |\n|---|---|---|---|---|\n")
 	for _, p := range Panels {
-		for _, l := range rows(p.Programs, p.Variants, "", func(q, m, r string) string {
+		for _, l := range rows(p.Programs, p.Variants, referenceSelector, "", func(q, m, r string) string {
 			return fmt.Sprintf("| %s | %s | %s | %s | %s |", p.Row, p.Title, q, m, r)
 		}) {
 			b.WriteString(l + "\n")
@@ -76,7 +80,11 @@ func Reference() string {
 		if a.Threshold != "" {
 			th = "<" + a.Threshold + ">"
 		}
-		for _, l := range rows(a.Programs, a.Variants, th, func(q, m, r string) string {
+		sel := referenceSelector
+		if a.PerService {
+			sel = referenceServiceSelector
+		}
+		for _, l := range rows(a.Programs, a.Variants, sel, th, func(q, m, r string) string {
 			return fmt.Sprintf("| %s | %s | %s | %s | %s |", a.Name, a.Severity, q, m, r)
 		}) {
 			b.WriteString(l + "\n")
