@@ -59,6 +59,11 @@ var upstreamCRDs = []upstreamCRD{
 		// that YAML with controller-gen from this module's types.
 		name: "servicemonitors.monitoring.coreos.com", module: "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring",
 	},
+	{
+		// The same generated output holds the PrometheusRule CRD
+		// (monitoring.alerts).
+		name: "prometheusrules.monitoring.coreos.com", module: "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring",
+	},
 }
 
 // controllerGenArgs generate the CRDs of the Prometheus Operator's

@@ -12,6 +12,7 @@ var optionalKinds = map[string]string{
 	"ScaledObject":   "scaledobjects.keda.sh",
 	"HTTPRoute":      "httproutes.gateway.networking.k8s.io",
 	"ServiceMonitor": "servicemonitors.monitoring.coreos.com",
+	"PrometheusRule": "prometheusrules.monitoring.coreos.com",
 }
 
 // TestPreviewEveryStack: `crossplane render` with no flags but

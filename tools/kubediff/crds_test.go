@@ -42,6 +42,7 @@ var upstreamCRDs = []struct{ name, module, file string }{
 	{"leaderworkersets.leaderworkerset.x-k8s.io", "sigs.k8s.io/lws", "config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"},
 	{"inferencepools.inference.networking.k8s.io", "sigs.k8s.io/gateway-api-inference-extension", "config/crd/bases/inference.networking.k8s.io_inferencepools.yaml"},
 	{"servicemonitors.monitoring.coreos.com", "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", ""},
+	{"prometheusrules.monitoring.coreos.com", "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", ""},
 }
 
 var controllerGenArgs = []string{
