@@ -287,12 +287,11 @@ type Source struct {
 	Model string
 }
 
-// A Rendered query is an expression over some Services of one release
-// group: what a panel shows or an alert evaluates.
+// A Rendered query is an expression over the Services whose releases
+// export one metric name: what a panel shows or an alert evaluates.
 type Rendered struct {
 	Expr, Legend string
 	Metric       string
-	Releases     []Release // of the Services it selects
 }
 
 // render renders a panel's or an alert's queries over sources: one
@@ -302,7 +301,6 @@ func render(namespace string, variants map[string][]Variant, sources []Source, t
 	type group struct {
 		x        Variant
 		services []string
-		releases []Release
 	}
 	var groups []*group
 	for _, s := range sources {
@@ -310,7 +308,7 @@ func render(namespace string, variants map[string][]Variant, sources []Source, t
 		if !ok {
 			continue
 		}
-		i := slices.IndexFunc(groups, func(g *group) bool { return g.x.Metric == x.Metric && queriesEqual(g.x.Queries, x.Queries) })
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.x.Metric == x.Metric && slices.Equal(g.x.Queries, x.Queries) })
 		if i < 0 {
 			groups = append(groups, &group{x: x})
 			i = len(groups) - 1
@@ -319,22 +317,17 @@ func render(namespace string, variants map[string][]Variant, sources []Source, t
 		if !slices.Contains(g.services, s.Service) {
 			g.services = append(g.services, s.Service)
 		}
-		if !slices.Contains(g.releases, s.Release) {
-			g.releases = append(g.releases, s.Release)
-		}
 	}
 	var out []Rendered
 	for _, g := range groups {
 		sel := Selector(namespace, g.services)
 		for _, q := range g.x.Queries {
 			e := strings.NewReplacer("{M_bucket}", g.x.Metric+"_bucket"+sel, "{M}", g.x.Metric+sel, "{T}", threshold).Replace(q.Expr)
-			out = append(out, Rendered{Expr: e, Legend: q.Legend, Metric: g.x.Metric, Releases: g.releases})
+			out = append(out, Rendered{Expr: e, Legend: q.Legend, Metric: g.x.Metric})
 		}
 	}
 	return out
 }
-
-func queriesEqual(a, b []Query) bool { return slices.Equal(a, b) }
 
 // Selector selects the series of the Services of namespace: the labels the
 // Prometheus Operator gives what a ServiceMonitor scrapes. Service names

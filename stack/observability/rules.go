@@ -27,12 +27,11 @@ var DefaultThresholds = Thresholds{WaitingRequests: 10, KVCacheUsagePercent: 90,
 
 // A Rule is one alerting rule as the PrometheusRule holds it.
 type Rule struct {
-	Alert    string
-	Expr     string
-	Labels   map[string]string
-	Summary  string
-	Metric   string
-	Releases []Release
+	Alert   string
+	Expr    string
+	Labels  map[string]string
+	Summary string
+	Metric  string
 }
 
 // threshold is an alert's {T}.
@@ -71,7 +70,7 @@ func Rules(t Target, th Thresholds) []Rule {
 				if a.PerService {
 					l["model"] = set[0].Model
 				}
-				out = append(out, Rule{Alert: a.Name, Expr: q.Expr, Labels: l, Summary: a.Summary, Metric: q.Metric, Releases: q.Releases})
+				out = append(out, Rule{Alert: a.Name, Expr: q.Expr, Labels: l, Summary: a.Summary, Metric: q.Metric})
 			}
 		}
 	}
