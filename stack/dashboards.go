@@ -66,7 +66,8 @@ func mayBeAtZero(e engine) bool {
 		return true
 	}
 	if a := e.cfg.Autoscaling; autoscaled(e) && a != nil {
-		return a.IdleReplicas != nil && *a.IdleReplicas == 0
+		// An HPA keeps minReplicas, at least 1; KEDA goes to idleReplicas.
+		return or(a.Type, autoscalerKEDA) == autoscalerKEDA && a.IdleReplicas != nil && *a.IdleReplicas == 0
 	}
 	return e.cfg.Replicas != nil && *e.cfg.Replicas == 0
 }

@@ -137,3 +137,41 @@ func TestDashboardAlertsRefusals(t *testing.T) {
 		t.Errorf("refused: %s", got)
 	}
 }
+
+// TestNoReadyEngineRule: a model has a VLLMModelNoReadyEngine rule unless
+// it may run no engine on purpose.
+func TestNoReadyEngineRule(t *testing.T) {
+	observed := map[string]any{"serviceMonitor": map[string]any{}, "alerts": map[string]any{}}
+	keda := func(kv ...any) map[string]any {
+		a := map[string]any{"minReplicas": 1, "maxReplicas": 4, "prometheusAddress": promAddr}
+		for i := 0; i < len(kv); i += 2 {
+			a[kv[i].(string)] = kv[i+1]
+		}
+		return a
+	}
+	for name, tc := range map[string]struct {
+		xr   map[string]any
+		want int
+	}{
+		"Serving":        {with("monitoring", observed), 1},
+		"ReplicasZero":   {with("monitoring", observed, "replicas", 0), 0},
+		"KEDAIdleAtZero": {with("monitoring", observed, "autoscaling", keda("idleReplicas", 0)), 0},
+		"KEDAIdleAtOne":  {with("monitoring", observed, "autoscaling", keda()), 1},
+		"HPA":            {with("monitoring", observed, "autoscaling", map[string]any{"type": "hpa", "minReplicas": 1, "maxReplicas": 2}), 1},
+		"ScaleToZero":    {with("monitoring", observed, "scaleToZero", zeroBlock()), 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rule := mustRun(t, req(t, tc.xr, nil, nil)).objects[prometheusRuleKey].(*unstructured.Unstructured)
+			groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
+			n := 0
+			for _, r := range groups[0].(map[string]any)["rules"].([]any) {
+				if r.(map[string]any)["alert"] == "VLLMModelNoReadyEngine" {
+					n++
+				}
+			}
+			if n != tc.want {
+				t.Errorf("%d VLLMModelNoReadyEngine rules, want %d", n, tc.want)
+			}
+		})
+	}
+}
