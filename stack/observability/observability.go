@@ -11,7 +11,10 @@
 //
 // Queries select the stack's series by the labels the Prometheus Operator
 // gives every target a ServiceMonitor scrapes (namespace and service: the
-// Service's namespace and name) and group by the metric's own labels
+// Service's namespace and name; prometheus-operator's
+// pkg/prometheus/promcfg.go relabels __meta_kubernetes_namespace to
+// namespace and __meta_kubernetes_service_name to service for every
+// ServiceMonitor endpoint) and group by the metric's own labels
 // (vLLM's model_name, the router's model and server, the picker's pool
 // name): the router's gauges share names with vLLM's, and only the service
 // label tells them apart.
