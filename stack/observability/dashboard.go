@@ -10,9 +10,11 @@ import (
 )
 
 // DefaultDashboardLabels are the labels of the dashboard's ConfigMap unless
-// the stack names others: what the Grafana Helm chart's dashboard sidecar
-// selects by default (sidecar.dashboards.label grafana_dashboard,
-// labelValue "1"; kube-prometheus-stack keeps them).
+// the stack names others: the label the Grafana Helm chart's dashboard
+// sidecar selects by default (sidecar.dashboards.label grafana_dashboard,
+// with labelValue "" taking any value), with the value kube-prometheus-stack
+// gives its own dashboards and its users often set as labelValue ("1"); the
+// production-stack chart's grafanaDashboards.labels default too.
 var DefaultDashboardLabels = map[string]string{"grafana_dashboard": "1"}
 
 // The Grafana JSON model, the parts the dashboard uses. Structs, not maps:

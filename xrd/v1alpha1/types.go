@@ -98,7 +98,9 @@ type Dashboard struct {
 
 	// Labels the Grafana sidecar selects the ConfigMap by (its
 	// sidecar.dashboards.label and labelValue). Default:
-	// grafana_dashboard: "1", the Grafana chart's; set labels replace it.
+	// grafana_dashboard: "1", which the Grafana chart's default (label
+	// grafana_dashboard, any value) and kube-prometheus-stack's value select;
+	// set labels replace it.
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 
