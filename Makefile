@@ -8,7 +8,7 @@
 #                    e2e-crossplane-oldest (in that order)
 #   make test-kubediff  internal/kubeapi's rules, and every object the function composes, against
 #                    k8s.io/kubernetes' own validation and the pinned CRDs (tools/kubediff)
-#   make test-unit   go vet ./... + go test of every package outside test/
+#   make test-unit   go vet ./... + go test of every package outside test/, and tools/promql
 #   make test-fuzz   go test of test/fuzz (the fuzz targets' seed corpora and the secrets test), then
 #                    every fuzz target fuzzed for a bounded time, about a minute in all (hack/fuzz.sh)
 #   make fuzz        every fuzz target fuzzed longer (FUZZ_LONG, FUZZ_LONG_E2E), building on the corpus
@@ -235,9 +235,13 @@ UPDATE        ?=
 
 test: test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane e2e-crossplane-oldest
 
+# tools/promql parses the dashboard's and the alerts' queries with
+# Prometheus's own parser: its own module, so the function does not depend
+# on github.com/prometheus/prometheus.
 test-unit:
 	$(GO) vet ./...
 	$(GO) test $(GO_TEST_FLAGS) $$($(GO) list ./... | grep -v '^github.com/vllm-project/function-vllm-stack/test/')
+	cd $(ROOT)/tools/promql && GOWORK=off $(GO) test -count=1 $(GO_TEST_FLAGS) ./...
 
 # Fuzzing (hack/fuzz.sh): one target at a time, since go test fuzzes one per
 # run; FUZZTIME for each target of fn, FUZZTIME_E2E for each of test/fuzz

@@ -14,9 +14,10 @@ import (
 	"testing"
 
 	"github.com/vllm-project/function-vllm-stack/internal/apiref"
+	"github.com/vllm-project/function-vllm-stack/stack/observability"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/api.md")
+var update = flag.Bool("update", false, "rewrite docs/api.md and the generated part of docs/operations.md")
 
 // TestAPIReference: docs/api.md is what internal/apiref makes of the XRD.
 func TestAPIReference(t *testing.T) {
@@ -128,3 +129,33 @@ func anchor(heading string) string {
 }
 
 func isPunct(r rune) bool { return strings.ContainsRune("–—’‘“”…→←·", r) }
+
+// The markers of the generated observability reference in operations.md.
+const (
+	observabilityBegin = "<!-- BEGIN observability reference: generated from stack/observability by go test ./docs -run TestObservabilityReference -update. DO NOT EDIT. -->\n"
+	observabilityEnd   = "<!-- END observability reference -->\n"
+)
+
+// TestObservabilityReference: docs/operations.md lists every panel and
+// alert, its query and releases, as stack/observability describes them.
+func TestObservabilityReference(t *testing.T) {
+	b, err := os.ReadFile("operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i, j := strings.Index(doc, observabilityBegin), strings.Index(doc, observabilityEnd)
+	if i < 0 || j < i {
+		t.Fatal("docs/operations.md lacks the observability reference's markers")
+	}
+	want := doc[:i+len(observabilityBegin)] + observability.Reference() + doc[j:]
+	if *update {
+		if err := os.WriteFile("operations.md", []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		doc = want
+	}
+	if doc != want {
+		t.Error("docs/operations.md's observability reference is not what stack/observability describes: run go test ./docs -run TestObservabilityReference -update")
+	}
+}

@@ -359,6 +359,21 @@ var stackCases = []stackCase{
 		routerC: routerNotReady(2),
 		storage: notReady("ClaimPending", "storage claim prod-llama3-70b-storage-claim is Pending"+claimPending),
 	},
+	{
+		// ServiceMonitors, the Grafana dashboard's ConfigMap and a
+		// PrometheusRule (against the CRD generated from the pinned
+		// Prometheus Operator types), over two models on vLLM 0.12.0 and
+		// 0.10.1.1.
+		name: "observability", manifest: "example/stacks/observability.yaml",
+		stack: "observed", router: 1,
+		models: []modelStatus{
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1, ""},
+			{"qwen", "Qwen/Qwen2.5-7B-Instruct", 1, ""},
+		},
+		engines: notReady(podPending, "0/2 models ready. llama3: 0/1 replicas available; <pods>: not ready yet: Pending. qwen: 0/1 replicas available; <pods>: not ready yet: Pending"),
+		routerC: routerNotReady(1),
+		storage: notReady("ClaimPending", "storage claim observed-llama3-storage-claim is Pending; storage claim observed-qwen-storage-claim is Pending"+claimPending),
+	},
 }
 
 // renderableKinds are all the kinds the function composes (fn.compose); the
@@ -378,6 +393,7 @@ var renderableKinds = []string{
 	"keda.sh/v1alpha1/ScaledObject",
 	"gateway.networking.k8s.io/v1/HTTPRoute",
 	"monitoring.coreos.com/v1/ServiceMonitor",
+	"monitoring.coreos.com/v1/PrometheusRule",
 	"leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
 }
 

@@ -71,8 +71,10 @@ func TestCrossplaneRBAC(t *testing.T) {
 	kinds := map[string]bool{}
 	sa, _ := client(t, saCfg)
 	resources := map[schema.GroupResource]bool{}
-	// full.yaml composes every optional kind.
-	for _, f := range []string{"example/xr.yaml", "example/stacks/session.yaml", "example/stacks/multi-model.yaml", "test/render/testdata/full.yaml", "example/stacks/multi-node.yaml", "example/stacks/inference-extension.yaml"} {
+	// full.yaml composes every optional kind but the PrometheusRule, which
+	// observability.yaml composes, and InferenceObjectives, which
+	// inference-extension.yaml composes.
+	for _, f := range []string{"example/xr.yaml", "example/stacks/session.yaml", "example/stacks/multi-model.yaml", "test/render/testdata/full.yaml", "example/stacks/multi-node.yaml", "example/stacks/inference-extension.yaml", "example/stacks/observability.yaml"} {
 		xr := &unstructured.Unstructured{Object: readYAML(t, "../"+f)}
 		xr.SetNamespace(ns)
 		input := compositionInput(t, "../composition/composition.yaml")

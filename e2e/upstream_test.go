@@ -74,6 +74,11 @@ var upstreamCRDs = []upstreamCRD{
 		// that YAML with controller-gen from this module's types.
 		name: "servicemonitors.monitoring.coreos.com", module: "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring",
 	},
+	{
+		// The same generated output holds the PrometheusRule CRD
+		// (monitoring.alerts).
+		name: "prometheusrules.monitoring.coreos.com", module: "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring",
+	},
 }
 
 // localCRD, as an upstreamCRD's module, says its file is in the CRD

@@ -28,6 +28,7 @@ var optionalKinds = map[string]optionalKind{
 	"ScaledObject":    {"scaledobjects.keda.sh", "KEDA", "autoscaling.type keda", false},
 	"HTTPRoute":       {"httproutes.gateway.networking.k8s.io", "the Gateway API", "routerConfig.httpRoute", false},
 	"ServiceMonitor":  {"servicemonitors.monitoring.coreos.com", "the Prometheus Operator", "monitoring.serviceMonitor", false},
+	"PrometheusRule":  {"prometheusrules.monitoring.coreos.com", "the Prometheus Operator", "monitoring.alerts", false},
 	"LeaderWorkerSet": {"leaderworkersets.leaderworkerset.x-k8s.io", "LeaderWorkerSet (kubernetes-sigs/lws)", "multiNode", false},
 	"InferencePool":   {"inferencepools.inference.networking.k8s.io", "the Gateway API Inference Extension's CRDs", "inferenceExtension", false},
 	// InferenceObjectives are in the group the picker's release watches,

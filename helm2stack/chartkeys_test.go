@@ -20,7 +20,7 @@ const chartKeysFile = "../stack/testdata/helm/chart-keys.tsv"
 // wholeBlocks are the table's entries that take a block of the chart the
 // stack does not include whole, dropped when switched on: any key inside
 // them is accepted.
-var wholeBlocks = []string{"servingEngineSpec.modelSpec[].raySpec", "loraController", "grafanaDashboards"}
+var wholeBlocks = []string{"servingEngineSpec.modelSpec[].raySpec", "loraController"}
 
 // TestTableMatchesChartKeys ties the table to the chart's key list: every
 // chart key is handled, by its own entry (a conversion, a drop with the

@@ -98,6 +98,23 @@ storage: {size: 10Gi}
 
 func TestConvert(t *testing.T) {
 	cases := map[string]convertCase{
+		"the chart's dashboards become the stack's, with the ServiceMonitors they need": {
+			values: modelHead + `grafanaDashboards: {enabled: true, labels: {dashboards: vllm}, annotations: {grafana_folder: LLM}}
+`,
+			want: modelSpecHead + `
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+monitoring: {serviceMonitor: {}, dashboard: {labels: {dashboards: vllm}, annotations: {grafana_folder: LLM}}}
+`,
+			notes: []string{"grafanaDashboards"}},
+		"the chart's default dashboard label is the stack's default": {
+			values: modelHead + `  serviceMonitor: {enabled: true, interval: 15s}
+grafanaDashboards: {enabled: true, labels: {grafana_dashboard: "1"}}
+`,
+			want: modelSpecHead + `
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+monitoring: {serviceMonitor: {interval: 15s}, dashboard: {}}
+`,
+			notes: []string{"grafanaDashboards", "servingEngineSpec.serviceMonitor"}},
 		"a worker heartbeat the stack refuses is dropped, not copied": {
 			values: modelHead + `      lmcacheConfig: {enabled: true, workerHeartbeatTime: 30}
     - name: second

@@ -2,6 +2,7 @@ package helm2stack
 
 import (
 	"cmp"
+	"maps"
 	"strings"
 )
 
@@ -58,6 +59,43 @@ func (c *converter) serviceMonitor(n node) error {
 	if b, _ := c.lookup(other).v.(bool); !b {
 		c.res.note(n.path, "monitoring.serviceMonitor makes ServiceMonitors for both the engines and the router")
 	}
+	return nil
+}
+
+// grafanaDashboards: the chart's dashboards (its own JSON in ConfigMaps
+// labelled for Grafana's sidecar) become the stack's dashboard, with the
+// same labels and annotations; the chart's default labels are the stack's
+// default. The dashboard's queries need the ServiceMonitors, which it turns
+// on if the values do not.
+func (c *converter) grafanaDashboards(n node) error {
+	if n.v == nil {
+		return nil
+	}
+	var v struct {
+		Enabled     bool              `json:"enabled"`
+		Annotations map[string]string `json:"annotations"`
+		Labels      map[string]string `json:"labels"`
+	}
+	if err := n.object(&v); err != nil {
+		return err
+	}
+	if !v.Enabled {
+		return nil
+	}
+	m := ensure(&c.spec.Monitoring)
+	d := ensure(&m.Dashboard)
+	if len(v.Labels) > 0 && !maps.Equal(v.Labels, map[string]string{"grafana_dashboard": "1"}) {
+		d.Labels = v.Labels
+	}
+	if len(v.Annotations) > 0 {
+		d.Annotations = v.Annotations
+	}
+	note := "monitoring.dashboard: the stack's own dashboard, built from the metrics its releases export, in place of the chart's dashboards"
+	if m.ServiceMonitor == nil {
+		c.monitor()
+		note += "; it needs monitoring.serviceMonitor, turned on"
+	}
+	c.res.note(n.path, note)
 	return nil
 }
 

@@ -296,7 +296,7 @@ var table = []rule{
 	{key: "loraAdapters", do: (*converter).loraAdapters},
 	{key: "loraController", do: dropEnabled("enableLoraController", "not included: loraAdapters become the model's runtime adapters, which the stack loads itself; the LoRA controller is a separate operator with its own LoraAdapter CRD, to install next to the stack for LoraAdapter objects of your own")},
 	{key: "extraObjects", do: drop("compose them in the Composition: desired resources of another function step pass through this one unchanged")},
-	{key: "grafanaDashboards", do: dropEnabled("enabled", installSeparatelyReason)},
+	{key: "grafanaDashboards", do: (*converter).grafanaDashboards},
 	{key: "kube-prometheus-stack", do: dropEnabled("enabled", installSeparatelyReason)},
 	{key: "prometheus-adapter", do: dropEnabled("enabled", installSeparatelyReason)},
 }

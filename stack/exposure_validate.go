@@ -205,17 +205,58 @@ var promDuration = regexp.MustCompile(`^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0
 
 // validateMonitoring checks the stack-wide monitoring block.
 func validateMonitoring(f *Findings, m *v1alpha1.Monitoring) {
-	if m == nil || m.ServiceMonitor == nil {
+	if m == nil {
+		return
+	}
+	validateDashboardAlerts(f, m)
+	if m.ServiceMonitor == nil {
 		return
 	}
 	const p = "spec.monitoring.serviceMonitor"
 	labelMap(f, p+".labels", m.ServiceMonitor.Labels)
 	if iv := m.ServiceMonitor.Interval; iv != "" {
-		// A duration without a non-zero digit is 0: no scraping.
-		if !promDuration.MatchString(iv) || !strings.ContainsAny(iv, "123456789") {
-			f.errorf("%s.interval %q is invalid: use a Prometheus duration, units y, w, d, h, m, s, ms in that order, each at most once, such as 30s or 1m30s", p, iv)
-		} else if _, ok := promDurationNanos(iv); !ok {
-			f.errorf("%s.interval %s is invalid: Prometheus reads durations of at most 292 years; use a scrape interval such as 30s", p, clipQuote(iv))
+		promDurationField(f, p+".interval", iv, "30s or 1m30s", "a scrape interval such as 30s")
+	}
+}
+
+// promDurationField checks a Prometheus duration that must not be 0;
+// examples and use say what to write instead.
+func promDurationField(f *Findings, field, v, examples, use string) {
+	// A duration without a non-zero digit is 0: no scraping, no wait.
+	if !promDuration.MatchString(v) || !strings.ContainsAny(v, "123456789") {
+		f.errorf("%s %q is invalid: use a Prometheus duration, units y, w, d, h, m, s, ms in that order, each at most once, such as %s", field, v, examples)
+	} else if _, ok := promDurationNanos(v); !ok {
+		f.errorf("%s %s is invalid: Prometheus reads durations of at most 292 years; use %s", field, clipQuote(v), use)
+	}
+}
+
+// validateDashboardAlerts checks monitoring.dashboard and
+// monitoring.alerts: their queries select the series by the labels the
+// ServiceMonitors' scrape gives them, so both need serviceMonitor.
+func validateDashboardAlerts(f *Findings, m *v1alpha1.Monitoring) {
+	scraped := on(m.ServiceMonitor != nil, m.ServiceMonitor.GetEnabled())
+	if d := m.Dashboard; on(d != nil, d.GetEnabled()) {
+		const p = "spec.monitoring.dashboard"
+		if !scraped {
+			f.errorf("%s needs spec.monitoring.serviceMonitor: the dashboard's queries select the stack's series by the namespace and service labels the ServiceMonitors' scrape gives them; set serviceMonitor: {} or turn the dashboard off", p)
+		}
+		labelMap(f, p+".labels", d.Labels)
+		annotationKeys(f, p+".annotations", d.Annotations)
+	}
+	if a := m.Alerts; on(a != nil, a.GetEnabled()) {
+		const p = "spec.monitoring.alerts"
+		if !scraped {
+			f.errorf("%s needs spec.monitoring.serviceMonitor: the alerts select the stack's series by the namespace and service labels the ServiceMonitors' scrape gives them; set serviceMonitor: {} or turn the alerts off", p)
+		}
+		labelMap(f, p+".labels", a.Labels)
+		if a.For != "" {
+			promDurationField(f, p+".for", a.For, "5m or 1h30m", "a duration such as 5m")
+		}
+		if w := a.WaitingRequests; w != nil && (*w < 0 || *w > 1000000) {
+			f.errorf("%s.waitingRequests %d is invalid: use 0 to 1000000 waiting requests of one engine", p, *w)
+		}
+		if k := a.KVCacheUsagePercent; k != nil && (*k < 1 || *k > 100) {
+			f.errorf("%s.kvCacheUsagePercent %d is invalid: use a percentage from 1 to 100", p, *k)
 		}
 	}
 }

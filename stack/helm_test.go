@@ -1117,7 +1117,21 @@ func helmRows() map[string]func(t *testing.T) {
 			helmEqual(t, "objects", append([]string{"engine-m", "engine-m-service", "engine-m-storage"}, helmStackKeys[3:]...), helmKeys(helmRun(t, minimalXR())))
 		},
 
-		"`grafanaDashboards.*`, `kube-prometheus-stack.*`, `prometheus-adapter.*`": func(t *testing.T) {
+		"`grafanaDashboards.{enabled, labels, annotations}`": func(t *testing.T) {
+			// What helm2stack makes of grafanaDashboards (its TestConvert):
+			// the dashboard ConfigMap with the chart's labels and
+			// annotations, next to the ServiceMonitors it needs.
+			rsp := helmRun(t, with("monitoring", map[string]any{"serviceMonitor": map[string]any{},
+				"dashboard": map[string]any{"annotations": map[string]any{"grafana_folder": "LLM"}}}))
+			meta := objectMap(t, rsp, "dashboard")["metadata"].(map[string]any)
+			helmEqual(t, "sidecar label", "1", meta["labels"].(map[string]any)["grafana_dashboard"])
+			helmEqual(t, "folder annotation", "LLM", meta["annotations"].(map[string]any)["grafana_folder"])
+			if _, ok := rsp.objects["engine-servicemonitor"]; !ok {
+				t.Error("no engine ServiceMonitor next to the dashboard")
+			}
+		},
+
+		"`kube-prometheus-stack.*`, `prometheus-adapter.*`": func(t *testing.T) {
 			rsp := helmRun(t, with("monitoring.serviceMonitor", map[string]any{}))
 			for key, component := range map[string]string{"engine-servicemonitor": "serving-engine", "servicemonitor-router": "router"} {
 				want := map[string]any{"app.kubernetes.io/instance": "s", "app.kubernetes.io/component": component,

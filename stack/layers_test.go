@@ -29,6 +29,7 @@ func TestLayers(t *testing.T) {
 		// A package of builders under stack/ takes plain values and knows
 		// nothing of the ProductionStack or the library that reads it.
 		"stack/inferencepool": append(forbidden, module+"status", module+"stack", module+"xrd/", module+"input/"),
+		"stack/observability": append(forbidden, module+"status", module+"stack", module+"xrd/", module+"input/"),
 	}
 	for pkg, never := range cases {
 		out, err := exec.Command(goBin, "list", "-deps", module+pkg).Output()

@@ -136,6 +136,18 @@ func (n names) routerServiceMonitor() string {
 	return shorten(n.stack+"-router-servicemonitor", maxSubdomainLength)
 }
 
+func (n names) pickerServiceMonitor() string {
+	return shorten(n.stack+"-epp-servicemonitor", maxSubdomainLength)
+}
+
+func (n names) dashboard() string {
+	return shorten(n.stack+"-dashboard", maxSubdomainLength)
+}
+
+func (n names) prometheusRule() string {
+	return shorten(n.stack+"-alerts", maxSubdomainLength)
+}
+
 func (n names) engineNetworkPolicy() string {
 	return shorten(n.stack+"-engines", maxSubdomainLength)
 }
@@ -221,6 +233,9 @@ const (
 	routerHTTPRouteKey      = "httproute-router"
 	routerMonitorKey        = "servicemonitor-router"
 	engineMonitorKey        = "engine-servicemonitor"
+	pickerMonitorKey        = "servicemonitor-endpoint-picker"
+	dashboardKey            = "dashboard"
+	prometheusRuleKey       = "prometheusrule"
 	engineNetworkPolicyKey  = "engines-networkpolicy"
 	cacheServerKey          = "cache-server"
 	cacheServerServiceKey   = "cache-server-service"

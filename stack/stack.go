@@ -208,7 +208,15 @@ func stackObjects(s *Stack) []Object {
 		objs = append(objs, Object{engineMonitorKey, serviceMonitor(s, s.names.engineServiceMonitor(), ComponentEngine, servicePortName, m)})
 		if !extensionOn(s) {
 			objs = append(objs, Object{routerMonitorKey, serviceMonitor(s, s.names.routerServiceMonitor(), ComponentRouter, routerSvcPortName, m)})
+		} else {
+			objs = append(objs, Object{pickerMonitorKey, pickerServiceMonitor(s, m)})
 		}
+	}
+	if dashboardOn(s) {
+		objs = append(objs, Object{dashboardKey, dashboardConfigMap(s)})
+	}
+	if alertsOn(s) {
+		objs = append(objs, Object{prometheusRuleKey, prometheusRule(s)})
 	}
 	if cacheServerOn(s) {
 		objs = append(objs,

@@ -3,7 +3,7 @@
 // Package crds pins the upstream projects whose CRDs the API-server e2e suite
 // (../) installs, so that the objects the function composes are validated
 // against the upstream schemas: Gateway API (HTTPRoute), KEDA (ScaledObject),
-// the Prometheus Operator (ServiceMonitor), LeaderWorkerSet and the Gateway API
+// the Prometheus Operator (ServiceMonitor, PrometheusRule), LeaderWorkerSet and the Gateway API
 // Inference Extension (InferencePool, at the release whose endpoint picker
 // tools/epp builds). It is its own module so that
 // their requirements never raise the versions the e2e module builds with.

@@ -32,6 +32,8 @@ const (
 	GRPCPort       = 9002 // ext-proc, which the gateway calls
 	GRPCHealthPort = 9003 // gRPC health, the probes'
 	MetricsPort    = 9090
+	// MetricsPortName is the Service's name of MetricsPort.
+	MetricsPortName = "http-metrics"
 
 	ContainerName = "epp"
 	configDir     = "/config"
@@ -318,7 +320,7 @@ func Service(p Pool) *corev1.Service {
 			Selector: p.Picker.PodLabels,
 			Ports: []corev1.ServicePort{
 				port("grpc-ext-proc", GRPCPort, "http2"),
-				port("http-metrics", MetricsPort, ""),
+				port(MetricsPortName, MetricsPort, ""),
 			},
 		},
 	}

@@ -151,6 +151,7 @@ var fieldSeeds = []struct{ path, value, path2, value2 string }{
 	{"spec.routerConfig.env", `[{"name": "VLLM_API_KEY", "value": "sk-literal-api-key"}]`, "spec.routerConfig.routerType", `"kvaware"`},
 	{"spec.resources", `{"gpu": "1", "cpu": "1e3", "memory": "0.000001Ki", "memoryLimit": "1Gi"}`, "", ""},
 	{"spec.monitoring.serviceMonitor", `{"interval": "99999999999999999999y"}`, "", ""},
+	{"spec.monitoring", `{"serviceMonitor": {}, "dashboard": {"labels": {"grafana_dashboard": "1"}}, "alerts": {"for": "1h30m", "waitingRequests": 0, "kvCacheUsagePercent": 100}}`, "spec.vllmConfig.image", `"vllm/vllm-openai:v0.9.1"`},
 	{"spec.storage.extraVolumes", `[{"name": "adapters", "emptyDir": {"sizeLimit": "1Gi"}}]`, "spec.storage.extraVolumeMounts", `[{"name": "adapters", "mountPath": "/adapters"}]`},
 	{"spec.storage.extraVolumes", `[{"name": "cfg", "configMap": {"name": "cfg", "items": [{"key": "a", "path": "a"}]}}]`, "spec.pod.initContainers", `[{"name": "init", "image": "busybox", "volumeMounts": [{"name": "cfg", "mountPath": "/cfg"}]}]`},
 	{"spec.pod.initContainers", `[{"name": "init", "image": "busybox", "ports": [{"name": "http", "containerPort": 8080}], "env": [{"name": "A", "value": "b"}]}]`, "", ""},

@@ -49,6 +49,11 @@ var stacks = []stack{
 	// that it assumes the InferencePool's and the HTTPRoute's.
 	{name: "inference-extension", xr: "example/stacks/inference-extension.yaml", composition: composition, xrd: xrd},
 	{name: "runtime-adapters", xr: "example/stacks/runtime-adapters.yaml", composition: composition, xrd: xrd},
+	// ServiceMonitors, a Grafana dashboard and a PrometheusRule, over two
+	// models on either side of vLLM's 0.11.0 metric renames; render is given
+	// no CRDs, so the function warns that it assumes the ServiceMonitor's
+	// and the PrometheusRule's.
+	{name: "observability", xr: "example/stacks/observability.yaml", composition: composition, xrd: xrd},
 	// Every optional kind: HPA, KEDA, PDB, Ingress, HTTPRoute, NetworkPolicy,
 	// ServiceMonitor, LMCache server, LoRA sidecar; the CRDs of KEDA, the
 	// Gateway API and the Prometheus Operator as a cluster would have them.

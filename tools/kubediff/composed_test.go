@@ -343,7 +343,7 @@ func TestComposedObjects(t *testing.T) {
 
 // composedKinds are the kinds the function composes.
 var composedKinds = []string{"ConfigMap", "Deployment", "HTTPRoute", "HorizontalPodAutoscaler", "InferenceObjective", "InferencePool", "Ingress", "LeaderWorkerSet", "NetworkPolicy", "PersistentVolumeClaim",
-	"PodDisruptionBudget", "Role", "RoleBinding", "ScaledObject", "Service", "ServiceAccount", "ServiceMonitor"}
+	"PodDisruptionBudget", "PrometheusRule", "Role", "RoleBinding", "ScaledObject", "Service", "ServiceAccount", "ServiceMonitor"}
 
 // TestOracleRefuses: the validation of each kind runs and refuses: every
 // composed object of the stacks with a name the API server refuses, and the

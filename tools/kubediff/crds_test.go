@@ -48,6 +48,7 @@ var upstreamCRDs = []struct{ name, module, file string }{
 	// directory (module "").
 	{"inferenceobjectives.llm-d.ai", "", "llm-d/llm-d.ai_inferenceobjectives.yaml"},
 	{"servicemonitors.monitoring.coreos.com", "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", ""},
+	{"prometheusrules.monitoring.coreos.com", "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", ""},
 }
 
 var controllerGenArgs = []string{

@@ -161,6 +161,7 @@ var fieldSeeds = []struct{ path, value, path2, value2 string }{
 	{"spec.autoscaling", `{"type": "keda", "minReplicas": 1, "maxReplicas": 3, "prometheusAddress": "http://prometheus:9090", "threshold": "5"}`, "", ""},
 	{"spec.autoscaling", `{"type": "hpa", "minReplicas": 1, "maxReplicas": 4}`, "", ""},
 	{"spec.monitoring", `{"serviceMonitor": {"enabled": true, "interval": "15s", "labels": {"release": "prom"}}}`, "", ""},
+	{"spec.monitoring", `{"serviceMonitor": {}, "dashboard": {"labels": {"grafana_dashboard": "1"}, "annotations": {"grafana_folder": "LLM"}}, "alerts": {"labels": {"release": "prom"}, "for": "10m", "waitingRequests": 5, "kvCacheUsagePercent": 80}}`, "spec.inferenceExtension", `{"parentRefs": [{"name": "gw"}]}`},
 	{"spec.storage", `{"enabled": true, "size": "100Gi", "storageClassName": "fast", "accessModes": ["ReadWriteMany"]}`, "", ""},
 	{"spec.lmcacheConfig", `{"enabled": true, "server": {"replicas": 1}}`, "spec.routerConfig.routerType", `"kvaware"`},
 	{"spec.serviceAccountName", `"vllm"`, "spec.routerConfig.serviceAccountName", `"router"`},

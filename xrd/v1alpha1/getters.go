@@ -27,6 +27,22 @@ func (m *ServiceMonitor) GetEnabled() *bool {
 }
 
 // GetEnabled returns the switch, or nil for a nil block.
+func (d *Dashboard) GetEnabled() *bool {
+	if d == nil {
+		return nil
+	}
+	return d.Enabled
+}
+
+// GetEnabled returns the switch, or nil for a nil block.
+func (a *Alerts) GetEnabled() *bool {
+	if a == nil {
+		return nil
+	}
+	return a.Enabled
+}
+
+// GetEnabled returns the switch, or nil for a nil block.
 func (n *NetworkPolicy) GetEnabled() *bool {
 	if n == nil {
 		return nil

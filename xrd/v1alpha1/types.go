@@ -48,7 +48,8 @@ type ProductionStackSpec struct {
 	// +optional
 	RouterConfig *RouterConfig `json:"routerConfig,omitempty"`
 
-	// Prometheus Operator ServiceMonitors for the engines and the router.
+	// Prometheus Operator ServiceMonitors for the engines and the router
+	// (or the endpoint pickers), a Grafana dashboard and alerts.
 	// +optional
 	Monitoring *Monitoring `json:"monitoring,omitempty"`
 
@@ -64,11 +65,84 @@ type ProductionStackSpec struct {
 	InferenceExtension *InferenceExtension `json:"inferenceExtension,omitempty"`
 }
 
-// Monitoring configures metrics scraping.
+// Monitoring configures metrics scraping, the stack's Grafana dashboard
+// and its alerts.
 type Monitoring struct {
-	// ServiceMonitors for the engines' and the router's /metrics.
+	// ServiceMonitors for the engines' and the router's /metrics (with the
+	// inference extension, the endpoint pickers' instead of the router's).
 	// +optional
 	ServiceMonitor *ServiceMonitor `json:"serviceMonitor,omitempty"`
+
+	// A Grafana dashboard of the stack, in a ConfigMap that Grafana's
+	// dashboard sidecar loads: engines, router and endpoint pickers, built
+	// from the metrics the releases the stack runs export. Needs
+	// serviceMonitor: its queries select the series by the labels the
+	// ServiceMonitors' scrape gives them.
+	// +optional
+	Dashboard *Dashboard `json:"dashboard,omitempty"`
+
+	// Alerts in a Prometheus Operator PrometheusRule: no ready engine for a
+	// model, waiting requests growing, KV cache nearly full, router without
+	// engines. Needs serviceMonitor, like dashboard, and the
+	// PrometheusRule CRD.
+	// +optional
+	Alerts *Alerts `json:"alerts,omitempty"`
+}
+
+// Dashboard configures the stack's Grafana dashboard.
+type Dashboard struct {
+	// Create the dashboard's ConfigMap. Default: true when the block is
+	// set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Labels the Grafana sidecar selects the ConfigMap by (its
+	// sidecar.dashboards.label and labelValue). Default:
+	// grafana_dashboard: "1", which the Grafana chart's default (label
+	// grafana_dashboard, any value) and kube-prometheus-stack's value select;
+	// set labels replace it.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Annotations of the ConfigMap, e.g. the sidecar's folder annotation
+	// (sidecar.dashboards.folderAnnotation, often grafana_folder) with the
+	// folder the dashboard goes in.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// Alerts configures the stack's PrometheusRule.
+type Alerts struct {
+	// Create the PrometheusRule. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Labels of the PrometheusRule, e.g. the one your Prometheus's
+	// ruleSelector selects.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// How long a condition holds before its alert fires, a Prometheus
+	// duration such as 5m. Default: 5m.
+	// +optional
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$`
+	For string `json:"for,omitempty"`
+
+	// Waiting requests of one engine above which, while the model's queue
+	// grows, VLLMRequestsWaitingGrowing fires. Default: 10.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	WaitingRequests *int32 `json:"waitingRequests,omitempty"`
+
+	// KV-cache usage of one engine, in percent, above which
+	// VLLMKVCacheNearlyFull fires. Default: 90.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	KVCacheUsagePercent *int32 `json:"kvCacheUsagePercent,omitempty"`
 }
 
 // ServiceMonitor configures the Prometheus Operator ServiceMonitors.

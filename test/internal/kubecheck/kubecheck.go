@@ -19,6 +19,7 @@ import (
 	"io"
 	"path"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -216,6 +217,7 @@ var untypedKinds = map[string]bool{
 	"keda.sh/v1alpha1/ScaledObject":                true,
 	"gateway.networking.k8s.io/v1/HTTPRoute":       true,
 	"monitoring.coreos.com/v1/ServiceMonitor":      true,
+	"monitoring.coreos.com/v1/PrometheusRule":      true,
 	"inference.networking.k8s.io/v1/InferencePool": true,
 	// models[].inferenceObjectives, in the group the picker watches.
 	"inference.networking.x-k8s.io/v1alpha2/InferenceObjective": true,
@@ -226,9 +228,10 @@ var untypedKinds = map[string]bool{
 // router's ServiceMonitor, select by component) and carry no
 // app.kubernetes.io/name label.
 var withoutNameLabel = map[string]bool{
-	"engines-networkpolicy": true,
-	"engine-servicemonitor": true,
-	"servicemonitor-router": true,
+	"engines-networkpolicy":          true,
+	"engine-servicemonitor":          true,
+	"servicemonitor-router":          true,
+	"servicemonitor-endpoint-picker": true,
 }
 
 // object is one composed object, decoded.
@@ -389,6 +392,7 @@ func (st *renderedStack) check() {
 			if size > maxConfigMapBytes {
 				st.errorf(o, "holds %d bytes of keys and values, more than the API server's %d", size, maxConfigMapBytes)
 			}
+			st.checkDashboard(o, v)
 		case *corev1.ServiceAccount:
 		case *rbacv1.Role:
 			st.checkRole(o, v)
@@ -1091,6 +1095,27 @@ func (st *renderedStack) checkUntyped(o *object) {
 		if _, ok := spec["priority"].(float64); !ok {
 			st.errorf(o, "spec.priority is not a number")
 		}
+	case "PrometheusRule":
+		groups, _ := spec["groups"].([]any)
+		if len(groups) == 0 {
+			st.errorf(o, "no groups")
+		}
+		for i, g := range groups {
+			g, _ := g.(map[string]any)
+			if name, _ := g["name"].(string); name == "" {
+				st.errorf(o, "spec.groups[%d] has no name", i)
+			}
+			rules, _ := g["rules"].([]any)
+			for j, r := range rules {
+				r, _ := r.(map[string]any)
+				alert, _ := r["alert"].(string)
+				expr, _ := r["expr"].(string)
+				if alert == "" || expr == "" {
+					st.errorf(o, "spec.groups[%d].rules[%d] lacks its alert or expr", i, j)
+				}
+				st.scrapedQuery(o, fmt.Sprintf("spec.groups[%d].rules[%d].expr", i, j), expr)
+			}
+		}
 	case "ServiceMonitor":
 		sel, _ := spec["selector"].(map[string]any)
 		ml, _ := sel["matchLabels"].(map[string]any)
@@ -1120,6 +1145,95 @@ func (st *renderedStack) checkUntyped(o *object) {
 		}
 		if len(matched) == 0 {
 			st.errorf(o, "spec.selector %v selects no rendered Service", set)
+		}
+	}
+}
+
+// queriedService is a service matcher of a query the stack writes.
+var queriedService = regexp.MustCompile(`service=~?"([^"]*)"`)
+
+// scrapedQuery: a query of the stack's dashboard or alerts selects, by its
+// service label (what the Prometheus Operator gives a target a
+// ServiceMonitor scrapes), only rendered Services that a rendered
+// ServiceMonitor selects, on a port the ServiceMonitor scrapes.
+func (st *renderedStack) scrapedQuery(o *object, fld, expr string) {
+	ms := queriedService.FindAllStringSubmatch(expr, -1)
+	if len(ms) == 0 {
+		st.errorf(o, "%s %q selects no Service", fld, expr)
+	}
+	for _, m := range ms {
+		for _, name := range strings.Split(m[1], "|") {
+			so := st.get("Service", name)
+			var svc *corev1.Service
+			if so != nil {
+				svc, _ = so.typed.(*corev1.Service)
+			}
+			if svc == nil {
+				st.errorf(o, "%s selects the Service %s, which is not rendered", fld, name)
+				continue
+			}
+			scraped := false
+			for _, mon := range st.objects {
+				if kind, _ := mon.Obj["kind"].(string); kind != "ServiceMonitor" {
+					continue
+				}
+				ml := unstructuredStrings(mon.Obj, "spec", "selector", "matchLabels")
+				if len(ml) > 0 && labels.SelectorFromSet(ml).Matches(labels.Set(svc.Labels)) {
+					scraped = true
+				}
+			}
+			if !scraped {
+				st.errorf(o, "%s selects the Service %s, which no rendered ServiceMonitor scrapes", fld, name)
+			}
+		}
+	}
+}
+
+// unstructuredStrings is the map of strings at path of obj, nil when
+// there is none.
+func unstructuredStrings(obj map[string]any, path ...string) map[string]string {
+	var cur any = obj
+	for _, p := range path {
+		m, _ := cur.(map[string]any)
+		cur = m[p]
+	}
+	m, _ := cur.(map[string]any)
+	if m == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range m {
+		out[k], _ = v.(string)
+	}
+	return out
+}
+
+// checkDashboard: a Grafana dashboard the stack renders (a ConfigMap key
+// vllm-stack-*.json) is JSON whose panels' queries select scraped
+// Services (scrapedQuery).
+func (st *renderedStack) checkDashboard(o *object, cm *corev1.ConfigMap) {
+	for k, d := range cm.Data {
+		if !strings.HasPrefix(k, "vllm-stack-") || !strings.HasSuffix(k, ".json") {
+			continue
+		}
+		var dash struct {
+			UID    string
+			Panels []struct {
+				Title   string
+				Targets []struct{ Expr string }
+			}
+		}
+		if err := json.Unmarshal([]byte(d), &dash); err != nil {
+			st.errorf(o, "data[%s] is not JSON: %v", k, err)
+			continue
+		}
+		if dash.UID == "" || len(dash.UID) > 40 {
+			st.errorf(o, "data[%s]: uid %q is not 1 to 40 characters, as Grafana wants", k, dash.UID)
+		}
+		for _, p := range dash.Panels {
+			for _, q := range p.Targets {
+				st.scrapedQuery(o, "data["+k+"] panel "+p.Title, q.Expr)
+			}
 		}
 	}
 }
