@@ -157,6 +157,16 @@ const defaultFunctionPackage = "ghcr.io/vllm-project/function-vllm-stack"
 // depend on (FUNCTION_PACKAGE, as make test-xpkg passes it) and VERSION.
 func functionPackage(t *testing.T) (pkg, version string) {
 	t.Helper()
+	pkg = os.Getenv("FUNCTION_PACKAGE")
+	if pkg == "" {
+		pkg = defaultFunctionPackage
+	}
+	return pkg, readVersion(t)
+}
+
+// readVersion is the repository's VERSION, which versions both packages.
+func readVersion(t *testing.T) string {
+	t.Helper()
 	root, err := harness.Root()
 	if err != nil {
 		t.Fatal(err)
@@ -165,26 +175,14 @@ func functionPackage(t *testing.T) (pkg, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg = os.Getenv("FUNCTION_PACKAGE")
-	if pkg == "" {
-		pkg = defaultFunctionPackage
-	}
-	return pkg, strings.TrimSpace(string(vb))
+	return strings.TrimSpace(string(vb))
 }
 
 // TestCompositionsAdapterSyncImage: the Compositions a user applies by hand
 // name the released Function package at VERSION as the image of the
 // container that loads runtime adapters, so that a new VERSION updates them.
 func TestCompositionsAdapterSyncImage(t *testing.T) {
-	root, err := harness.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	vb, err := os.ReadFile(filepath.Join(root, "VERSION"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := defaultFunctionPackage + ":" + strings.TrimSpace(string(vb))
+	want := defaultFunctionPackage + ":" + readVersion(t)
 	for _, f := range []string{"composition/composition.yaml", "composition/legacy/composition.yaml"} {
 		steps := readYAML(t, f)[0]["spec"].(map[string]any)["pipeline"].([]any)
 		in, _ := steps[0].(map[string]any)["input"].(map[string]any)
