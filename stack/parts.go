@@ -102,7 +102,7 @@ func (s *Stack) Parts() Parts {
 		p.Engines = append(p.Engines, ep)
 	}
 	if extensionOn(s) {
-		for _, e := range s.engines {
+		for _, e := range poolModels(s) {
 			p.Pools = append(p.Pools, PoolPart{
 				Model: e.model.Name, Key: engineKey(e.id) + "-inferencepool", Pool: s.names.inferencePool(e.id),
 				PickerKey: pickerKey(e.id), Picker: s.names.picker(e.id), PickerReplicas: s.extension.replicas,

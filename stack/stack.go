@@ -128,6 +128,11 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 			}
 		}
 	}
+	if st.extension != nil {
+		for i := range st.engines {
+			st.engines[i].picked = st.engines[i].role != ""
+		}
+	}
 	if spec.Monitoring != nil {
 		st.serviceMonitor = spec.Monitoring.ServiceMonitor
 	}
@@ -187,8 +192,8 @@ func composeGroups(s *Stack) [][]Object {
 		if autoscaled(e) {
 			objs = append(objs, engineAutoscaler(s, e))
 		}
-		if extensionOn(s) {
-			objs = append(objs, poolObjects(s, e)...)
+		if m, ok := poolModel(e); ok && extensionOn(s) {
+			objs = append(objs, poolObjects(s, m)...)
 		}
 		groups = append(groups, objs)
 	}
