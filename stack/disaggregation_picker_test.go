@@ -150,6 +150,8 @@ func TestPickerPDRefusals(t *testing.T) {
 			"spec.inferenceExtension.routingSidecar.image example.com/proxy:v0.10.0 is not llm-d's routing sidecar (ghcr.io/llm-d/llm-d-router-disagg-sidecar, or ghcr.io/llm-d/llm-d-routing-sidecar before v0.9.0): the function spells the sidecar's flags by release, so it must know which program runs; use one of them, or your mirror of one under the same repository name"},
 		"SidecarOld": {pdGieXR("inferenceExtension.routingSidecar", map[string]any{"image": "ghcr.io/llm-d/llm-d-routing-sidecar:v0.6.0"}),
 			"spec.inferenceExtension.routingSidecar.image ghcr.io/llm-d/llm-d-routing-sidecar:v0.6.0 runs the sidecar of llm-d 0.6.0 (routingSidecar.image ghcr.io/llm-d/llm-d-routing-sidecar:v0.6.0), older than 0.7.0, the first whose flags the function renders (--kv-connector): use 0.7.0 or later"},
+		"InitContainerName": {pdGieXR("pod.initContainers", []any{map[string]any{"name": "routing-sidecar", "image": "busybox", "ports": []any{map[string]any{"containerPort": 9000, "name": "sidecar-http"}}}}),
+			`spec: pod.initContainers[0].name "routing-sidecar" is also the name of the routing sidecar: container names must be unique in the pod; spec: pod.initContainers[0] port name "sidecar-http" is also the name of another port of the pod: port names must be unique`},
 		"OtherModel": {gieXR("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "model", nil, "models", []any{
 			map[string]any{"name": "a", "modelURL": "org/a", "disaggregation": map[string]any{}},
 			map[string]any{"name": "b", "modelURL": "org/b"}}),
