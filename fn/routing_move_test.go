@@ -35,6 +35,12 @@ func observedLayer(t *testing.T, rsp *fnv1.RunFunctionResponse, ready func(key s
 	return out
 }
 
+// gieGroupsXR is groupsXR, a disaggregated model, on the inference
+// extension.
+func gieGroupsXR() map[string]any {
+	return topologyXR("disaggregation", map[string]any{}, "inferenceExtension", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}})
+}
+
 var (
 	routerLayer    = []string{"router", "router-service", "router-serviceaccount", "router-role", "router-rolebinding"}
 	extensionLayer = []string{"inference-httproute", "engine-m-inferencepool", "engine-m-epp", "engine-m-epp-service", "engine-m-epp-serviceaccount", "engine-m-epp-config", "engine-m-epp-role", "engine-m-epp-rolebinding"}
@@ -55,6 +61,11 @@ func TestRoutingLayerChanges(t *testing.T) {
 		{"to the inference extension", plainXR, gieTopologyXR, routerLayer, extensionLayer,
 			"moving to the inference extension: the router (Deployment s-deployment-router) keeps serving at its Service until every model's InferencePool is accepted by its Gateway and its endpoint picker is available"},
 		{"to the router", gieTopologyXR, plainXR, extensionLayer, routerLayer,
+			"moving to the router: the inference extension's pools keep serving through the Gateway until the router is available"},
+		// A disaggregated model: one pool for its two groups.
+		{"disaggregated, to the inference extension", groupsXR, gieGroupsXR, routerLayer, extensionLayer,
+			"moving to the inference extension: the router (Deployment s-deployment-router) keeps serving at its Service until every model's InferencePool is accepted by its Gateway and its endpoint picker is available"},
+		{"disaggregated, to the router", gieGroupsXR, groupsXR, extensionLayer, routerLayer,
 			"moving to the router: the inference extension's pools keep serving through the Gateway until the router is available"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -197,12 +197,18 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 	problems = append(problems, checkObjectives(r, picker, v, pool, args["--pool-group"], rules)...)
 	sel, _, _ := unstructured.NestedStringMap(pool.Object, "spec", "selector", "matchLabels")
 	models := map[string]bool{}
+	var selected []appsv1.Deployment
 	for _, e := range r.withContainer(engineContainer) {
 		if k8slabels.SelectorFromSet(sel).Matches(k8slabels.Set(e.Spec.Template.Labels)) && !headless(e) {
 			models[e.Spec.Template.Labels[labelModel]] = true
+			selected = append(selected, e)
 		}
 	}
-	if len(models) != 1 {
+	if pd := pdProfiles(cfg); pd != nil {
+		// A disaggregated model: its prefill and decode groups, checked
+		// against the P/D facts.
+		problems = append(problems, checkPickerPD(r, picker, v, cfg, pd, pool, selected)...)
+	} else if len(models) != 1 {
 		problems = append(problems, fmt.Sprintf("InferencePool %s selects the serving pods of %d models, want 1", pool.GetName(), len(models)))
 	}
 	ref, _, _ := unstructured.NestedString(pool.Object, "spec", "endpointPickerRef", "name")

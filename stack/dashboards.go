@@ -47,7 +47,7 @@ func observabilityTarget(s *Stack) observability.Target {
 	}
 	if extensionOn(s) {
 		r := s.extension.release
-		for _, e := range s.engines {
+		for _, e := range poolModels(s) {
 			t.Pickers = append(t.Pickers, observability.Source{Service: s.names.picker(e.id), Model: e.served,
 				Release: observability.Release{Program: r.Kind, Version: r.Version}})
 		}

@@ -56,6 +56,11 @@ type engine struct {
 	// modelID and modelLabel are the model's id and label: a group's
 	// differ from its own (M-prefill, M-decode), an engine's are its own.
 	modelID, modelLabel string
+	// picked marks a disaggregated model's group behind llm-d's endpoint
+	// picker, which schedules prefill and decode itself: its pods carry
+	// the picker's role label, and a decode group's run the routing sidecar
+	// in front of vLLM (pdBehindPicker).
+	picked bool
 	// lwsWorker marks the worker pods' engine of a multi-node model, whose
 	// arguments differ from its leader's (multiNodeArgs).
 	lwsWorker bool

@@ -294,7 +294,11 @@ func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *
 	transfer := transferOf(e)
 	routing := routingFor(transfer)
 	if len(s.engines) > len(groups) || len(groups) > len(roleGroups) {
-		f.errorf("%s: a stack with a disaggregated model serves that model alone: the router's routing logic (%s) applies to every model; serve the other models from stacks of their own", p, routing)
+		if extensionOn(s) {
+			f.errorf("%s: a stack with a disaggregated model serves that model alone: its InferencePool selects the stack's serving pods, both groups'; serve the other models from stacks of their own", p)
+		} else {
+			f.errorf("%s: a stack with a disaggregated model serves that model alone: the router's routing logic (%s) applies to every model; serve the other models from stacks of their own", p, routing)
+		}
 	}
 	switch transfer {
 	case transferNIXL:
@@ -315,6 +319,9 @@ func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *
 	warnIdleGroup(f, groups)
 	if enabled(e.cfg.Disaggregation.HostPIDAndIPC) && e.cfg.Pod != nil {
 		apiProblems(f, e.block+".pod.securityContext", kubeapi.HostIPCSysctls(e.cfg.Pod.SecurityContext))
+	}
+	if extensionOn(s) {
+		return // the picker routes it: validatePickerPD
 	}
 	r := s.router
 	if routerTypeChosen(spec.RouterConfig) {

@@ -35,7 +35,7 @@ const (
 // engineTemplate is the pod template of one model's vLLM engines.
 func engineTemplate(s *Stack, e engine) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: withExtraLabels(engineLabels(s.name, e), e.cfg.Pod.Labels), Annotations: e.cfg.Pod.Annotations},
+		ObjectMeta: metav1.ObjectMeta{Labels: withExtraLabels(enginePodLabels(s.name, e), e.cfg.Pod.Labels), Annotations: e.cfg.Pod.Annotations},
 		Spec:       enginePod(s, e),
 	}
 }
@@ -95,6 +95,9 @@ func enginePod(s *Stack, e engine) corev1.PodSpec {
 	if loraSidecarOn(e) {
 		pod.Containers = append(pod.Containers, loraSidecar(e))
 	}
+	if routingSidecarOn(e) {
+		pod.Containers = append(pod.Containers, routingSidecar(s))
+	}
 	schedule(&pod, e.cfg.Scheduling)
 	podIdentity(&pod, e.cfg.Pod)
 	if runtimeAdaptersOn(e) {
@@ -128,15 +131,15 @@ func engineContainerSpec(s *Stack, e engine) corev1.Container {
 		// Large models take minutes to download and load: the startup
 		// probe's budget grows with the model's size; see startupProbe.
 		StartupProbe:    startupProbe(e),
-		ReadinessProbe:  tune(httpProbe(enginePort, 5, 3), p.Readiness),
-		LivenessProbe:   tune(httpProbe(enginePort, 10, 3), p.Liveness),
+		ReadinessProbe:  tune(httpProbe(vllmPort(e), 5, 3), p.Readiness),
+		LivenessProbe:   tune(httpProbe(vllmPort(e), 10, 3), p.Liveness),
 		SecurityContext: e.cfg.Pod.ContainerSecurityContext,
 	}
 }
 
 // enginePorts: the API port, and with kvaware routing the LMCache worker's.
 func enginePorts(s *Stack, e engine) []corev1.ContainerPort {
-	ports := []corev1.ContainerPort{{Name: enginePortName, ContainerPort: enginePort, Protocol: corev1.ProtocolTCP}}
+	ports := []corev1.ContainerPort{{Name: enginePortName, ContainerPort: vllmPort(e), Protocol: corev1.ProtocolTCP}}
 	if kvAware(s, e) {
 		ports = append(ports, corev1.ContainerPort{Name: lmcacheWorkerPortName, ContainerPort: workerPort(e), Protocol: corev1.ProtocolTCP})
 	}
@@ -172,7 +175,7 @@ func engineArgs(e engine) []string {
 	if m.Revision != "" {
 		args = append(args, opt("--revision", m.Revision))
 	}
-	args = append(args, "--host", "0.0.0.0", "--port", strconv.Itoa(enginePort))
+	args = append(args, "--host", "0.0.0.0", "--port", strconv.Itoa(int(vllmPort(e))))
 	if m.EnableLoRA {
 		args = append(args, "--enable-lora")
 	}

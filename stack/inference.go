@@ -29,6 +29,12 @@ const ComponentPicker = "endpoint-picker"
 // model's InferenceObjectives; absent when the model has none.
 const annotationObjectives = "serving.vllm.ai/inference-objectives"
 
+// annotationScheduling, on the picker pods of a disaggregated model, says
+// the picker schedules prefill and decode (its configuration has the two
+// profiles): the picker reads its configuration once, at start, so turning
+// disaggregation on or off restarts it with the other configuration.
+const annotationScheduling = "serving.vllm.ai/picker-scheduling"
+
 // extension is spec.inferenceExtension with defaults applied.
 type extension struct {
 	spec       *v1alpha1.InferenceExtension
@@ -38,6 +44,8 @@ type extension struct {
 	from       string // where the release comes from, for messages
 	replicas   int32
 	weights    inferencepool.Weights
+	// sidecar is the routing sidecar of disaggregated models' decode pods.
+	sidecar sidecar
 }
 
 // DefaultPickerImage is the endpoint picker a stack runs unless it names one.
@@ -59,6 +67,7 @@ func resolveExtension(x *v1alpha1.InferenceExtension) *extension {
 	}
 	e := &extension{spec: x, image: or(p.Image, DefaultPickerImage), replicas: ptr.Deref(p.Replicas, 1), weights: inferencepool.DefaultWeights}
 	e.release, e.from, e.releaseErr = resolvePickerRelease(e.image, p.Version)
+	e.sidecar = resolveSidecar(x, e.release)
 	if w := p.Scorers; w != nil {
 		e.weights.Queue = ptr.Deref(w.Queue, e.weights.Queue)
 		e.weights.KVCacheUtilization = ptr.Deref(w.KVCacheUtilization, e.weights.KVCacheUtilization)
@@ -103,7 +112,8 @@ func checkPickerSupported(r upstream.PickerRelease, from string) (upstream.Picke
 	return r, from, nil
 }
 
-// pool is the InferencePool and picker of one model.
+// pool is the InferencePool and picker of one model; e stands for the
+// model (poolModel).
 func pool(s *Stack, e engine) inferencepool.Pool {
 	x := s.extension
 	p := x.spec.Picker
@@ -125,6 +135,7 @@ func pool(s *Stack, e engine) inferencepool.Pool {
 		KVCacheMetric: pickerKVCacheMetric(x.release, e),
 		// A model at zero: the picker holds its requests.
 		RequestTTLSeconds: pickerRequestTTL(e),
+		Disaggregated:     e.role != "",
 	}
 	if p.Resources != nil {
 		pk.Resources = *p.Resources
@@ -137,12 +148,18 @@ func pool(s *Stack, e engine) inferencepool.Pool {
 		// is refused while the CRD is missing) or changes group.
 		pk.PodAnnotations = map[string]string{annotationObjectives: upstream.PickerObjectiveOf(x.release).APIVersion}
 	}
+	if e.role != "" {
+		if pk.PodAnnotations == nil {
+			pk.PodAnnotations = map[string]string{}
+		}
+		pk.PodAnnotations[annotationScheduling] = "prefill-decode"
+	}
 	if sc := p.Scheduling; sc != nil {
 		pk.NodeSelector, pk.Tolerations, pk.Affinity = sc.NodeSelector, sc.Tolerations, sc.Affinity
 	}
 	return inferencepool.Pool{
 		Name: s.names.inferencePool(e.id), Namespace: s.namespace, Labels: l,
-		Selector:    engineSelector(s.name, e),
+		Selector:    poolSelector(s, e),
 		TargetPort:  enginePort,
 		FailureMode: x.spec.FailureMode,
 		Picker:      pk,
@@ -162,7 +179,8 @@ func pickerKVCacheMetric(r upstream.PickerRelease, e engine) string {
 }
 
 // poolObjects are the objects of one model's pool, under keys of the
-// model's. The RoleBinding waits for its Role, as the router's does.
+// model's; e stands for the model (poolModel). The RoleBinding waits for
+// its Role, as the router's does.
 func poolObjects(s *Stack, e engine) []Object {
 	p := pool(s, e)
 	objs := []Object{
@@ -197,21 +215,22 @@ type objective struct {
 }
 
 // objectives are a model's inferenceObjectives, in the group the picker's
-// release watches; none without the inference extension.
+// release watches; none without the inference extension. A disaggregated
+// model's are its prefill group's (its decode group has none: one pool).
 func objectives(s *Stack, e engine) []objective {
-	if !extensionOn(s) {
+	if !extensionOn(s) || e.role == roleDecode {
 		return nil
 	}
 	po := upstream.PickerObjectiveOf(s.extension.release)
-	l := labels(s.name, shorten(e.id, maxLabelLength), ComponentPicker)
-	l[labelModel] = e.label
+	l := labels(s.name, shorten(e.modelID, maxLabelLength), ComponentPicker)
+	l[labelModel] = e.modelLabel
 	out := make([]objective, 0, len(e.model.InferenceObjectives))
 	for _, o := range e.model.InferenceObjectives {
-		name := s.names.inferenceObjective(e.id, o.Name)
+		name := s.names.inferenceObjective(e.modelID, o.Name)
 		out = append(out, objective{
 			Objective: inferencepool.Objective{
 				Name: name, Namespace: s.namespace, Labels: l,
-				APIVersion: po.APIVersion, Pool: s.names.inferencePool(e.id), Priority: int32(o.Priority), //nolint:gosec // the XRD's bounds, checked
+				APIVersion: po.APIVersion, Pool: s.names.inferencePool(e.modelID), Priority: int32(o.Priority), //nolint:gosec // the XRD's bounds, checked
 			},
 			spec:   o,
 			header: po.Header + ": " + name,
@@ -236,9 +255,10 @@ func inferenceRoute(s *Stack) runtime.Object {
 		RequestTimeout: or(x.RequestTimeout, routeTimeout(s)),
 	}
 	r.Parents = gatewayRefs(x.ParentRefs)
-	for _, e := range s.engines {
+	models := poolModels(s)
+	for _, e := range models {
 		rule := inferencepool.Rule{Pool: s.names.inferencePool(e.id)}
-		if len(s.engines) > 1 {
+		if len(models) > 1 {
 			rule.PathPrefix = modelPath(e)
 		}
 		r.Rules = append(r.Rules, rule)
@@ -310,11 +330,19 @@ func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack
 			}
 		}
 	}
+	disaggregated := false
 	for _, e := range s.engines {
-		if e.role != "" {
-			f.errorf("%s: %s.disaggregation needs the picker to schedule prefill and decode itself (llm-d's profile handler, prefill and decode filters, and a routing sidecar on the decode pods), which the stack does not render yet: route a disaggregated model through the production-stack router (remove inferenceExtension)", p, e.block)
-			break
+		if e.role == rolePrefill {
+			disaggregated = true
+			validatePickerPD(f, s, e)
 		}
+	}
+	if sc := x.spec.RoutingSidecar; sc != nil {
+		if !disaggregated {
+			f.warnf("%s.routingSidecar: it runs on the decode pods of a disaggregated model, and the stack has none: it is not used", p)
+		}
+		image(f, p+".routingSidecar.image", sc.Image)
+		oneOf(f, p+".routingSidecar.imagePullPolicy", sc.ImagePullPolicy, pullPolicies)
 	}
 	if np := spec.NetworkPolicy; on(np != nil, np.GetEnabled()) {
 		f.errorf("%s: networkPolicy lets only the router reach the engines, and with the inference extension the Gateway's proxies send the requests and the pickers scrape the engines: remove networkPolicy, or route through the router", p)
@@ -358,7 +386,7 @@ func validateObjectives(f *Findings, s *Stack) {
 				continue
 			}
 			seen[o.Name] = true
-			if n := s.names.inferenceObjective(e.id, o.Name); len(n) > maxSubdomainLength {
+			if n := s.names.inferenceObjective(e.modelID, o.Name); len(n) > maxSubdomainLength {
 				f.errorf("%s %q names the InferenceObjective %s, %d characters, and an object name has at most %d: clients send it in the objective header, so it is not shortened; shorten the objective's name, the model's or the stack's", at, o.Name, n, len(n), maxSubdomainLength)
 			}
 		}

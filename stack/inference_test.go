@@ -134,8 +134,6 @@ func TestInferenceExtensionRefusals(t *testing.T) {
 			"spec.inferenceExtension: routerConfig.routerType session is the production-stack router's, and the endpoint picker routes the stack's requests: remove routerType, and weigh the picker's scorers (picker.scorers) instead"},
 		"NetworkPolicy": {gieXR("networkPolicy", map[string]any{}),
 			"spec.inferenceExtension: networkPolicy lets only the router reach the engines, and with the inference extension the Gateway's proxies send the requests and the pickers scrape the engines: remove networkPolicy, or route through the router"},
-		"Disaggregated": {gieXR("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "routerConfig.image", "lmcache/lmstack-router:v0.1.12", "disaggregation", map[string]any{}),
-			"spec.inferenceExtension: spec.disaggregation needs the picker to schedule prefill and decode itself (llm-d's profile handler, prefill and decode filters, and a routing sidecar on the decode pods), which the stack does not render yet: route a disaggregated model through the production-stack router (remove inferenceExtension)"},
 		"NoParent": {gieXR("inferenceExtension.parentRefs", []any{}),
 			"spec.inferenceExtension.parentRefs is required: name the Gateway the route attaches to"},
 	} {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vllm-project/function-vllm-stack/internal/kubeapi"
 	"github.com/vllm-project/function-vllm-stack/stack/adaptersync"
+	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
 )
 
 // Checks of the Kubernetes types a spec holds as they are (volumes, init
@@ -310,12 +311,18 @@ func validateInitContainers(f *Findings, s *Stack, e engine) {
 	if runtimeAdaptersOn(e) {
 		taken[adaptersync.ContainerName] = "the adapter sync container"
 	}
+	if routingSidecarOn(e) {
+		taken[inferencepool.SidecarContainerName] = "the routing sidecar"
+	}
 	ports := map[string]bool{}
 	for _, p := range enginePorts(s, e) {
 		ports[p.Name] = true
 	}
 	if loraSidecarOn(e) {
 		ports[loraSidecarPortName] = true
+	}
+	if routingSidecarOn(e) {
+		ports[inferencepool.SidecarPortName] = true
 	}
 	for i, c := range e.cfg.Pod.InitContainers {
 		p := fmt.Sprintf("pod.initContainers[%d]", i)

@@ -102,7 +102,7 @@ func (s *Stack) Parts() Parts {
 		p.Engines = append(p.Engines, ep)
 	}
 	if extensionOn(s) {
-		for _, e := range s.engines {
+		for _, e := range poolModels(s) {
 			p.Pools = append(p.Pools, PoolPart{
 				Model: e.model.Name, Key: engineKey(e.id) + "-inferencepool", Pool: s.names.inferencePool(e.id),
 				PickerKey: pickerKey(e.id), Picker: s.names.picker(e.id), PickerReplicas: s.extension.replicas,
@@ -128,9 +128,10 @@ func endpoint(s *Stack) string {
 		if len(x.ParentRefs) > 0 {
 			gw = or(x.ParentRefs[0].Namespace, s.namespace) + "/" + x.ParentRefs[0].Name
 		}
-		paths := make([]string, 0, len(s.engines))
-		for _, e := range s.engines {
-			if len(s.engines) == 1 {
+		models := poolModels(s)
+		paths := make([]string, 0, len(models))
+		for _, e := range models {
+			if len(models) == 1 {
 				paths = append(paths, "/v1")
 				break
 			}

@@ -28,7 +28,7 @@ var routerLayerKeys = []keyed{
 // extensionLayerKeys are the extension's objects of the stack's models.
 func extensionLayerKeys(s *Stack) []keyed {
 	keys := []keyed{{inferenceRouteKey, "gateway.networking.k8s.io/v1", "HTTPRoute"}}
-	for _, e := range s.engines {
+	for _, e := range poolModels(s) {
 		p := pickerKey(e.id)
 		keys = append(keys,
 			keyed{engineKey(e.id) + "-inferencepool", inferencepool.PoolAPIVersion, inferencepool.PoolKind},
@@ -51,7 +51,7 @@ func routingMove(s *Stack, o Observed, desired map[string]bool) ([]Object, strin
 		if !o.Has(routerKey) || desired[routerKey] {
 			return nil, ""
 		}
-		for _, e := range s.engines {
+		for _, e := range poolModels(s) {
 			if !o.Ready(engineKey(e.id)+"-inferencepool") || !o.Ready(pickerKey(e.id)) {
 				old = routerLayerKeys
 				break

@@ -26,6 +26,9 @@ type Stack struct {
 	// RoleBinding may be composed.
 	routerRoleExists bool
 	// moves are the models changing topology, as Compose saw them;
+	// frozenPools are the models whose pool and picker are kept as
+	// observed while their disaggregation changes (transition.go).
+	frozenPools []string
 	// keptRouterType the routing logic of a router kept as observed.
 	moves          []Move
 	keptRouterType string
@@ -84,10 +87,19 @@ func (s *Stack) Compose(observed Observed) ([]Object, error) {
 	var keep []Object
 	var freezeRouter bool
 	s.keptRouterType = ""
+	s.frozenPools = nil
 	s.moves, keep, freezeRouter = moves(s, observed, desired)
 	if freezeRouter {
 		// The router keeps the logic it runs, as observed.
 		objs = slices.DeleteFunc(objs, func(o Object) bool { return o.Key == routerKey })
+	}
+	if frozen := frozenPoolObjects(s, observed); len(frozen) > 0 {
+		// A pool and its picker keep serving the old workload, as observed.
+		for i, o := range objs {
+			if f, ok := frozen[o.Key]; ok {
+				objs[i] = f
+			}
+		}
 	}
 	var keepLayer []Object
 	keepLayer, s.layerMove = routingMove(s, observed, desired)
@@ -126,6 +138,11 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 				st.router.routerType = routingFor(transferOf(e))
 				break
 			}
+		}
+	}
+	if st.extension != nil {
+		for i := range st.engines {
+			st.engines[i].picked = st.engines[i].role != ""
 		}
 	}
 	if spec.Monitoring != nil {
@@ -187,8 +204,8 @@ func composeGroups(s *Stack) [][]Object {
 		if autoscaled(e) {
 			objs = append(objs, engineAutoscaler(s, e))
 		}
-		if extensionOn(s) {
-			objs = append(objs, poolObjects(s, e)...)
+		if m, ok := poolModel(e); ok && extensionOn(s) {
+			objs = append(objs, poolObjects(s, m)...)
 		}
 		groups = append(groups, objs)
 	}

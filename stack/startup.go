@@ -129,7 +129,7 @@ func startupProbe(e engine) *corev1.Probe {
 		period = *o.PeriodSeconds
 	}
 	failures := int32(math.Ceil(float64(startupSeconds(e)) / float64(period)))
-	return tune(httpProbe(enginePort, period, failures), o)
+	return tune(httpProbe(vllmPort(e), period, failures), o)
 }
 
 // startupSeconds is how long the engine may take to start.

@@ -1,11 +1,14 @@
 package stack
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
+
+	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
 )
 
 // Observed is what Crossplane observed of a stack's composed objects, by
@@ -166,14 +169,24 @@ func moves(s *Stack, o Observed, desired map[string]bool) (ms []Move, keep []Obj
 		for _, k := range newWorkloads {
 			newReady = newReady && o.Has(k.key) && o.Ready(k.key)
 		}
-		switchRouter := oldGroups != (cur == topologyGroups)
-		if newReady && switchRouter && routerCurrent < 0 {
+		// Disaggregation on or off changes the routing: the router's logic,
+		// or behind the endpoint picker its pool and configuration.
+		switchLogic := oldGroups != (cur == topologyGroups)
+		switchRouter := switchLogic && !extensionOn(s)
+		if switchLogic && extensionOn(s) {
+			if !newReady {
+				// The pool and picker keep serving the old workload.
+				s.frozenPools = append(s.frozenPools, e.modelID)
+			} else if pickerRuns(s, o, e) {
+				continue // made; the old one goes
+			}
+		} else if newReady && switchRouter && routerCurrent < 0 {
 			routerCurrent = 0
 			if routerRuns(s, o) {
 				routerCurrent = 1
 			}
 		}
-		if newReady && (!switchRouter || routerCurrent == 1) {
+		if newReady && !switchLogic || newReady && switchRouter && routerCurrent == 1 {
 			continue // make before break: made; the old one goes
 		}
 		freezeRouter = freezeRouter || (switchRouter && !newReady)
@@ -223,6 +236,50 @@ func observedRoutingLogic(o Observed) string {
 		}
 	}
 	return ""
+}
+
+// poolKeys are the objects of a model's pool that decide which pods serve
+// it and how: the pool (its selector), the picker's configuration, and the
+// picker's Deployment, which reads the configuration at start.
+func poolKeys(modelID string) []keyed {
+	return []keyed{
+		{engineKey(modelID) + "-inferencepool", inferencepool.PoolAPIVersion, inferencepool.PoolKind},
+		{pickerKey(modelID) + "-config", "v1", "ConfigMap"},
+		{pickerKey(modelID), "apps/v1", "Deployment"},
+	}
+}
+
+// frozenPoolObjects are the observed pool objects of the models whose
+// disaggregation changes while their new workload is not ready: kept as
+// observed, in place of the new ones, so the picker keeps serving the old
+// workload, as the router keeps its logic.
+func frozenPoolObjects(s *Stack, o Observed) map[string]Object {
+	out := map[string]Object{}
+	for _, id := range s.frozenPools {
+		for _, k := range poolKeys(id) {
+			if obj, ok := keptObject(o, k, nil); ok {
+				out[k.key] = Object{k.key, obj}
+			}
+		}
+	}
+	return out
+}
+
+// pickerRuns reports whether the observed pool of e's model selects as the
+// stack renders it now and its picker is ready with the configuration and
+// pod annotations rendered now.
+func pickerRuns(s *Stack, o Observed, e engine) bool {
+	m, _ := poolModel(e)
+	p := pool(s, m)
+	id := m.id
+	if !o.Ready(pickerKey(id)) {
+		return false
+	}
+	sel, _, _ := unstructured.NestedStringMap(o.Object(engineKey(id)+"-inferencepool"), "spec", "selector", "matchLabels")
+	data, _, _ := unstructured.NestedString(o.Object(pickerKey(id)+"-config"), "data", inferencepool.ConfigKey)
+	annots, _, _ := unstructured.NestedStringMap(o.Object(pickerKey(id)), "spec", "template", "metadata", "annotations")
+	return maps.Equal(sel, p.Selector) && data == inferencepool.ConfigMap(p).Data[inferencepool.ConfigKey] &&
+		annots[annotationScheduling] == p.Picker.PodAnnotations[annotationScheduling]
 }
 
 // routerRuns reports whether the observed router is ready and runs the

@@ -171,3 +171,62 @@ func VLLMKVCacheMetrics(v Version) []string {
 	}
 	return out
 }
+
+// A disaggregated model behind llm-d's picker (GAIE.md, "P/D behind llm-d's
+// picker"): one pool over the prefill and the decode pods, told apart by
+// PickerRoleLabel; the picker runs a decode profile and a prefill profile
+// for each request and names the chosen prefill endpoint to the decode pod
+// in PickerPrefillHeader; the routing sidecar on the decode pod (in front of
+// vLLM) sends the request to that prefill endpoint first, then to its vLLM
+// with the KV-transfer parameters the prefill engine returned.
+const (
+	PickerRoleLabel     = "llm-d.ai/role"
+	PickerRolePrefill   = "prefill"
+	PickerRoleDecode    = "decode"
+	PickerPrefillHeader = "x-prefiller-host-port"
+
+	// The routing sidecar's image, published with each llm-d release
+	// under the release's tag: renamed at v0.9.0.
+	LLMDSidecarImage    = "ghcr.io/llm-d/llm-d-router-disagg-sidecar"
+	LLMDSidecarImageOld = "ghcr.io/llm-d/llm-d-routing-sidecar"
+)
+
+// Releases of the P/D path: llm-d v0.7.0 is the first with the
+// disagg-profile-handler (v0.6.0 has the pd-profile-handler, whose
+// configuration and sidecar flags the function does not render); v0.9.0
+// sets the prefill header from the profile handler (the headers handler
+// deprecated); the sidecar's image is renamed at v0.9.0 and its
+// --vllm-port becomes --model-server-port at v0.10.0.
+var (
+	PickerPDSince          = V(0, 7, 0)
+	pickerPDHeadersUntil   = V(0, 9, 0)
+	sidecarImageRenamedAt  = V(0, 9, 0)
+	SidecarModelServerPort = V(0, 10, 0)
+)
+
+// PickerPD reports whether the release schedules a disaggregated model's
+// prefill and decode itself with the configuration the function renders.
+func PickerPD(r PickerRelease) bool { return r.Kind == PickerLLMD && r.AtLeast(PickerPDSince) }
+
+// PickerPDHeadersHandler reports whether the release needs the
+// disagg-headers-handler to send the prefill endpoint to the sidecar
+// (v0.7.0, v0.8.0); later ones set it from the profile handler.
+func PickerPDHeadersHandler(r PickerRelease) bool {
+	return PickerPD(r) && r.Version.Less(pickerPDHeadersUntil)
+}
+
+// SidecarImageOf is the routing sidecar image llm-d published with a
+// release.
+func SidecarImageOf(v Version) string {
+	if v.Less(sidecarImageRenamedAt) {
+		return LLMDSidecarImageOld + ":v" + v.String()
+	}
+	return LLMDSidecarImage + ":v" + v.String()
+}
+
+// IsSidecarImage reports whether an image repository is llm-d's routing
+// sidecar's (either name, or a mirror's under the same name).
+func IsSidecarImage(repo string) bool {
+	return repo == LLMDSidecarImage || repo == LLMDSidecarImageOld ||
+		strings.HasSuffix(repo, "/llm-d-router-disagg-sidecar") || strings.HasSuffix(repo, "/llm-d-routing-sidecar")
+}

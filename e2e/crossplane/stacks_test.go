@@ -308,12 +308,19 @@ func (s *testStack) expect() expectation {
 		add(name, top, topDisagg)
 	}
 	if x, ok := spec["inferenceExtension"].(map[string]any); ok && x["enabled"] != false {
-		// Per model a pool and its pickers (picker.replicas each); the
-		// endpoint names the first parent Gateway and each model's path
-		// (/<model>/v1 with several models, /v1 with one).
+		// Per model a pool and its pickers (picker.replicas each; one
+		// pool for a disaggregated model's groups); the endpoint names the
+		// first parent Gateway and each model's path (/<model>/v1 with
+		// several models, /v1 with one).
 		e.extension = true
+		var names []string
+		for _, m := range e.models {
+			if !slices.Contains(names, m.name) {
+				names = append(names, m.name)
+			}
+		}
 		p, _ := x["picker"].(map[string]any)
-		e.router = num(p["replicas"], 1) * int64(len(e.models))
+		e.router = num(p["replicas"], 1) * int64(len(names))
 		gw := ""
 		if refs, _ := x["parentRefs"].([]any); len(refs) > 0 {
 			r, _ := refs[0].(map[string]any)
@@ -324,10 +331,10 @@ func (s *testStack) expect() expectation {
 			gw = fmt.Sprintf("%s/%v", ns, r["name"])
 		}
 		paths := []string{"/v1"}
-		if len(e.models) > 1 {
+		if len(names) > 1 {
 			paths = nil
-			for _, m := range e.models {
-				paths = append(paths, "/"+m.name+"/v1")
+			for _, n := range names {
+				paths = append(paths, "/"+n+"/v1")
 			}
 		}
 		e.endpoint = "gateway " + gw + " " + strings.Join(paths, ", ")

@@ -96,6 +96,9 @@ type Picker struct {
 	// picker holds a request while the pool has no ready endpoint (a
 	// model scaled to zero) for at most that long. 0: off.
 	RequestTTLSeconds int64
+	// Disaggregated: the pool's model has prefill and decode pods, which
+	// the picker schedules itself (ConfigPD).
+	Disaggregated bool
 }
 
 // DefaultResources are the picker's requests when the stack sets none.
@@ -191,6 +194,17 @@ func Args(p Pool) []string {
 // flowControl section, upstream.PickerFlowControl). Written by hand, in a
 // fixed order, so it is the same bytes on every call.
 func Config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSeconds int64) string {
+	return config(r, w, kvCacheMetric, ttlSeconds, "", []profile{{name: "default"}})
+}
+
+// A profile is a scheduling profile: its name and the filter before its
+// scorers ("" none).
+type profile struct{ name, filter string }
+
+// config writes a configuration: the scorers, the plugins given (already
+// YAML list items), the data layer plugins, then each profile with its
+// filter and the scorers.
+func config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSeconds int64, plugins string, profiles []profile) string {
 	scorers := []struct {
 		name   string
 		weight int32
@@ -202,6 +216,7 @@ func Config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSecond
 			fmt.Fprintf(&b, "- type: %s\n", s.name)
 		}
 	}
+	b.WriteString(plugins)
 	if upstream.PickerDataLayer(r) {
 		b.WriteString("- type: metrics-data-source\n- type: core-metrics-extractor\n")
 		if kvCacheMetric != "" {
@@ -213,10 +228,16 @@ func Config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSecond
 				"      cacheInfoSpec: vllm:cache_config_info\n", kvCacheMetric)
 		}
 	}
-	b.WriteString("schedulingProfiles:\n- name: default\n  plugins:\n")
-	for _, s := range scorers {
-		if s.weight > 0 {
-			fmt.Fprintf(&b, "  - pluginRef: %s\n    weight: %d\n", s.name, s.weight)
+	b.WriteString("schedulingProfiles:\n")
+	for _, p := range profiles {
+		fmt.Fprintf(&b, "- name: %s\n  plugins:\n", p.name)
+		if p.filter != "" {
+			fmt.Fprintf(&b, "  - pluginRef: %s\n", p.filter)
+		}
+		for _, s := range scorers {
+			if s.weight > 0 {
+				fmt.Fprintf(&b, "  - pluginRef: %s\n    weight: %d\n", s.name, s.weight)
+			}
 		}
 	}
 	if upstream.PickerDataLayer(r) {
@@ -235,8 +256,17 @@ func ConfigMap(p Pool) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: meta(p.Picker.Name, p.Namespace, p.Labels),
-		Data:       map[string]string{ConfigKey: Config(p.Picker.Release, p.Picker.Weights, p.Picker.KVCacheMetric, p.Picker.RequestTTLSeconds)},
+		Data:       map[string]string{ConfigKey: configOf(p.Picker)},
 	}
+}
+
+// configOf is a picker's configuration: a disaggregated model's, or
+// another's.
+func configOf(pk Picker) string {
+	if pk.Disaggregated {
+		return ConfigPD(pk.Release, pk.Weights, pk.KVCacheMetric, pk.RequestTTLSeconds)
+	}
+	return Config(pk.Release, pk.Weights, pk.KVCacheMetric, pk.RequestTTLSeconds)
 }
 
 // Deployment runs the picker. Recreate, as the inference extension's chart

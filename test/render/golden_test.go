@@ -48,6 +48,10 @@ var stacks = []stack{
 	// picker, one route; render is given no CRDs, so the function warns
 	// that it assumes the InferencePool's and the HTTPRoute's.
 	{name: "inference-extension", xr: "example/stacks/inference-extension.yaml", composition: composition, xrd: xrd},
+	// A disaggregated model on the inference extension: one pool over
+	// both groups, llm-d's picker with a prefill and a decode profile,
+	// the routing sidecar on the decode pods.
+	{name: "disaggregated-inference-extension", xr: "example/stacks/disaggregated-inference-extension.yaml", composition: composition, xrd: xrd},
 	{name: "runtime-adapters", xr: "example/stacks/runtime-adapters.yaml", composition: composition, xrd: xrd},
 	// ServiceMonitors, a Grafana dashboard and a PrometheusRule, over two
 	// models on either side of vLLM's 0.11.0 metric renames; render is given

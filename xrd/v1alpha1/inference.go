@@ -45,6 +45,31 @@ type InferenceExtension struct {
 	// The endpoint picker of each model's pool.
 	// +optional
 	Picker *EndpointPicker `json:"picker,omitempty"`
+
+	// llm-d's routing sidecar, which runs beside vLLM on the decode pods
+	// of a disaggregated model: the picker chooses a decode and a prefill
+	// endpoint for each request, and the sidecar sends the request to the
+	// prefill engine, then to its own with the KV cache's whereabouts.
+	// +optional
+	RoutingSidecar *RoutingSidecar `json:"routingSidecar,omitempty"`
+}
+
+// RoutingSidecar configures llm-d's routing sidecar on the decode pods of
+// a disaggregated model.
+type RoutingSidecar struct {
+	// Sidecar image with tag, of llm-d v0.7.0 or later. Default: the one
+	// llm-d published with the picker's release,
+	// ghcr.io/llm-d/llm-d-router-disagg-sidecar (before v0.9.0
+	// ghcr.io/llm-d/llm-d-routing-sidecar) at the picker's tag. Its flags
+	// are rendered for its tag's release, else the picker's.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
+
+	// Pull policy of the sidecar image.
+	// +optional
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
 }
 
 // EndpointPicker configures the endpoint picker of each model's pool.

@@ -494,10 +494,13 @@ type EngineConfig struct {
 
 	// Serve the model disaggregated: a prefill group of engines computes
 	// each prompt's KV cache and hands it to a decode group, which
-	// generates the tokens; the router sends every request to both. Each
-	// group is a Deployment with its own replicas, resources, tensor
-	// parallelism and nodes; the rest of the model's settings are shared. A stack serves one disaggregated model: the router's routing
-	// logic applies to every model.
+	// generates the tokens; the router sends every request to both (with
+	// inferenceExtension, llm-d's endpoint picker v0.7.0 or later and its
+	// routing sidecar on the decode pods do). Each group is a Deployment
+	// with its own replicas, resources, tensor parallelism and nodes; the
+	// rest of the model's settings are shared. A stack serves one
+	// disaggregated model: the router's routing logic applies to every
+	// model, and the model's InferencePool selects both groups.
 	// +optional
 	Disaggregation *Disaggregation `json:"disaggregation,omitempty"`
 
@@ -561,7 +564,8 @@ type Disaggregation struct {
 	// nixl: vLLM's NixlConnector; the decode engine pulls the blocks from
 	// the prefill pod over NIXL, behind the router's
 	// disaggregated_prefill_orchestrated logic, which spreads requests over
-	// every engine of both groups. Needs vLLM 0.10.2 or later (the first
+	// every engine of both groups, or behind llm-d's endpoint picker and
+	// routing sidecar. Needs vLLM 0.10.2 or later (the first
 	// vllm/vllm-openai image with NIXL) and router 0.1.11 or later.
 	// lmcache: the chart's recipe, LMCache's NIXL backend of mid-2025; the
 	// prefill engine pushes the KV cache to the decode group's Service,
@@ -569,8 +573,9 @@ type Disaggregation struct {
 	// engine of each group. Needs an lmcache/vllm-openai image tagged with
 	// a build date from 2025-05-27 to 2025-09-11 (later LMCache reads other
 	// keys and waits for a request field no router sends), one decode
-	// engine, tensorParallelSize 1 and router 0.1.4 or later. Both need
-	// pod-ip discovery. Default: nixl.
+	// engine, tensorParallelSize 1 and router 0.1.4 or later; not with
+	// inferenceExtension (the routing sidecar has no LMCache transfer).
+	// Both need pod-ip discovery. Default: nixl.
 	// +optional
 	// +kubebuilder:validation:Enum="";nixl;lmcache
 	Transfer string `json:"transfer,omitempty"`

@@ -1239,7 +1239,9 @@ func (st *renderedStack) checkDashboard(o *object, cm *corev1.ConfigMap) {
 }
 
 // checkInferencePool: the pool selects rendered serving pods of one model
-// (and no headless worker), targets their API port, and its picker's
+// (and no headless worker; of a disaggregated model, its prefill and decode
+// groups, which llm-d's picker tells apart by their llm-d.ai/role label and
+// which serve the model under one name), targets their API port, and its picker's
 // Service has the port it names (the CRD's rules: 1-64 selector labels,
 // 1-8 target ports, a Service reference with a port).
 func (st *renderedStack) checkInferencePool(o *object, spec map[string]any) {
@@ -1264,7 +1266,11 @@ func (st *renderedStack) checkInferencePool(o *object, spec map[string]any) {
 		if !ok || !labels.SelectorFromSet(set).Matches(labels.Set(dep.Spec.Template.Labels)) {
 			continue
 		}
-		models[dep.Spec.Template.Labels["model"]] = true
+		model := dep.Spec.Template.Labels["model"]
+		if role := dep.Spec.Template.Labels["llm-d.ai/role"]; role != "" {
+			model = "served " + servedModel(dep)
+		}
+		models[model] = true
 		for _, p := range ports {
 			n, _ := p.(map[string]any)["number"].(float64)
 			if !slices.ContainsFunc(dep.Spec.Template.Spec.Containers, func(c corev1.Container) bool {
@@ -1285,4 +1291,25 @@ func (st *renderedStack) checkInferencePool(o *object, spec map[string]any) {
 		st.errorf(o, "spec.endpointPickerRef.port is required for a Service")
 	}
 	st.servicePort(o, "spec.endpointPickerRef", name, int32(n), "")
+}
+
+// servedModel is the name a serving pod's first container serves its model
+// under: --served-model-name, else vllm serve's positional model.
+func servedModel(d *appsv1.Deployment) string {
+	if len(d.Spec.Template.Spec.Containers) == 0 {
+		return ""
+	}
+	args := d.Spec.Template.Spec.Containers[0].Args
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--served-model-name="); ok {
+			return v
+		}
+		if a == "--served-model-name" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	if len(args) > 0 {
+		return args[0]
+	}
+	return ""
 }
