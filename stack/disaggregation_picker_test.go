@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
 	"strings"
 	"testing"
 
@@ -88,13 +89,14 @@ func TestPickerPDObjects(t *testing.T) {
 		t.Errorf("routing sidecar (-want +got):\n%s", diff)
 	}
 
-	// The picker reads its configuration at start: turning disaggregation
-	// on or off changes its pods, so it restarts with the other one.
+	// The picker reads its configuration at start: its pods carry the
+	// configuration's digest, so turning disaggregation on or off restarts
+	// it with the other one.
 	epp := rsp.objects["engine-m-epp"].(*appsv1.Deployment)
-	if diff := cmp.Diff(map[string]string{"serving.vllm.ai/picker-scheduling": "prefill-decode"}, epp.Spec.Template.Annotations); diff != "" {
+	cm := rsp.objects["engine-m-epp-config"].(*corev1.ConfigMap)
+	if diff := cmp.Diff(map[string]string{"serving.vllm.ai/picker-config": inferencepool.ConfigDigest(cm.Data["config.yaml"])}, epp.Spec.Template.Annotations); diff != "" {
 		t.Errorf("picker pod annotations (-want +got):\n%s", diff)
 	}
-	cm := rsp.objects["engine-m-epp-config"].(*corev1.ConfigMap)
 	for _, want := range []string{"- type: disagg-profile-handler\n", "- name: prefill\n  plugins:\n  - pluginRef: prefill-filter\n", "- name: decode\n  plugins:\n  - pluginRef: decode-filter\n"} {
 		if !strings.Contains(cm.Data["config.yaml"], want) {
 			t.Errorf("picker configuration has no %q:\n%s", want, cm.Data["config.yaml"])

@@ -29,12 +29,6 @@ const ComponentPicker = "endpoint-picker"
 // model's InferenceObjectives; absent when the model has none.
 const annotationObjectives = "serving.vllm.ai/inference-objectives"
 
-// annotationScheduling, on the picker pods of a disaggregated model, says
-// the picker schedules prefill and decode (its configuration has the two
-// profiles): the picker reads its configuration once, at start, so turning
-// disaggregation on or off restarts it with the other configuration.
-const annotationScheduling = "serving.vllm.ai/picker-scheduling"
-
 // extension is spec.inferenceExtension with defaults applied.
 type extension struct {
 	spec       *v1alpha1.InferenceExtension
@@ -147,12 +141,6 @@ func pool(s *Stack, e engine) inferencepool.Pool {
 		// restarts it when a model gains its first objective (the stack
 		// is refused while the CRD is missing) or changes group.
 		pk.PodAnnotations = map[string]string{annotationObjectives: upstream.PickerObjectiveOf(x.release).APIVersion}
-	}
-	if e.role != "" {
-		if pk.PodAnnotations == nil {
-			pk.PodAnnotations = map[string]string{}
-		}
-		pk.PodAnnotations[annotationScheduling] = "prefill-decode"
 	}
 	if sc := p.Scheduling; sc != nil {
 		pk.NodeSelector, pk.Tolerations, pk.Affinity = sc.NodeSelector, sc.Tolerations, sc.Affinity

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
 	"slices"
 	"strings"
 	"testing"
@@ -188,12 +189,13 @@ func TestInferenceObjectives(t *testing.T) {
 			t.Errorf("%s: InferenceObjective batch (-want +got):\n%s", image, diff)
 		}
 		picker := desired(t, rsp, "engine-m-epp", &appsv1.Deployment{})
+		delete(picker.Spec.Template.Annotations, inferencepool.AnnotationConfig) // TestPodAnnotations'
 		if diff := cmp.Diff(map[string]string{"serving.vllm.ai/inference-objectives": apiVersion}, picker.Spec.Template.Annotations); diff != "" {
 			t.Errorf("%s: the picker's pod annotations (-want +got):\n%s", image, diff)
 		}
 	}
 	rsp := reconciled(t, gieXR(), nil)
-	if picker := desired(t, rsp, "engine-m-epp", &appsv1.Deployment{}); picker.Spec.Template.Annotations != nil {
+	if picker := desired(t, rsp, "engine-m-epp", &appsv1.Deployment{}); picker.Spec.Template.Annotations[annotationObjectives] != "" {
 		t.Errorf("no objectives: the picker's pods are annotated %v", picker.Spec.Template.Annotations)
 	}
 	for _, k := range keys(rsp) {

@@ -279,7 +279,7 @@ func pickerRuns(s *Stack, o Observed, e engine) bool {
 	data, _, _ := unstructured.NestedString(o.Object(pickerKey(id)+"-config"), "data", inferencepool.ConfigKey)
 	annots, _, _ := unstructured.NestedStringMap(o.Object(pickerKey(id)), "spec", "template", "metadata", "annotations")
 	return maps.Equal(sel, p.Selector) && data == inferencepool.ConfigMap(p).Data[inferencepool.ConfigKey] &&
-		annots[annotationScheduling] == p.Picker.PodAnnotations[annotationScheduling]
+		annots[inferencepool.AnnotationConfig] == inferencepool.ConfigDigest(inferencepool.ConfigMap(p).Data[inferencepool.ConfigKey])
 }
 
 // routerRuns reports whether the observed router is ready and runs the

@@ -10,7 +10,10 @@
 package inferencepool
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -269,6 +272,28 @@ func configOf(pk Picker) string {
 	return Config(pk.Release, pk.Weights, pk.KVCacheMetric, pk.RequestTTLSeconds)
 }
 
+// AnnotationConfig, on the picker's pods, is a digest of its configuration
+// (ConfigMap): the picker reads its configuration file once, at start
+// (GAIE.md §i), so a new configuration (other scorer weights, a queue TTL,
+// disaggregation turned on or off) rolls its pods, which then read it.
+const AnnotationConfig = "serving.vllm.ai/picker-config"
+
+// ConfigDigest is AnnotationConfig's value for a configuration: the first
+// 16 hex digits of its SHA-256.
+func ConfigDigest(config string) string {
+	sum := sha256.Sum256([]byte(config))
+	return hex.EncodeToString(sum[:8])
+}
+
+// podAnnotations are the picker pods' annotations: the caller's and the
+// configuration's digest.
+func podAnnotations(pk Picker) map[string]string {
+	a := make(map[string]string, len(pk.PodAnnotations)+1)
+	maps.Copy(a, pk.PodAnnotations)
+	a[AnnotationConfig] = ConfigDigest(configOf(pk))
+	return a
+}
+
 // Deployment runs the picker. Recreate, as the inference extension's chart
 // does: one replica picks (with several, the elected leader), and a rolling
 // update would keep the old leader. The probes are the picker's gRPC
@@ -296,7 +321,7 @@ func Deployment(p Pool) *appsv1.Deployment {
 			Selector: &metav1.LabelSelector{MatchLabels: pk.PodLabels},
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: pk.PodLabels, Annotations: pk.PodAnnotations},
+				ObjectMeta: metav1.ObjectMeta{Labels: pk.PodLabels, Annotations: podAnnotations(pk)},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: pk.Name,
 					// The chart's: it outlives a request the picker holds.

@@ -199,15 +199,28 @@ func TestInferenceObjective(t *testing.T) {
 	}
 }
 
-// TestPodAnnotations: the picker's pods carry the annotations given, and
-// none when none are.
+// TestPodAnnotations: the picker's pods carry the annotations given and
+// the digest of the configuration, which changes with it (the picker reads
+// it once, at start: a new one rolls the pods).
 func TestPodAnnotations(t *testing.T) {
 	p := testPool(gaie150, 1)
-	if a := Deployment(p).Spec.Template.Annotations; a != nil {
-		t.Errorf("no annotations given: got %v", a)
+	digest := ConfigDigest(ConfigMap(p).Data[ConfigKey])
+	if len(digest) != 16 {
+		t.Errorf("digest %q, want 16 hex digits", digest)
+	}
+	if diff := cmp.Diff(map[string]string{AnnotationConfig: digest}, Deployment(p).Spec.Template.Annotations); diff != "" {
+		t.Errorf("no annotations given (-want +got):\n%s", diff)
 	}
 	p.Picker.PodAnnotations = map[string]string{"k": "v"}
-	if diff := cmp.Diff(map[string]string{"k": "v"}, Deployment(p).Spec.Template.Annotations); diff != "" {
+	if diff := cmp.Diff(map[string]string{"k": "v", AnnotationConfig: digest}, Deployment(p).Spec.Template.Annotations); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if p.Picker.PodAnnotations[AnnotationConfig] != "" {
+		t.Error("Deployment wrote into the caller's annotations")
+	}
+	// Other weights, another configuration, another digest.
+	p.Picker.Weights.Queue++
+	if got := Deployment(p).Spec.Template.Annotations[AnnotationConfig]; got == digest {
+		t.Errorf("the digest %s did not change with the configuration", got)
 	}
 }
