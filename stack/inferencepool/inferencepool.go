@@ -274,7 +274,7 @@ func configOf(pk Picker) string {
 
 // AnnotationConfig, on the picker's pods, is a digest of its configuration
 // (ConfigMap): the picker reads its configuration file once, at start
-// (GAIE.md §i), so a new configuration (other scorer weights, a queue TTL,
+// (GAIE.md §j), so a new configuration (other scorer weights, a queue TTL,
 // disaggregation turned on or off) rolls its pods, which then read it.
 const AnnotationConfig = "serving.vllm.ai/picker-config"
 
