@@ -20,8 +20,8 @@ import (
 // every example/stacks/*.yaml but legacy-xr.yaml (the XR Crossplane makes
 // for example/claim.yaml, which TestClaims applies as a claim) and
 // observability.yaml, which needs the Prometheus Operator's CRDs: this
-// suite starts without them, as testMissingCRD requires (make e2e applies
-// it against those CRDs).
+// suite starts without them, as testMissingCRD requires, which installs
+// them and then runs that example (checkObservabilityExample).
 func exampleFiles(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob("../../example/stacks/*.yaml")
