@@ -83,21 +83,7 @@ func TestTopologyChangesBehindPicker(t *testing.T) {
 			}
 
 			// (d) The old objects are deleted: a fresh render's stack.
-			for k := range observed {
-				if _, ok := c.GetDesired().GetResources()[k]; !ok {
-					delete(observed, k)
-				}
-			}
-			d := mustRun(t, req(t, tc.to(), nil, observed))
-			fresh := mustRun(t, reconciledRequest(t, tc.to(), nil))
-			if diff := cmp.Diff(desiredKeys(fresh), desiredKeys(d)); diff != "" {
-				t.Errorf("(d) objects differ from a fresh render (-fresh +got):\n%s", diff)
-			}
-			for k, r := range fresh.GetDesired().GetResources() {
-				if diff := cmp.Diff(r.GetResource(), d.GetDesired().GetResources()[k].GetResource(), protocmp.Transform()); diff != "" {
-					t.Errorf("(d) %s differs from a fresh render (-fresh +got):\n%s", k, diff)
-				}
-			}
+			checkSettled(t, c, tc.to(), observed)
 		})
 	}
 }

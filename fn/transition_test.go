@@ -215,24 +215,34 @@ func TestTopologyChanges(t *testing.T) {
 
 			// (d) Crossplane deleted the old objects: the stack is the new
 			// spec's, as a fresh render of it makes it.
-			for k := range observed {
-				if _, ok := c.GetDesired().GetResources()[k]; !ok {
-					delete(observed, k)
-				}
-			}
-			d := mustRun(t, req(t, tc.to(), nil, observed))
-			fresh := mustRun(t, reconciledRequest(t, tc.to(), nil))
-			if diff := cmp.Diff(desiredKeys(fresh), desiredKeys(d)); diff != "" {
-				t.Errorf("(d) objects differ from a fresh render (-fresh +got):\n%s", diff)
-			}
-			for k, r := range fresh.GetDesired().GetResources() {
-				if diff := cmp.Diff(r.GetResource(), d.GetDesired().GetResources()[k].GetResource(), protocmp.Transform()); diff != "" {
-					t.Errorf("(d) %s differs from a fresh render (-fresh +got):\n%s", k, diff)
-				}
-			}
+			d := checkSettled(t, c, tc.to(), observed)
 			if len(tc.kept) == 0 || tc.kept[len(tc.kept)-1] != "engine-m-storage" {
 				weights("(d)", d)
 			}
 		})
 	}
+}
+
+// checkSettled is step (d) of a topology change: Crossplane deleted from
+// observed what c no longer desires, and the next call's stack is what a
+// fresh render of the new spec to makes, object for object; it returns
+// that call's response.
+func checkSettled(t *testing.T, c *fnv1.RunFunctionResponse, to map[string]any, observed map[string]map[string]any) *fnv1.RunFunctionResponse {
+	t.Helper()
+	for k := range observed {
+		if _, ok := c.GetDesired().GetResources()[k]; !ok {
+			delete(observed, k)
+		}
+	}
+	d := mustRun(t, req(t, to, nil, observed))
+	fresh := mustRun(t, reconciledRequest(t, to, nil))
+	if diff := cmp.Diff(desiredKeys(fresh), desiredKeys(d)); diff != "" {
+		t.Errorf("(d) objects differ from a fresh render (-fresh +got):\n%s", diff)
+	}
+	for k, r := range fresh.GetDesired().GetResources() {
+		if diff := cmp.Diff(r.GetResource(), d.GetDesired().GetResources()[k].GetResource(), protocmp.Transform()); diff != "" {
+			t.Errorf("(d) %s differs from a fresh render (-fresh +got):\n%s", k, diff)
+		}
+	}
+	return d
 }
