@@ -225,22 +225,10 @@ func statusScenarios() map[string]statusScenario {
 	// RouterReady on the inference extension (status/pools_test.go).
 	gie := with("inferenceExtension", map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "namespace": "gws"}}})
 	pool := func(conds ...[3]string) map[string]any { return stacktest.ObservedPool("s-m-pool", conds...) }
-	accepted := pool([3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "True", "ResolvedRefs"})
 	gieObserved := func(kv ...any) map[string]map[string]any {
-		o := stacktest.ObservedReady()
-		delete(o, "router")
-		delete(o, "router-service")
-		o["engine-m-epp"] = stacktest.ObservedDeployment("s-m-epp", 1)
-		o["engine-m-inferencepool"] = accepted
+		o := stacktest.ObservedExtension()
 		o["inference-httproute"] = stacktest.ObservedObject("gateway.networking.k8s.io/v1", "HTTPRoute", "s-m-route")
-		for i := 0; i < len(kv); i += 2 {
-			if kv[i+1] == nil {
-				delete(o, kv[i].(string))
-				continue
-			}
-			o[kv[i].(string)] = kv[i+1].(map[string]any)
-		}
-		return o
+		return stacktest.Replaced(o, kv...)
 	}
 	for name, observed := range map[string]map[string]map[string]any{
 		"Ready":             gieObserved(),
@@ -386,15 +374,7 @@ func documentedReasons(t *testing.T) []string {
 }
 
 // multiXR is a stack of the given models, each by URL.
-func multiXR(models ...string) map[string]any {
-	items := make([]any, 0, len(models))
-	for _, m := range models {
-		items = append(items, map[string]any{"name": m, "modelURL": "org/" + m})
-	}
-	xr := minimalXR()
-	xr["spec"] = map[string]any{"models": items}
-	return xr
-}
+func multiXR(models ...string) map[string]any { return stacktest.MultiXR(models...) }
 
 // serving is what Crossplane observes of a stack that serves: every object
 // the function composes for it, once every earlier one is observed, with the

@@ -16,19 +16,7 @@ func gieXR() map[string]any {
 // gieObserved is everything of a one-model stack on the extension ready,
 // its pool accepted.
 func gieObserved(kv ...any) map[string]map[string]any {
-	o := stacktest.ObservedReady()
-	delete(o, "router")
-	delete(o, "router-service")
-	o["engine-m-epp"] = stacktest.ObservedDeployment("s-m-epp", 1)
-	o["engine-m-inferencepool"] = stacktest.ObservedPool("s-m-pool", [3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "True", "ResolvedRefs"})
-	for i := 0; i < len(kv); i += 2 {
-		if kv[i+1] == nil {
-			delete(o, kv[i].(string))
-			continue
-		}
-		o[kv[i].(string)] = kv[i+1].(map[string]any)
-	}
-	return o
+	return stacktest.Replaced(stacktest.ObservedExtension(), kv...)
 }
 
 // TestRoutingReady: on the inference extension RouterReady says whether

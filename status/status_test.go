@@ -235,15 +235,7 @@ func TestEnginesReady(t *testing.T) {
 }
 
 // multiXR is a stack of the given models, each by URL.
-func multiXR(models ...string) map[string]any {
-	items := make([]any, 0, len(models))
-	for _, m := range models {
-		items = append(items, map[string]any{"name": m, "modelURL": "org/" + m})
-	}
-	xr := minimalXR()
-	xr["spec"] = map[string]any{"models": items}
-	return xr
-}
+func multiXR(models ...string) map[string]any { return stacktest.MultiXR(models...) }
 
 // TestPartiallyReadyStack: in a multi-model stack each model is reported on
 // its own; the XR is not Ready while one model does not serve, and the

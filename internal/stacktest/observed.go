@@ -95,8 +95,23 @@ func ToMap(o runtime.Object) map[string]any {
 
 // ObservedWith is ObservedReady with objects replaced; a nil object is
 // deleted (not observed).
-func ObservedWith(kv ...any) map[string]map[string]any {
+func ObservedWith(kv ...any) map[string]map[string]any { return Replaced(ObservedReady(), kv...) }
+
+// ObservedExtension is ObservedReady's stack on the inference extension:
+// no router, model m's picker s-m-epp Available and its pool s-m-pool
+// Accepted with its references resolved.
+func ObservedExtension() map[string]map[string]any {
 	o := ObservedReady()
+	delete(o, "router")
+	delete(o, "router-service")
+	o["engine-m-epp"] = ObservedDeployment("s-m-epp", 1)
+	o["engine-m-inferencepool"] = ObservedPool("s-m-pool", [3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "True", "ResolvedRefs"})
+	return o
+}
+
+// Replaced is o with objects replaced by key (key, object, ...); a nil
+// object is deleted (not observed).
+func Replaced(o map[string]map[string]any, kv ...any) map[string]map[string]any {
 	for i := 0; i < len(kv); i += 2 {
 		if kv[i+1] == nil {
 			delete(o, kv[i].(string))

@@ -100,3 +100,14 @@ func Read(t testing.TB, xr map[string]any) Stack {
 	}
 	return s
 }
+
+// MultiXR is MinimalXR serving the given models, each by the URL org/<name>.
+func MultiXR(models ...string) map[string]any {
+	items := make([]any, 0, len(models))
+	for _, m := range models {
+		items = append(items, map[string]any{"name": m, "modelURL": "org/" + m})
+	}
+	xr := MinimalXR()
+	xr["spec"] = map[string]any{"models": items}
+	return xr
+}
