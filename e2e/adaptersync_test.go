@@ -260,15 +260,7 @@ func newAdapterSyncScenario(ctx context.Context, t *testing.T, ns string, change
 		change(r)
 	}
 	s.role = r.role.Name
-	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, r.sa, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
-		t.Fatalf("ServiceAccount: %v", err)
-	}
-	if _, err := kube.RbacV1().Roles(ns).Create(ctx, r.role, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
-		t.Fatalf("Role: %v", err)
-	}
-	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, r.binding, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
-		t.Fatalf("RoleBinding: %v", err)
-	}
+	createIdentity(ctx, t, ns, r.sa, r.role, r.binding)
 	// The engine pods: labelled as the rendered template labels them,
 	// running as its ServiceAccount; one container is enough.
 	c := r.engine.Spec.Containers[0]

@@ -667,15 +667,7 @@ func newPickerScenario(ctx context.Context, t *testing.T, ns, vllmImage string, 
 	if _, err := d.Resource(inferencePools).Namespace(ns).Create(ctx, r.pool, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
 		t.Fatalf("InferencePool: %v", err)
 	}
-	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, r.sa, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
-		t.Fatalf("ServiceAccount: %v", err)
-	}
-	if _, err := kube.RbacV1().Roles(ns).Create(ctx, r.role, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
-		t.Fatalf("Role: %v", err)
-	}
-	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, r.binding, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
-		t.Fatalf("RoleBinding: %v", err)
-	}
+	createIdentity(ctx, t, ns, r.sa, r.role, r.binding)
 	tr, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, r.sa.Name, &authnv1.TokenRequest{
 		Spec: authnv1.TokenRequestSpec{Audiences: []string{cluster.ServiceAccountIssuer}, ExpirationSeconds: ptr.To[int64](3600)},
 	}, metav1.CreateOptions{})

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -495,4 +496,20 @@ func composeTwice(t *testing.T, ns string, spec map[string]any, in *v1beta1.Inpu
 		observed[k] = true
 	}
 	return composeOnce(t, ns, spec, in, observed)
+}
+
+// createIdentity creates a rendered ServiceAccount, Role and RoleBinding in
+// ns, strictly, as the API server takes them from Crossplane.
+func createIdentity(ctx context.Context, t *testing.T, ns string, sa *corev1.ServiceAccount, role *rbacv1.Role, binding *rbacv1.RoleBinding) {
+	t.Helper()
+	strict := metav1.CreateOptions{FieldValidation: "Strict"}
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, sa, strict); err != nil {
+		t.Fatalf("ServiceAccount: %v", err)
+	}
+	if _, err := kube.RbacV1().Roles(ns).Create(ctx, role, strict); err != nil {
+		t.Fatalf("Role: %v", err)
+	}
+	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, binding, strict); err != nil {
+		t.Fatalf("RoleBinding: %v", err)
+	}
 }
