@@ -689,9 +689,11 @@ type ScaleToZero struct {
 
 	// Waiting requests per replica that scale out (vLLM's
 	// vllm:num_requests_waiting, and with inferenceExtension the requests
-	// the picker holds). Default: 5.
+	// the picker holds), a plain number such as 5 or 2.5 (KEDA reads a JSON
+	// number, not a quantity). Default: 5.
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)([.][0-9]+)?([eE][+-]?[0-9]+)?$`
 	Threshold string `json:"threshold,omitempty"`
 
 	// Prometheus server that scrapes the engines and, with
@@ -700,6 +702,7 @@ type ScaleToZero struct {
 	// when enabled.
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[^/?#]+(/[^?#]*)?$`
 	PrometheusAddress string `json:"prometheusAddress,omitempty"`
 
 	// Seconds between KEDA's checks. Default: 15.
@@ -735,15 +738,18 @@ type Autoscaling struct {
 	// +kubebuilder:validation:Minimum=1
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
-	// keda: waiting requests per replica that trigger a scale-up. Default: 5.
+	// keda: waiting requests per replica that trigger a scale-up, a plain
+	// number such as 5 or 2.5 (KEDA reads a JSON number, not a quantity). Default: 5.
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)([.][0-9]+)?([eE][+-]?[0-9]+)?$`
 	Threshold string `json:"threshold,omitempty"`
 
 	// keda: Prometheus server that scrapes the engines, e.g.
 	// http://prometheus-operated.monitoring:9090. Required with keda.
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[^/?#]+(/[^?#]*)?$`
 	PrometheusAddress string `json:"prometheusAddress,omitempty"`
 
 	// keda: PromQL query whose value is compared with threshold. Default:
