@@ -153,7 +153,6 @@ func sortedResourceNames(l corev1.ResourceList) []corev1.ResourceName {
 	return slices.Sorted(maps.Keys(l))
 }
 
-
 // validateContainer checks a container the user writes whole (an init
 // container) at p by itself; the pod it joins is checked by
 // validateInitContainers.
