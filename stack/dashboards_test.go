@@ -68,10 +68,11 @@ func TestDashboardAndAlerts(t *testing.T) {
 }
 
 // TestDashboardLabelsReplaceDefault: labels the stack names replace the
-// sidecar's default label; they cannot replace the stack's own.
+// sidecar's default label, beside the stack's own (a label the stack owns
+// is refused: TestDashboardAlertsRefusals).
 func TestDashboardLabelsReplaceDefault(t *testing.T) {
 	xr := with("monitoring", map[string]any{"serviceMonitor": map[string]any{},
-		"dashboard": map[string]any{"labels": map[string]any{"dashboards": "vllm", LabelInstance: "other"}}})
+		"dashboard": map[string]any{"labels": map[string]any{"dashboards": "vllm"}}})
 	cm := mustRun(t, req(t, xr, nil, nil)).objects[dashboardKey].(*corev1.ConfigMap)
 	if cm.Labels["dashboards"] != "vllm" || cm.Labels[LabelInstance] != "s" {
 		t.Errorf("labels %v", cm.Labels)
