@@ -21,11 +21,7 @@ const imageExample = "use a lower-case repository with an optional registry host
 
 // image checks an image reference, "" meaning the default.
 func image(f *Findings, field, v string) {
-	if v == "" {
-		return
-	}
-	if v != strings.TrimSpace(v) {
-		f.errorf("%s %s is invalid: an image reference has no leading or trailing whitespace", field, clipQuote(v))
+	if v == "" || surroundingSpace(f, field, v, "an image reference") {
 		return
 	}
 	named, err := reference.ParseNormalizedNamed(v)
@@ -44,17 +40,23 @@ func image(f *Findings, field, v string) {
 // imageRegistry checks a registry prepended to image references that name
 // none (imageRef): a host[:port], optionally with a lower-case path.
 func imageRegistry(f *Findings, field, v string) {
-	if v == "" {
-		return
-	}
-	if v != strings.TrimSpace(v) {
-		f.errorf("%s %s is invalid: a registry has no leading or trailing whitespace", field, clipQuote(v))
+	if v == "" || surroundingSpace(f, field, v, "a registry") {
 		return
 	}
 	host, _, _ := strings.Cut(strings.TrimSuffix(v, "/"), "/")
 	if _, err := reference.ParseNormalizedNamed(strings.TrimSuffix(v, "/") + "/image"); err != nil || !reference.DomainRegexp.MatchString(host) {
 		f.errorf("%s %s is not an image registry: use a registry host with an optional port and a lower-case path, such as docker.io or registry.example.com:5000/mirror", field, clipQuote(v))
 	}
+}
+
+// surroundingSpace refuses a value with leading or trailing whitespace, as
+// the API server refuses such an image, and reports whether it did.
+func surroundingSpace(f *Findings, field, v, what string) bool {
+	if v == strings.TrimSpace(v) {
+		return false
+	}
+	f.errorf("%s %s is invalid: %s has no leading or trailing whitespace", field, clipQuote(v), what)
+	return true
 }
 
 // anchoredTag is the grammar of an image tag.
