@@ -1,6 +1,14 @@
 package stack
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/distribution/reference"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vllm-project/function-vllm-stack/xrd"
+)
 
 // TestImageReferences holds every image field, of the spec and of the
 // Composition's Input, to the grammar the kubelet parses (issue 38 §4): an
@@ -52,3 +60,42 @@ func TestImageReferences(t *testing.T) {
 }
 
 const sha256Hex = "7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa"
+
+// TestXRDImagePattern: every image field of the XRD carries the reference
+// grammar of github.com/distribution/reference (empty allowed: the
+// default), so the API server refuses what the kubelet could not pull;
+// TestXRDRules checks the function refuses whatever the pattern refuses.
+func TestXRDImagePattern(t *testing.T) {
+	want := "^(" + strings.TrimSuffix(strings.TrimPrefix(reference.ReferenceRegexp.String(), "^"), "$") + ")?$"
+	var schema map[string]any
+	if err := yaml.Unmarshal(xrd.Definition, &schema); err != nil {
+		t.Fatal(err)
+	}
+	var images []string
+	var walk func(at string, v any)
+	walk = func(at string, v any) {
+		switch v := v.(type) {
+		case []any:
+			for _, item := range v {
+				walk(at+"[]", item)
+			}
+		case map[string]any:
+			for k, sub := range v {
+				if m, ok := sub.(map[string]any); ok && k == "image" && m["type"] == "string" {
+					images = append(images, at)
+					if got := m["pattern"]; got != want {
+						t.Errorf("%s.image pattern %v, want the reference grammar %s", at, got, want)
+					}
+				}
+				walk(at+"."+k, sub)
+			}
+		}
+	}
+	walk("", schema)
+	// vllmConfig, loraSidecar, routerConfig, lmcacheConfig.server,
+	// picker, routingSidecar; each twice, in spec and in models[]/groups
+	// that repeat the engine blocks.
+	if len(images) < 6 {
+		t.Errorf("found image fields %v, want at least the 6 the XRD has", images)
+	}
+}
