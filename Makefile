@@ -3,6 +3,8 @@
 #   make tools       build the pinned CLIs into .tools/bin (reused while their go.mod/go.sum are unchanged)
 #   make build       go build -o _output/bin/function .
 #   make render      render example/ through the locally running function (crossplane render)
+#                    (stdout holds only the rendered YAML: every tool rule and `build`
+#                    print their progress to stderr; test/render TestMakeRenderStdout)
 #   make validate    render --include-full-xr, then `crossplane beta validate` against the XRD, offline
 #   make test        test-unit, test-fuzz, test-kubediff, test-render, test-xpkg, e2e, e2e-crossplane,
 #                    e2e-crossplane-oldest (in that order)
@@ -150,74 +152,74 @@ tools-v2: $(CROSSPLANE_V2) $(CROSSPLANE_CORE)
 
 $(CROSSPLANE): $(ROOT)/tools/crossplane/go.mod $(ROOT)/tools/crossplane/go.sum
 	@mkdir -p $(TOOLS_BIN)
-	@echo "building crossplane CLI $(CROSSPLANE_VERSION) (cold: ~6 min on 2 cores)"
-	cd $(ROOT)/tools/crossplane && $(TOOL_GO) \
+	@echo "building crossplane CLI $(CROSSPLANE_VERSION) (cold: ~6 min on 2 cores)" >&2
+	@cd $(ROOT)/tools/crossplane && $(TOOL_GO) \
 		-ldflags "-s -w -X github.com/crossplane/crossplane/v2/internal/version.version=$(CROSSPLANE_VERSION)" \
 		-o $@.tmp github.com/crossplane/crossplane/v2/cmd/crank
-	mv -f $@.tmp $@
+	@mv -f $@.tmp $@
 
 $(CROSSPLANE_V2): $(ROOT)/tools/crossplane-cli/go.mod $(ROOT)/tools/crossplane-cli/go.sum
 	@mkdir -p $(TOOLS_BIN)
-	@echo "building crossplane CLI (crossplane/cli) $(CROSSPLANE_V2_VERSION)"
-	cd $(ROOT)/tools/crossplane-cli && $(TOOL_GO) \
+	@echo "building crossplane CLI (crossplane/cli) $(CROSSPLANE_V2_VERSION)" >&2
+	@cd $(ROOT)/tools/crossplane-cli && $(TOOL_GO) \
 		-ldflags "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$(CROSSPLANE_V2_VERSION)" \
 		-o $@.tmp github.com/crossplane/cli/v2/cmd/crossplane
-	mv -f $@.tmp $@
+	@mv -f $@.tmp $@
 
 $(LWS_MANAGER): $(ROOT)/tools/lws/go.mod $(ROOT)/tools/lws/go.sum
 	@mkdir -p $(TOOLS_BIN)
-	@echo "building the LeaderWorkerSet manager $(LWS_VERSION)"
-	cd $(ROOT)/tools/lws && $(TOOL_GO) -ldflags "-s -w" -o $@.tmp sigs.k8s.io/lws/cmd
-	mv -f $@.tmp $@
+	@echo "building the LeaderWorkerSet manager $(LWS_VERSION)" >&2
+	@cd $(ROOT)/tools/lws && $(TOOL_GO) -ldflags "-s -w" -o $@.tmp sigs.k8s.io/lws/cmd
+	@mv -f $@.tmp $@
 
 epp: $(EPP)
 
 $(EPP): $(ROOT)/tools/epp/go.mod $(ROOT)/tools/epp/go.sum
 	@mkdir -p $(TOOLS_BIN)
-	@echo "building the endpoint picker (GAIE cmd/epp) $(EPP_VERSION) (cold: ~3 min on 2 cores)"
-	cd $(ROOT)/tools/epp && $(TOOL_GO) -ldflags "-s -w" -o $@.tmp sigs.k8s.io/gateway-api-inference-extension/cmd/epp
-	mv -f $@.tmp $@
+	@echo "building the endpoint picker (GAIE cmd/epp) $(EPP_VERSION) (cold: ~3 min on 2 cores)" >&2
+	@cd $(ROOT)/tools/epp && $(TOOL_GO) -ldflags "-s -w" -o $@.tmp sigs.k8s.io/gateway-api-inference-extension/cmd/epp
+	@mv -f $@.tmp $@
 
 $(CROSSPLANE_CORE_OLDEST): $(ROOT)/tools/crossplane-core-oldest/go.mod $(ROOT)/tools/crossplane-core-oldest/go.sum
 	@mkdir -p $(TOOLS_BIN)
-	@echo "building crossplane core $(CROSSPLANE_CORE_OLDEST_VERSION), the oldest claimed (cold: ~4 CPU-min)"
-	cd $(ROOT)/tools/crossplane-core-oldest && $(TOOL_GO) \
+	@echo "building crossplane core $(CROSSPLANE_CORE_OLDEST_VERSION), the oldest claimed (cold: ~4 CPU-min)" >&2
+	@cd $(ROOT)/tools/crossplane-core-oldest && $(TOOL_GO) \
 		-ldflags "-s -w -X github.com/crossplane/crossplane/v2/internal/version.version=$(CROSSPLANE_CORE_OLDEST_VERSION)" \
 		-o $@.tmp github.com/crossplane/crossplane/v2/cmd/crossplane
-	mv -f $@.tmp $@
+	@mv -f $@.tmp $@
 
 $(CROSSPLANE_CORE): $(ROOT)/tools/crossplane-core/go.mod $(ROOT)/tools/crossplane-core/go.sum
 	@mkdir -p $(TOOLS_BIN)
-	@echo "building crossplane core $(CROSSPLANE_CORE_VERSION)"
-	cd $(ROOT)/tools/crossplane-core && $(TOOL_GO) \
+	@echo "building crossplane core $(CROSSPLANE_CORE_VERSION)" >&2
+	@cd $(ROOT)/tools/crossplane-core && $(TOOL_GO) \
 		-ldflags "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$(CROSSPLANE_CORE_VERSION)" \
 		-o $@.tmp github.com/crossplane/crossplane/v2/cmd/crossplane
-	mv -f $@.tmp $@
+	@mv -f $@.tmp $@
 
 helm: $(HELM)
 
 $(HELM): $(ROOT)/tools/helm/go.mod $(ROOT)/tools/helm/go.sum
 	@mkdir -p $(TOOLS_BIN)
-	@echo "building helm $(HELM_VERSION)"
-	cd $(ROOT)/tools/helm && $(TOOL_GO) \
+	@echo "building helm $(HELM_VERSION)" >&2
+	@cd $(ROOT)/tools/helm && $(TOOL_GO) \
 		-ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION)" \
 		-o $@.tmp helm.sh/helm/v4/cmd/helm
-	mv -f $@.tmp $@
+	@mv -f $@.tmp $@
 
 $(CONTROLLER_GEN): $(ROOT)/tools/controller-gen/go.mod $(ROOT)/tools/controller-gen/go.sum
-	bash $(ROOT)/tools/controller-gen/build.sh
+	@bash $(ROOT)/tools/controller-gen/build.sh
 
 $(IMAGEBUILD): $(ROOT)/hack/imagebuild/go.mod $(ROOT)/hack/imagebuild/go.sum $(ROOT)/hack/imagebuild/main.go
 	@mkdir -p $(TOOLS_BIN)
-	cd $(ROOT)/hack/imagebuild && $(TOOL_GO) -o $@.tmp .
-	mv -f $@.tmp $@
+	@cd $(ROOT)/hack/imagebuild && $(TOOL_GO) -o $@.tmp .
+	@mv -f $@.tmp $@
 
 # ---------------------------------------------------------------------------
 # Function
 
 build:
 	@mkdir -p $(OUTPUT_DIR)/bin
-	$(GO) build -o $(FUNCTION_BIN) .
+	@$(GO) build -o $(FUNCTION_BIN) .
 
 generate: $(CONTROLLER_GEN)
 	$(GO) generate -tags generate ./...
@@ -368,14 +370,14 @@ helm-compare: $(HELM)
 # Render / validate (the function runs locally on a free 127.0.0.1 port)
 
 render: build $(CROSSPLANE)
-	$(ROOT)/hack/render.sh $(RENDER_XR) $(RENDER_COMPOSITION) $(RENDER_FUNCTIONS)
+	@$(ROOT)/hack/render.sh $(RENDER_XR) $(RENDER_COMPOSITION) $(RENDER_FUNCTIONS)
 
 render-v2: build $(CROSSPLANE_V2) $(CROSSPLANE_CORE)
-	CROSSPLANE=$(CROSSPLANE_V2) CROSSPLANE_CORE=$(CROSSPLANE_CORE) \
+	@CROSSPLANE=$(CROSSPLANE_V2) CROSSPLANE_CORE=$(CROSSPLANE_CORE) \
 		$(ROOT)/hack/render.sh $(RENDER_XR) $(RENDER_COMPOSITION) $(RENDER_FUNCTIONS)
 
 validate: build $(CROSSPLANE)
-	$(ROOT)/hack/validate.sh $(RENDER_XR) $(RENDER_COMPOSITION) $(RENDER_FUNCTIONS)
+	@$(ROOT)/hack/validate.sh $(RENDER_XR) $(RENDER_COMPOSITION) $(RENDER_FUNCTIONS)
 
 # ---------------------------------------------------------------------------
 # Package

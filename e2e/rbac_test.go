@@ -74,7 +74,7 @@ func TestCrossplaneRBAC(t *testing.T) {
 	// full.yaml composes every optional kind but the PrometheusRule, which
 	// observability.yaml composes, and InferenceObjectives, which
 	// inference-extension.yaml composes.
-	for _, f := range []string{"example/xr.yaml", "example/stacks/session.yaml", "example/stacks/multi-model.yaml", "test/render/testdata/full.yaml", "example/stacks/multi-node.yaml", "example/stacks/inference-extension.yaml", "example/stacks/disaggregated-inference-extension.yaml", "example/stacks/observability.yaml"} {
+	for _, f := range []string{"example/xr.yaml", "example/stacks/session.yaml", "e2e/testdata/service-name-discovery.yaml", "example/stacks/multi-model.yaml", "test/render/testdata/full.yaml", "example/stacks/multi-node.yaml", "example/stacks/inference-extension.yaml", "example/stacks/disaggregated-inference-extension.yaml", "example/stacks/observability.yaml"} {
 		xr := &unstructured.Unstructured{Object: readYAML(t, "../"+f)}
 		xr.SetNamespace(ns)
 		input := compositionInput(t, "../composition/composition.yaml")

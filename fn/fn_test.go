@@ -169,7 +169,7 @@ func TestInputErrors(t *testing.T) {
 		},
 		"RouterTag": {
 			input: input("router.tag", "v0.1.12 "),
-			want:  `invalid Input in the Composition: the function's Input router.tag "v0.1.12 " is invalid: an image reference has no leading or trailing whitespace`,
+			want:  `invalid Input in the Composition: the function's Input router.tag "v0.1.12 " is not an image tag: use at most 128 letters, digits, '_', '.' or '-', not starting with '.' or '-', such as v0.1.12`,
 		},
 	}
 	for name, tc := range cases {

@@ -11,8 +11,10 @@
 # directory of YAML files) is copied to a temp dir with every
 # `render.crossplane.io/runtime-development-target: <host>:9443` annotation
 # pointed at that port. The function is always stopped on exit, also on
-# failure or Ctrl-C. Rendered YAML goes to stdout; the function's log is
-# printed to stderr when something fails (or always with RENDER_SHOW_LOG=1).
+# failure or Ctrl-C. Standard output holds only the rendered YAML (make
+# render > stack.yaml; test/render TestMakeRenderStdout): every message of
+# this script goes to stderr, and the function's log is printed to stderr
+# when something fails (or always with RENDER_SHOW_LOG=1).
 #
 # Environment:
 #   FUNCTION_BIN     function binary           (default _output/bin/function)

@@ -126,11 +126,8 @@ func validateAutoscaling(f *Findings, path string, a *v1alpha1.Autoscaling) {
 		if a.PrometheusAddress == "" {
 			f.errorf("%s.prometheusAddress is required with type keda: KEDA reads vllm:num_requests_waiting from the Prometheus that scrapes the engines", path)
 		}
-		if a.Threshold != "" {
-			if _, err := parseGibibytes(a.Threshold); err != nil {
-				f.errorf("%s.threshold %q is invalid: use a positive number such as \"5\"", path, a.Threshold)
-			}
-		}
+		validateKEDAThreshold(f, path+".threshold", a.Threshold)
+		validatePrometheusAddress(f, path+".prometheusAddress", a.PrometheusAddress)
 	}
 }
 

@@ -68,10 +68,11 @@ func TestDashboardAndAlerts(t *testing.T) {
 }
 
 // TestDashboardLabelsReplaceDefault: labels the stack names replace the
-// sidecar's default label; they cannot replace the stack's own.
+// sidecar's default label, beside the stack's own (a label the stack owns
+// is refused: TestDashboardAlertsRefusals).
 func TestDashboardLabelsReplaceDefault(t *testing.T) {
 	xr := with("monitoring", map[string]any{"serviceMonitor": map[string]any{},
-		"dashboard": map[string]any{"labels": map[string]any{"dashboards": "vllm", LabelInstance: "other"}}})
+		"dashboard": map[string]any{"labels": map[string]any{"dashboards": "vllm"}}})
 	cm := mustRun(t, req(t, xr, nil, nil)).objects[dashboardKey].(*corev1.ConfigMap)
 	if cm.Labels["dashboards"] != "vllm" || cm.Labels[LabelInstance] != "s" {
 		t.Errorf("labels %v", cm.Labels)
@@ -118,6 +119,14 @@ func TestDashboardAlertsRefusals(t *testing.T) {
 			`spec.monitoring.dashboard.annotations key "bad key" is invalid`},
 		"AlertsLabel": {map[string]any{"serviceMonitor": map[string]any{}, "alerts": map[string]any{"labels": map[string]any{"-x": "y"}}},
 			`spec.monitoring.alerts.labels key "-x" is not a valid label key`},
+		// A label the stack sets would be dropped silently, and with it
+		// the dashboard's default grafana_dashboard label (issue 38 §4).
+		"DashboardOwnedLabel": {map[string]any{"serviceMonitor": map[string]any{}, "dashboard": map[string]any{"labels": map[string]any{"app.kubernetes.io/part-of": "grafana"}}},
+			"invalid ProductionStack: spec.monitoring.dashboard.labels[app.kubernetes.io/part-of] is a label the stack sets on its objects, and the stack's value would replace it: remove it (the stack owns app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/component, app.kubernetes.io/part-of, app.kubernetes.io/managed-by)"},
+		"AlertsOwnedLabel": {map[string]any{"serviceMonitor": map[string]any{}, "alerts": map[string]any{"labels": map[string]any{"app.kubernetes.io/name": "rules", "release": "prom"}}},
+			"invalid ProductionStack: spec.monitoring.alerts.labels[app.kubernetes.io/name] is a label the stack sets on its objects, and the stack's value would replace it: remove it (the stack owns app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/component, app.kubernetes.io/part-of, app.kubernetes.io/managed-by)"},
+		"ServiceMonitorOwnedLabel": {map[string]any{"serviceMonitor": map[string]any{"labels": map[string]any{"app.kubernetes.io/managed-by": "helm"}}},
+			"invalid ProductionStack: spec.monitoring.serviceMonitor.labels[app.kubernetes.io/managed-by] is a label the stack sets on its objects, and the stack's value would replace it: remove it (the stack owns app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/component, app.kubernetes.io/part-of, app.kubernetes.io/managed-by)"},
 		"AlertsForZero": {map[string]any{"serviceMonitor": map[string]any{}, "alerts": map[string]any{"for": "0m"}},
 			`spec.monitoring.alerts.for "0m" is invalid: use a Prometheus duration`},
 		"KVCachePercent": {map[string]any{"serviceMonitor": map[string]any{}, "alerts": map[string]any{"kvCacheUsagePercent": 101}},

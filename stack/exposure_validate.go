@@ -214,8 +214,26 @@ func validateMonitoring(f *Findings, m *v1alpha1.Monitoring) {
 	}
 	const p = "spec.monitoring.serviceMonitor"
 	labelMap(f, p+".labels", m.ServiceMonitor.Labels)
+	ownedLabelKeys(f, p+".labels", m.ServiceMonitor.Labels)
 	if iv := m.ServiceMonitor.Interval; iv != "" {
 		promDurationField(f, p+".interval", iv, "30s or 1m30s", "a scrape interval such as 30s")
+	}
+}
+
+// stackLabelKeys are the label keys the stack sets on every object it
+// composes (labels), in the order messages list them.
+var stackLabelKeys = []string{LabelName, LabelInstance, LabelComponent, labelPartOf, labelManagedBy}
+
+// ownedLabelKeys refuses a label the stack sets itself on the monitoring
+// objects: the stack's value wins, so the user's would be dropped without a
+// word, and a dashboard whose labels were only that would lose the label
+// Grafana's sidecar selects (grafana_dashboard, kept only when labels are
+// unset).
+func ownedLabelKeys(f *Findings, field string, m map[string]string) {
+	for _, k := range stackLabelKeys {
+		if _, ok := m[k]; ok {
+			f.errorf("%s[%s] is a label the stack sets on its objects, and the stack's value would replace it: remove it (the stack owns %s)", field, k, strings.Join(stackLabelKeys, ", "))
+		}
 	}
 }
 
@@ -241,6 +259,7 @@ func validateDashboardAlerts(f *Findings, m *v1alpha1.Monitoring) {
 			f.errorf("%s needs spec.monitoring.serviceMonitor: the dashboard's queries select the stack's series by the namespace and service labels the ServiceMonitors' scrape gives them; set serviceMonitor: {} or turn the dashboard off", p)
 		}
 		labelMap(f, p+".labels", d.Labels)
+		ownedLabelKeys(f, p+".labels", d.Labels)
 		annotationKeys(f, p+".annotations", d.Annotations)
 	}
 	if a := m.Alerts; on(a != nil, a.GetEnabled()) {
@@ -249,6 +268,7 @@ func validateDashboardAlerts(f *Findings, m *v1alpha1.Monitoring) {
 			f.errorf("%s needs spec.monitoring.serviceMonitor: the alerts select the stack's series by the namespace and service labels the ServiceMonitors' scrape gives them; set serviceMonitor: {} or turn the alerts off", p)
 		}
 		labelMap(f, p+".labels", a.Labels)
+		ownedLabelKeys(f, p+".labels", a.Labels)
 		if a.For != "" {
 			promDurationField(f, p+".for", a.For, "5m or 1h30m", "a duration such as 5m")
 		}

@@ -2,7 +2,9 @@ package stack
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -342,6 +344,9 @@ func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack
 		if on(rc.Ingress != nil, rc.Ingress.GetEnabled()) || on(rc.HTTPRoute != nil, rc.HTTPRoute.GetEnabled()) {
 			f.errorf("%s: routerConfig.ingress and routerConfig.httpRoute expose the router, which a stack on the inference extension does not run: remove them; the stack's HTTPRoute attaches to inferenceExtension.parentRefs", p)
 		}
+		if unused := routerFieldsUnused(rc); len(unused) > 0 {
+			f.warnf("%s: %s configure the production-stack router, which a stack on the inference extension does not run: they have no effect; remove them (inferenceExtension.picker configures the endpoint pickers)", p, strings.Join(unused, ", "))
+		}
 	}
 }
 
@@ -384,3 +389,30 @@ func validateObjectives(f *Findings, s *Stack) {
 // InferenceExtension reports whether the stack routes through the inference
 // extension instead of the production-stack router.
 func (s *Stack) InferenceExtension() bool { return extensionOn(s) }
+
+// routerFieldsUsedByExtension are the routerConfig fields a stack on the
+// inference extension reads or refuses: apiKeySecret is the engines'
+// VLLM_API_KEY; routerType, ingress and httpRoute are refused when they
+// would act (validateExtension), the routing logics' knobs by their own
+// rules (validateRouting, the XRD's CEL rules).
+var routerFieldsUsedByExtension = map[string]bool{
+	"apiKeySecret": true, "routerType": true, "ingress": true, "httpRoute": true,
+	"prefixMinMatchLength": true, "lmcacheControllerPort": true, "lmcacheControllerReplyPort": true,
+	"lmcacheControllerHeartbeatPort": true, "kvAwareThreshold": true,
+}
+
+// routerFieldsUnused names every routerConfig field set that only the
+// router's objects read, in the order of the XRD: with the extension the
+// stack composes none of them. A field added to RouterConfig is reported
+// unless it is added to routerFieldsUsedByExtension.
+func routerFieldsUnused(rc *v1alpha1.RouterConfig) []string {
+	var names []string
+	v := reflect.ValueOf(rc).Elem()
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if !routerFieldsUsedByExtension[name] && !v.Field(i).IsZero() {
+			names = append(names, "routerConfig."+name)
+		}
+	}
+	return names
+}

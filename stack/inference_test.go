@@ -239,3 +239,30 @@ func TestInferenceObjectiveRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestExtensionIgnoresRouterConfig: with the inference extension the stack
+// runs no router, so every routerConfig field that only the router's objects
+// read is named in one warning (issue 38 §4); apiKeySecret, which the
+// engines read, is not; and a stack without them has no such warning.
+func TestExtensionIgnoresRouterConfig(t *testing.T) {
+	const want = "spec.inferenceExtension: routerConfig.image, routerConfig.scheduling, routerConfig.extraVolumes, routerConfig.replicas, routerConfig.k8sServiceDiscoveryType, routerConfig.extraArgs, routerConfig.podDisruptionBudget, routerConfig.autoscaling configure the production-stack router, which a stack on the inference extension does not run: they have no effect; remove them (inferenceExtension.picker configures the endpoint pickers)"
+	rsp := mustRun(t, req(t, gieXR(
+		"routerConfig.replicas", 3,
+		"routerConfig.podDisruptionBudget", map[string]any{"minAvailable": 1},
+		"routerConfig.autoscaling", map[string]any{"maxReplicas": 4},
+		"routerConfig.extraArgs", []any{"--log-level", "debug"},
+		"routerConfig.k8sServiceDiscoveryType", "service-name",
+		"routerConfig.image", "lmcache/lmstack-router:v0.1.12",
+		"routerConfig.scheduling", map[string]any{"nodeSelector": map[string]any{"pool": "cpu"}},
+		"routerConfig.extraVolumes", []any{map[string]any{"name": "x", "emptyDir": map[string]any{}}},
+		"routerConfig.apiKeySecret", map[string]any{"name": "api-key", "key": "key"},
+	), nil, nil))
+	if !slices.Contains(rsp.warnings, want) {
+		t.Errorf("warnings %q\nwant one: %s", rsp.warnings, want)
+	}
+	for _, w := range mustRun(t, req(t, gieXR("routerConfig.apiKeySecret", map[string]any{"name": "api-key", "key": "key"}), nil, nil)).warnings {
+		if strings.Contains(w, "configure the production-stack router") {
+			t.Errorf("apiKeySecret, which the engines read, is warned about: %s", w)
+		}
+	}
+}

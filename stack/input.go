@@ -63,9 +63,10 @@ func ValidateInput(in *v1beta1.Input) error {
 	}
 	objectName(&f, p+"storage.storageClassName", in.GetStorage().StorageClassName)
 	image(&f, p+"engine.image", in.GetEngine().Image)
-	image(&f, p+"engine.imagePullRegistry", in.GetEngine().ImagePullRegistry)
+	imageRegistry(&f, p+"engine.imagePullRegistry", in.GetEngine().ImagePullRegistry)
 	image(&f, p+"router.image", in.GetRouter().Image)
-	image(&f, p+"router.tag", in.GetRouter().Tag)
+	imageTag(&f, p+"router.tag", in.GetRouter().Tag)
+	image(&f, p+"adapterSync.image", in.GetAdapterSync().Image)
 	if len(f.Errors) == 0 {
 		return nil
 	}

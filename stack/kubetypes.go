@@ -153,14 +153,6 @@ func sortedResourceNames(l corev1.ResourceList) []corev1.ResourceName {
 	return slices.Sorted(maps.Keys(l))
 }
 
-// image checks an image reference as the API server does: no whitespace
-// around it.
-func image(f *Findings, field, v string) {
-	if v != strings.TrimSpace(v) {
-		f.errorf("%s %s is invalid: an image reference has no leading or trailing whitespace", field, clipQuote(v))
-	}
-}
-
 // validateContainer checks a container the user writes whole (an init
 // container) at p by itself; the pod it joins is checked by
 // validateInitContainers.

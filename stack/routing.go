@@ -47,6 +47,7 @@ func validateRouting(f *Findings, rc *v1alpha1.RouterConfig, r router, engs []en
 			f.warnf("%s.lmcacheConfig: workerPort and workerHeartbeatTime have no effect without routerType kvaware and LMCache enabled", e.block)
 		}
 	}
+	validateStickyDiscovery(f, r, engs)
 	if r.routerType != routingKVAware {
 		return
 	}
@@ -103,4 +104,40 @@ func portRange(first, last int64) string {
 		return fmt.Sprintf("port %d", first)
 	}
 	return fmt.Sprintf("ports %d to %d", first, last)
+}
+
+// validateStickyDiscovery: session and prefixaware routing pick one engine
+// URL out of the router's discovered endpoints (router 0.1.12: SessionRouter
+// hashes the session id onto a ring of endpoint URLs, PrefixAwareRouter
+// keeps a trie of prompts per endpoint URL; routers/routing_logic.py:240-247
+// and :502-520). Service-name discovery gives each model one URL, its
+// Service's (service_discovery.py:1199, url=f"http://{engine_name}:{port}"),
+// so with more than one engine the Service spreads one session's or one
+// prefix's requests over all of them. One engine works either way.
+func validateStickyDiscovery(f *Findings, r router, engs []engine) {
+	const p = "spec.routerConfig"
+	if r.discoveryType != discoveryServiceName || (r.routerType != routingSession && r.routerType != routingPrefixAware) {
+		return
+	}
+	for _, e := range engs {
+		if e.role != "" {
+			continue // no routerType routes a disaggregated model (validateDisaggregation says so)
+		}
+		if n, field := mostEngines(e); n > 1 {
+			at, name := e.where(field)
+			f.errorf("%s.k8sServiceDiscoveryType service-name cannot be used with routerType %s when a model runs more than one engine (%s: %s %d): the router sees one URL per model, its Service, which spreads requests over every engine, so routing is not sticky; use pod-ip, or one engine", p, r.routerType, at, name(field), n)
+		}
+	}
+}
+
+// mostEngines is the most engine replicas a model may run, and the field
+// that sets it.
+func mostEngines(e engine) (int32, string) {
+	if z := scaleToZero(e); z != nil {
+		return ptr.Deref(z.MaxReplicas, 1), "scaleToZero.maxReplicas"
+	}
+	if a := e.cfg.Autoscaling; a != nil && ptr.Deref(a.Enabled, true) {
+		return ptr.Deref(a.MaxReplicas, 1), "autoscaling.maxReplicas"
+	}
+	return ptr.Deref(e.cfg.Replicas, 1), "replicas"
 }

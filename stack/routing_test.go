@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -215,4 +216,37 @@ func TestPrefixMinMatchLength(t *testing.T) {
 	if diff := cmp.Diff(want, c.Args[8:]); diff != "" {
 		t.Errorf("router args after the discovery flags (-want +got):\n%s", diff)
 	}
+}
+
+// TestStickyRoutingNeedsPodIPDiscovery: session and prefixaware routing
+// stick a session or a prefix to one endpoint URL; with service-name
+// discovery a model has one URL, its Service, so more than one engine
+// (replicas, or an autoscaler's maxReplicas) is refused, and one engine
+// passes.
+func TestStickyRoutingNeedsPodIPDiscovery(t *testing.T) {
+	const want = "invalid ProductionStack: spec.routerConfig.k8sServiceDiscoveryType service-name cannot be used with routerType %s when a model runs more than one engine (%s): the router sees one URL per model, its Service, which spreads requests over every engine, so routing is not sticky; use pod-ip, or one engine"
+	for name, tc := range map[string]struct {
+		routerType string
+		xr         []any
+		engines    string
+	}{
+		"Session":     {routerType: "session", xr: []any{"replicas", 3}, engines: "spec: replicas 3"},
+		"PrefixAware": {routerType: "prefixaware", xr: []any{"replicas", 2}, engines: "spec: replicas 2"},
+		"Autoscaling": {routerType: "session", xr: []any{"autoscaling", map[string]any{"type": "hpa", "maxReplicas": 4}}, engines: "spec: autoscaling.maxReplicas 4"},
+		"OfAModel": {routerType: "prefixaware", xr: []any{"model", nil, "models", []any{
+			map[string]any{"name": "a", "modelURL": "org/a"},
+			map[string]any{"name": "b", "modelURL": "org/b", "replicas": 2},
+		}}, engines: "spec.models[1]: replicas 2"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			kv := append([]any{"routerConfig.routerType", tc.routerType, "routerConfig.sessionKey", "x-session-id", "routerConfig.k8sServiceDiscoveryType", "service-name"}, tc.xr...)
+			if got, want := fatal(t, run(t, req(t, with(kv...), nil, nil))), fmt.Sprintf(want, tc.routerType, tc.engines); got != want {
+				t.Errorf("Fatal message:\n got: %s\nwant: %s", got, want)
+			}
+			kv[5] = "pod-ip"
+			mustRun(t, req(t, with(kv...), nil, nil))
+		})
+	}
+	mustRun(t, req(t, with("routerConfig.routerType", "session", "routerConfig.sessionKey", "x", "routerConfig.k8sServiceDiscoveryType", "service-name", "replicas", 1), nil, nil))
+	mustRun(t, req(t, with("routerConfig.routerType", "roundrobin", "routerConfig.k8sServiceDiscoveryType", "service-name", "replicas", 3), nil, nil))
 }

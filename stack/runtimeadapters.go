@@ -150,6 +150,10 @@ func validateRuntimeAdapters(f *Findings, s *Stack, e engine) {
 				f.errorf("%s.name %s is invalid: use letters, digits, '_', '.', ':' and '-', starting with a letter, digit or '_', at most 253 characters (it is also a directory name)", ap, clipQuote(a.Name))
 			case seen[a.Name]:
 				f.errorf("%s.name %q is already the name of the model or another of its adapters: clients pick an adapter by its name, so names must be unique", ap, a.Name)
+			default:
+				if what, other := routerNameOwner(s, e, a.Name); other != "" {
+					f.errorf("%s.name %q is also %s of %s: the router sends a request to any engine that lists its model name, so this adapter's requests could reach the other model; names must be unique across the stack's models: rename the adapter", ap, a.Name, what, other)
+				}
 			}
 			seen[a.Name] = true
 			switch {
@@ -194,6 +198,38 @@ func validateRuntimeAdapters(f *Findings, s *Stack, e engine) {
 	if maxCPU := v.MaxCPULoras; maxCPU != nil && len(m.Adapters) > int(*maxCPU) && e.role != roleDecode {
 		f.warnf("%s: %d adapters but vllmConfig.maxCpuLoras is %d: vLLM keeps at most that many loaded and evicts the least recently used", p, len(m.Adapters), *maxCPU)
 	}
+}
+
+// routerNameOwner finds another model behind the router that lists name in
+// its /v1/models (its served name, or one of its adapters): router 0.1.12
+// picks the engines whose model_names contain the request's model
+// (src/vllm_router/services/request_service/request.py:510 at
+// vllm-stack-0.1.12, `requested_model in x.model_names`), so a name two models
+// list is routed to either. Behind the inference extension each model has
+// its own route and pool, so names do not meet.
+func routerNameOwner(s *Stack, e engine, name string) (what, other string) {
+	if extensionOn(s) {
+		return "", ""
+	}
+	for _, o := range s.engines {
+		if o.path == e.path || o.role == roleDecode {
+			continue
+		}
+		if o.served == name {
+			return "the served name", o.path
+		}
+		for _, a := range o.model.LoRAAdapters {
+			if a.Name == name {
+				return "a LoRA adapter", o.path
+			}
+		}
+		for _, a := range o.model.Adapters {
+			if a.Name == name {
+				return "a runtime adapter", o.path
+			}
+		}
+	}
+	return "", ""
 }
 
 var (

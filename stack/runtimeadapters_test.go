@@ -2,6 +2,7 @@ package stack
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -199,4 +200,35 @@ func TestRuntimeAdaptersServiceName(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRuntimeAdapterNamesAcrossModels: behind the router a runtime adapter
+// may not be named like another model's served name, LoRA adapter or
+// runtime adapter (the router sends a name to any engine listing it);
+// behind the inference extension each model has its own route, so it may.
+func TestRuntimeAdapterNamesAcrossModels(t *testing.T) {
+	const want = `invalid ProductionStack: spec.models[0].adapters[0].name %q is also %s of spec.models[1]: the router sends a request to any engine that lists its model name, so this adapter's requests could reach the other model; names must be unique across the stack's models: rename the adapter`
+	models := func(name string, b map[string]any) []any {
+		a := map[string]any{"name": "a", "modelURL": "org/a", "enableLoRA": true, "enableRuntimeAdapters": true,
+			"adapters": []any{map[string]any{"name": name, "path": "/data/x"}}}
+		return []any{a, b}
+	}
+	for name, tc := range map[string]struct {
+		adapter, what string
+		other         map[string]any
+	}{
+		"ServedName":     {"gpt2", "the served name", map[string]any{"name": "b", "modelURL": "gpt2"}},
+		"ServedNameSet":  {"bee", "the served name", map[string]any{"name": "b", "modelURL": "org/b", "servedModelName": "bee"}},
+		"LoRAAdapter":    {"sql", "a LoRA adapter", map[string]any{"name": "b", "modelURL": "org/b", "enableLoRA": true, "loraAdapters": []any{map[string]any{"name": "sql", "path": "/data/sql"}}}},
+		"RuntimeAdapter": {"sql", "a runtime adapter", map[string]any{"name": "b", "modelURL": "org/b", "enableLoRA": true, "enableRuntimeAdapters": true, "adapters": []any{map[string]any{"name": "sql", "path": "/data/sql"}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := fatal(t, run(t, req(t, with("model", nil, "models", models(tc.adapter, tc.other)), syncInput, nil)))
+			if w := fmt.Sprintf(want, tc.adapter, tc.what); !strings.HasPrefix(got, w) {
+				t.Errorf("Fatal message:\n got: %s\nwant: %s", got, w)
+			}
+		})
+	}
+	mustRun(t, req(t, with("model", nil, "models", models("sql", map[string]any{"name": "b", "modelURL": "org/b"})), syncInput, nil))
+	mustRun(t, req(t, gieXR("model", nil, "models", models("bee", map[string]any{"name": "b", "modelURL": "org/b", "servedModelName": "bee"})), syncInput, nil))
 }

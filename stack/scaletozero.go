@@ -133,11 +133,8 @@ func validateScaleToZero(f *Findings, s *Stack) {
 		if z.PrometheusAddress == "" {
 			f.errorf("%s.prometheusAddress is required: KEDA reads the model's demand from the Prometheus that scrapes the engines (and the endpoint pickers or the router)", p)
 		}
-		if z.Threshold != "" {
-			if _, err := parseGibibytes(z.Threshold); err != nil {
-				f.errorf("%s.threshold %q is invalid: use a positive number such as \"5\"", p, z.Threshold)
-			}
-		}
+		validateKEDAThreshold(f, p+".threshold", z.Threshold)
+		validatePrometheusAddress(f, p+".prometheusAddress", z.PrometheusAddress)
 		budget := startupBudget(e)
 		if z.ColdStartSeconds != nil && int64(*z.ColdStartSeconds) < budget {
 			f.errorf("%s.coldStartSeconds %d is shorter than the model's start-up budget of %d seconds (its startup probe's, by its size): a request could be refused while the engine still starts; raise it, or lower probes.startup", p, *z.ColdStartSeconds, budget)

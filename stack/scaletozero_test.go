@@ -102,14 +102,16 @@ func TestScaleToZeroRefusals(t *testing.T) {
 		xr   map[string]any
 		want string
 	}{
-		"short cold start": {gieXR("scaleToZero", zeroBlock("coldStartSeconds", int64(300))), "spec.scaleToZero.coldStartSeconds 300 is shorter than the model's start-up budget of 600 seconds"},
-		"no maxReplicas":   {gieXR("scaleToZero", map[string]any{"prometheusAddress": promAddr}), "spec.scaleToZero.maxReplicas is required"},
-		"no prometheus":    {gieXR("scaleToZero", map[string]any{"maxReplicas": int64(2)}), "spec.scaleToZero.prometheusAddress is required"},
-		"with autoscaling": {gieXR("scaleToZero", zeroBlock(), "autoscaling", map[string]any{"maxReplicas": int64(2), "prometheusAddress": promAddr}), "both scale the model"},
-		"route timeout":    {gieXR("scaleToZero", zeroBlock(), "inferenceExtension.requestTimeout", "5m"), "spec.inferenceExtension.requestTimeout 5m is shorter than spec.scaleToZero's cold-start time of 600 seconds"},
-		"old picker":       {gieXR("scaleToZero", zeroBlock(), "inferenceExtension.picker", map[string]any{"image": "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.0"}), "sets no request TTL"},
-		"old router":       {with("scaleToZero", zeroBlock(), "routerConfig.image", "lmcache/lmstack-router:0.1.7"), "needs router 0.1.8 or later"},
-		"multi-node":       {with("scaleToZero", zeroBlock(), "multiNode", map[string]any{"podsPerReplica": int64(2)}), "spec.scaleToZero: a multi-node model is a LeaderWorkerSet"},
+		"short cold start":   {gieXR("scaleToZero", zeroBlock("coldStartSeconds", int64(300))), "spec.scaleToZero.coldStartSeconds 300 is shorter than the model's start-up budget of 600 seconds"},
+		"no maxReplicas":     {gieXR("scaleToZero", map[string]any{"prometheusAddress": promAddr}), "spec.scaleToZero.maxReplicas is required"},
+		"no prometheus":      {gieXR("scaleToZero", map[string]any{"maxReplicas": int64(2)}), "spec.scaleToZero.prometheusAddress is required"},
+		"with autoscaling":   {gieXR("scaleToZero", zeroBlock(), "autoscaling", map[string]any{"maxReplicas": int64(2), "prometheusAddress": promAddr}), "both scale the model"},
+		"route timeout":      {gieXR("scaleToZero", zeroBlock(), "inferenceExtension.requestTimeout", "5m"), "spec.inferenceExtension.requestTimeout 5m is shorter than spec.scaleToZero's cold-start time of 600 seconds"},
+		"old picker":         {gieXR("scaleToZero", zeroBlock(), "inferenceExtension.picker", map[string]any{"image": "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.0"}), "sets no request TTL"},
+		"old router":         {with("scaleToZero", zeroBlock(), "routerConfig.image", "lmcache/lmstack-router:0.1.7"), "needs router 0.1.8 or later"},
+		"quantity threshold": {gieXR("scaleToZero", zeroBlock("threshold", "5Gi")), `spec.scaleToZero.threshold "5Gi" is invalid: KEDA reads it as a plain number, not a Kubernetes quantity; use a positive number such as "5" or "2.5"`},
+		"prometheus host":    {gieXR("scaleToZero", zeroBlock("prometheusAddress", "prometheus:9090")), `spec.scaleToZero.prometheusAddress "prometheus:9090" is not a Prometheus URL: KEDA appends /api/v1/query to it; use an http or https URL with a host and no query, such as http://prometheus-operated.monitoring:9090`},
+		"multi-node":         {with("scaleToZero", zeroBlock(), "multiNode", map[string]any{"podsPerReplica": int64(2)}), "spec.scaleToZero: a multi-node model is a LeaderWorkerSet"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, req(t, tc.xr, nil, nil))

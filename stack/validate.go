@@ -213,7 +213,7 @@ func validateBlocks(f *Findings, l layer) {
 		p := at("vllmConfig")
 		oneOf(f, p+".imagePullPolicy", v.ImagePullPolicy, pullPolicies)
 		image(f, p+".image", v.Image)
-		image(f, p+".imagePullRegistry", v.ImagePullRegistry)
+		imageRegistry(f, p+".imagePullRegistry", v.ImagePullRegistry)
 		objectName(f, p+".imagePullSecretName", v.ImagePullSecretName)
 		if s := v.HFTokenSecret; s != nil {
 			if s.Name == "" {

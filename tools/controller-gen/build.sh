@@ -14,4 +14,4 @@ export GOFLAGS="${GOFLAGS:-} -mod=readonly"
 
 mkdir -p ../../.tools/bin
 go build -trimpath -o ../../.tools/bin/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
-echo "built $(cd ../../.tools/bin && pwd)/controller-gen ($(../../.tools/bin/controller-gen --version))"
+echo "built $(cd ../../.tools/bin && pwd)/controller-gen ($(../../.tools/bin/controller-gen --version))" >&2

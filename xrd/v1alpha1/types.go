@@ -652,6 +652,7 @@ type LoRASidecar struct {
 	// Sidecar image. Default: lmcache/lmstack-sidecar:latest.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^(((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\w][\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?)?$`
 	Image string `json:"image,omitempty"`
 
 	// Sidecar resources. Default: requests cpu 500m, memory 128Mi.
@@ -689,9 +690,11 @@ type ScaleToZero struct {
 
 	// Waiting requests per replica that scale out (vLLM's
 	// vllm:num_requests_waiting, and with inferenceExtension the requests
-	// the picker holds). Default: 5.
+	// the picker holds), a plain number such as 5 or 2.5 (KEDA reads a JSON
+	// number, not a quantity). Default: 5.
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)([.][0-9]+)?([eE][+-]?[0-9]+)?$`
 	Threshold string `json:"threshold,omitempty"`
 
 	// Prometheus server that scrapes the engines and, with
@@ -700,6 +703,7 @@ type ScaleToZero struct {
 	// when enabled.
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[^/?#]+(/[^?#]*)?$`
 	PrometheusAddress string `json:"prometheusAddress,omitempty"`
 
 	// Seconds between KEDA's checks. Default: 15.
@@ -735,15 +739,18 @@ type Autoscaling struct {
 	// +kubebuilder:validation:Minimum=1
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
-	// keda: waiting requests per replica that trigger a scale-up. Default: 5.
+	// keda: waiting requests per replica that trigger a scale-up, a plain
+	// number such as 5 or 2.5 (KEDA reads a JSON number, not a quantity). Default: 5.
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)([.][0-9]+)?([eE][+-]?[0-9]+)?$`
 	Threshold string `json:"threshold,omitempty"`
 
 	// keda: Prometheus server that scrapes the engines, e.g.
 	// http://prometheus-operated.monitoring:9090. Required with keda.
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[^/?#]+(/[^?#]*)?$`
 	PrometheusAddress string `json:"prometheusAddress,omitempty"`
 
 	// keda: PromQL query whose value is compared with threshold. Default:
@@ -978,6 +985,7 @@ type VLLMConfig struct {
 	// vllm/vllm-openai:latest (or the Composition's Input).
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^(((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\w][\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?)?$`
 	Image string `json:"image,omitempty"`
 
 	// Registry prepended to image when image names no registry host.
@@ -1152,6 +1160,7 @@ type LMCacheServer struct {
 	// Image with tag. Default: lmcache/vllm-openai:latest.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^(((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\w][\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?)?$`
 	Image string `json:"image,omitempty"`
 
 	// Replicas. Default: 1.
@@ -1235,6 +1244,7 @@ type RouterConfig struct {
 	// Router image with tag, overriding the Composition's Input.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^(((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\w][\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?)?$`
 	Image string `json:"image,omitempty"`
 
 	// The router release the image runs, e.g. 0.1.9, when its tag does not
