@@ -115,8 +115,6 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 		switch {
 		case !known:
 			problems = append(problems, fmt.Sprintf("%s %v has no flag %s", picker, v, name))
-		case row.status == "refused-if-set":
-			problems = append(problems, fmt.Sprintf("%s %v exits at start when %s is set", picker, v, name))
 		case flagValue[row.kind] == nil:
 			problems = append(problems, fmt.Sprintf("%s: kind %q has no value check", name, row.kind))
 		case !flagValue[row.kind].MatchString(value):
@@ -124,6 +122,12 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 		}
 		args[name] = value
 	}
+	// The release's own validation of its flags (epp-validation.tsv).
+	validation, err := loadPickerRules()
+	if err != nil {
+		return append(problems, err.Error())
+	}
+	problems = append(problems, checkPickerValidation(validation, picker, v, args)...)
 	// The configuration: apiVersion and plugins at the release (GAIE.md §b).
 	var cfg map[string]any
 	for _, cm := range r.configMaps {
@@ -159,7 +163,13 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 	if picker == "gaie" && v.in(upVersion{}, upVersion{1, 2, 99}) {
 		kv = "vllm:gpu_cache_usage_perc"
 	}
+	extracting, p := checkPickerDataLayer(cfg, picker, v)
+	problems = append(problems, p...)
+	extractor, _, _ := pickerDataLayer(picker, v)
 	for _, p := range ps {
+		if p := p.(map[string]any); !extracting || p["type"] != extractor {
+			continue
+		}
 		params, _ := p.(map[string]any)["parameters"].(map[string]any)
 		ecs, _ := params["engineConfigs"].([]any)
 		for _, ec := range ecs {
