@@ -917,6 +917,15 @@ func (r *rendered) add(m map[string]any) error {
 }
 
 // addObject adds one typed object; other kinds are ignored.
+// renderedOf is the objects of a response.
+func renderedOf(rsp response) rendered {
+	var r rendered
+	for _, k := range rsp.keys {
+		r.addObject(rsp.objects[k])
+	}
+	return r
+}
+
 func (r *rendered) addObject(o runtime.Object) {
 	switch o := o.(type) {
 	case *appsv1.Deployment:

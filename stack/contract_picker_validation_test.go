@@ -2,7 +2,6 @@ package stack
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,18 +25,13 @@ type pickerRule struct {
 }
 
 func loadPickerRules() ([]pickerRule, error) {
-	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, "epp-validation.tsv"), 8)
+	rows, err := readReleaseRows("epp-validation.tsv", 8, 1)
 	if err != nil {
 		return nil, err
 	}
 	var out []pickerRule
 	for _, r := range rows {
-		first, err1 := parseUpVersion(r[1])
-		last, err2 := parseUpVersion(r[2])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("epp-validation.tsv: %v: bad release", r)
-		}
-		out = append(out, pickerRule{picker: r[0], first: first, last: last, rule: r[3], flags: strings.Split(r[4], ","), values: r[5]})
+		out = append(out, pickerRule{picker: r.cols[0], first: r.first, last: r.last, rule: r.cols[3], flags: strings.Split(r.cols[4], ","), values: r.cols[5]})
 	}
 	return out, nil
 }
@@ -185,10 +179,7 @@ func TestPickerReleasesContract(t *testing.T) {
 						}
 						continue
 					}
-					var r rendered
-					for _, k := range rsp.keys {
-						r.addObject(rsp.objects[k])
-					}
+					r := renderedOf(rsp)
 					for _, d := range r.withComponent(ComponentPicker) {
 						checked++
 						for _, p := range checkPicker(d, r, vllm) {

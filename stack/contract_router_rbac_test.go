@@ -2,7 +2,6 @@ package stack
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -28,18 +27,13 @@ type routerCall struct {
 }
 
 func loadRouterCalls() ([]routerCall, error) {
-	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, "router-k8s-calls.tsv"), 8)
+	rows, err := readReleaseRows("router-k8s-calls.tsv", 8, 0)
 	if err != nil {
 		return nil, err
 	}
 	var out []routerCall
 	for _, r := range rows {
-		first, err1 := parseUpVersion(r[0])
-		last, err2 := parseUpVersion(r[1])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("router-k8s-calls.tsv: %v: bad release", r)
-		}
-		out = append(out, routerCall{first: first, last: last, mode: r[2], feature: r[3], resource: r[4], verb: r[5]})
+		out = append(out, routerCall{first: r.first, last: r.last, mode: r.cols[2], feature: r.cols[3], resource: r.cols[4], verb: r.cols[5]})
 	}
 	return out, nil
 }
@@ -119,18 +113,13 @@ type sleepDetection struct {
 }
 
 func loadSleepDetection() ([]sleepDetection, error) {
-	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, "router-sleep-detection.tsv"), 6)
+	rows, err := readReleaseRows("router-sleep-detection.tsv", 6, 0)
 	if err != nil {
 		return nil, err
 	}
 	var out []sleepDetection
 	for _, r := range rows {
-		first, err1 := parseUpVersion(r[0])
-		last, err2 := parseUpVersion(r[1])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("router-sleep-detection.tsv: %v: bad release", r)
-		}
-		out = append(out, sleepDetection{first: first, last: last, mode: r[2], reads: r[3], empty: r[4]})
+		out = append(out, sleepDetection{first: r.first, last: r.last, mode: r.cols[2], reads: r.cols[3], empty: r.cols[4]})
 	}
 	return out, nil
 }
@@ -212,10 +201,7 @@ func TestRouterSleepModeContract(t *testing.T) {
 					}
 					continue
 				}
-				var r rendered
-				for _, k := range rsp.keys {
-					r.addObject(rsp.objects[k])
-				}
+				r := renderedOf(rsp)
 				routers := r.withComponent(ComponentRouter)
 				if len(routers) != 1 {
 					t.Fatalf("%s: %d routers", name, len(routers))

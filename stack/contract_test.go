@@ -59,10 +59,7 @@ func contractRender(t *testing.T, u contractFacts, bf behaviourFacts, path, vllm
 		}
 		return false
 	}
-	var r rendered
-	for _, k := range b.keys {
-		r.addObject(b.objects[k])
-	}
+	r := renderedOf(b)
 	for _, p := range u.check(r, vllm, router, extraArgsOf(xr)) {
 		t.Errorf("vLLM %s, router %s: %s", vllm, router, p)
 	}
@@ -776,10 +773,7 @@ func TestNewestReleaseContract(t *testing.T) {
 	if b.refusal != "" {
 		t.Fatal(b.refusal)
 	}
-	var r rendered
-	for _, k := range b.keys {
-		r.addObject(b.objects[k])
-	}
+	r := renderedOf(b)
 	if p := loadUpstream(t).check(r, "0.27.1", "0.1.12", stackExtraArgs{}); len(p) != 0 {
 		t.Errorf("problems at vLLM 0.27.1: %q", p)
 	}

@@ -86,9 +86,8 @@ func TestConfig(t *testing.T) {
     - pluginRef: core-metrics-extractor
 `
 	const dataPlugins = "- type: metrics-data-source\n- type: core-metrics-extractor\n"
-	const oldDataLayer = "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + `- type: metrics-data-source
-- type: model-server-protocol-metrics
-  parameters:
+	// The extractor's vllm engine config with vLLM's old KV-cache metric.
+	const oldMetricParams = `  parameters:
     engineConfigs:
     - name: vllm
       queuedRequestsSpec: vllm:num_requests_waiting
@@ -96,7 +95,8 @@ func TestConfig(t *testing.T) {
       kvUsageSpec: vllm:gpu_cache_usage_perc
       loraSpec: vllm:lora_requests_info
       cacheInfoSpec: vllm:cache_config_info
-` + profile + `data:
+`
+	const oldDataLayer = "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + "- type: metrics-data-source\n- type: model-server-protocol-metrics\n" + oldMetricParams + profile + `data:
   sources:
   - pluginRef: metrics-data-source
     extractors:
@@ -116,15 +116,7 @@ featureGates:
 		"GAIE150": {gaie150, DefaultWeights, 0, "", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
 		// The flag carries the metric before the data layer.
 		"OldMetricGAIE130": {gaie130, DefaultWeights, 0, "vllm:gpu_cache_usage_perc", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + profile},
-		"OldMetricLLMD010": {llmd010, DefaultWeights, 0, "vllm:gpu_cache_usage_perc", "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + `  parameters:
-    engineConfigs:
-    - name: vllm
-      queuedRequestsSpec: vllm:num_requests_waiting
-      runningRequestsSpec: vllm:num_requests_running
-      kvUsageSpec: vllm:gpu_cache_usage_perc
-      loraSpec: vllm:lora_requests_info
-      cacheInfoSpec: vllm:cache_config_info
-` + profile + dataLayer},
+		"OldMetricLLMD010": {llmd010, DefaultWeights, 0, "vllm:gpu_cache_usage_perc", "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + oldMetricParams + profile + dataLayer},
 		// GAIE v1.4.0 and llm-d v0.7.0 refuse the flag: the data layer,
 		// behind its gate, under its old names, carries the metric.
 		"OldMetricGAIE140":            {gaie140, DefaultWeights, 0, "vllm:gpu_cache_usage_perc", oldDataLayer},
