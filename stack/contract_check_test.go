@@ -717,16 +717,6 @@ func (u contractFacts) checkRouter(ver string, c corev1.Container, extra []strin
 	return problems
 }
 
-// discoveryGrants are the verbs on core resources the router's Kubernetes
-// service discovery calls (FACTS §4.2; the chart's Role grants the same).
-var discoveryGrants = map[string][]struct {
-	resource string
-	verbs    []string
-}{
-	"pod-ip":       {{"pods", []string{"get", "list", "watch", "patch"}}},
-	"service-name": {{"services", []string{"get", "list", "watch", "patch"}}, {"endpoints", []string{"get"}}, {"pods", []string{"list"}}},
-}
-
 // defaultK8sPort is the port the router dials engines on without --k8s-port.
 const defaultK8sPort = "8000"
 
@@ -734,18 +724,18 @@ const defaultK8sPort = "8000"
 // may read what it watches (rules: what its ServiceAccount is granted),
 // selects every engine, and dials the port engines listen on: with pod-ip
 // the vLLM port of the pods, with service-name the engine Services' port.
-func checkDiscovery(router corev1.Container, rules []rbacv1.PolicyRule, engineServices []corev1.Service, engines []appsv1.Deployment) []string {
+//
+// Its Role grants exactly what router release v calls in that mode
+// (checkRouterGrants), and the router sees sleep mode where engines have
+// it (checkSleepDetection).
+func checkDiscovery(v upVersion, router corev1.Container, rules []rbacv1.PolicyRule, engineServices []corev1.Service, engines []appsv1.Deployment) []string {
 	if sd, _ := stacktest.ArgValue(router.Args, "--service-discovery"); sd != "k8s" {
 		return nil
 	}
 	mode, _ := stacktest.ArgValue(router.Args, "--k8s-service-discovery-type")
 	mode = cmp.Or(mode, "pod-ip")
-	var problems []string
-	for _, g := range discoveryGrants[mode] {
-		if missing := ungranted(rules, g.resource, g.verbs); len(missing) > 0 {
-			problems = append(problems, fmt.Sprintf("%s discovery needs %s %s, the router's Role does not grant %s", mode, g.resource, strings.Join(g.verbs, ","), strings.Join(missing, ",")))
-		}
-	}
+	problems := checkRouterGrants(v, mode, rules, engines)
+	problems = append(problems, checkSleepDetection(v, mode, engines)...)
 	raw, _ := stacktest.ArgValue(router.Args, "--k8s-label-selector")
 	sel, err := k8slabels.Parse(raw)
 	if err != nil {
@@ -779,19 +769,6 @@ func checkDiscovery(router corev1.Container, rules []rbacv1.PolicyRule, engineSe
 		}
 	}
 	return problems
-}
-
-// ungranted lists the verbs on a core resource that no rule grants.
-func ungranted(rules []rbacv1.PolicyRule, resource string, verbs []string) []string {
-	var missing []string
-	for _, verb := range verbs {
-		if !slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
-			return anyOf(r.APIGroups, "") && anyOf(r.Resources, resource) && anyOf(r.Verbs, verb)
-		}) {
-			missing = append(missing, verb)
-		}
-	}
-	return missing
 }
 
 func anyOf(list []string, s string) bool {
@@ -940,6 +917,15 @@ func (r *rendered) add(m map[string]any) error {
 }
 
 // addObject adds one typed object; other kinds are ignored.
+// renderedOf is the objects of a response.
+func renderedOf(rsp response) rendered {
+	var r rendered
+	for _, k := range rsp.keys {
+		r.addObject(rsp.objects[k])
+	}
+	return r
+}
+
 func (r *rendered) addObject(o runtime.Object) {
 	switch o := o.(type) {
 	case *appsv1.Deployment:
@@ -1074,7 +1060,8 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 	report("Deployment "+rd.Name+" container router", u.checkRouter(router, rc, extra.router))
 	engines := r.withContainer(engineContainer)
 	served := slices.DeleteFunc(slices.Clone(engines), headless)
-	report("Deployment "+rd.Name+" container router", checkDiscovery(rc, r.rulesOf(rd.Spec.Template.Spec.ServiceAccountName), r.engineServices(), served))
+	rv, _ := parseUpVersion(router)
+	report("Deployment "+rd.Name+" container router", checkDiscovery(rv, rc, r.rulesOf(rd.Spec.Template.Spec.ServiceAccountName), r.engineServices(), served))
 	report("Deployment "+rd.Name+" container router", checkHeadlessUndiscovered(rc, slices.DeleteFunc(slices.Clone(engines), func(d appsv1.Deployment) bool { return !headless(d) })))
 	for _, l := range r.leaderWorkerSets {
 		report("LeaderWorkerSet "+l.Name, checkMultiNode(l))

@@ -307,10 +307,7 @@ func TestPickerPDContract(t *testing.T) {
 			t.Errorf("v%s: refused: %s", v, rsp.refusal)
 			continue
 		}
-		var r rendered
-		for _, k := range rsp.keys {
-			r.addObject(rsp.objects[k])
-		}
+		r := renderedOf(rsp)
 		pickers := r.withComponent(ComponentPicker)
 		if len(pickers) != 1 {
 			t.Errorf("v%s: %d pickers, want one for the model", v, len(pickers))

@@ -35,22 +35,42 @@ type pickerRow struct {
 }
 
 func loadPickerTable(name string, cols int) ([]pickerRow, error) {
-	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, name), cols)
+	rows, err := readReleaseRows(name, cols, 2)
 	if err != nil {
 		return nil, err
 	}
 	var out []pickerRow
 	for _, r := range rows {
-		first, err1 := parseUpVersion(r[2])
-		last, err2 := parseUpVersion(r[3])
+		row := pickerRow{picker: r.cols[0], name: r.cols[1], first: r.first, last: r.last}
+		if cols > 5 {
+			row.kind, row.status = r.cols[4], r.cols[6]
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// A releaseRow is a row of a facts table whose columns at and after
+// firstCol are the first and last release the row holds for.
+type releaseRow struct {
+	first, last upVersion
+	cols        []string
+}
+
+// readReleaseRows reads such a table of testdata/upstream.
+func readReleaseRows(name string, cols, firstCol int) ([]releaseRow, error) {
+	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, name), cols)
+	if err != nil {
+		return nil, err
+	}
+	var out []releaseRow
+	for _, r := range rows {
+		first, err1 := parseUpVersion(r[firstCol])
+		last, err2 := parseUpVersion(r[firstCol+1])
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("%s: %v: bad release", name, r)
 		}
-		row := pickerRow{picker: r[0], name: r[1], first: first, last: last}
-		if cols > 5 {
-			row.kind, row.status = r[4], r[6]
-		}
-		out = append(out, row)
+		out = append(out, releaseRow{first: first, last: last, cols: r})
 	}
 	return out, nil
 }
@@ -115,8 +135,6 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 		switch {
 		case !known:
 			problems = append(problems, fmt.Sprintf("%s %v has no flag %s", picker, v, name))
-		case row.status == "refused-if-set":
-			problems = append(problems, fmt.Sprintf("%s %v exits at start when %s is set", picker, v, name))
 		case flagValue[row.kind] == nil:
 			problems = append(problems, fmt.Sprintf("%s: kind %q has no value check", name, row.kind))
 		case !flagValue[row.kind].MatchString(value):
@@ -124,6 +142,12 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 		}
 		args[name] = value
 	}
+	// The release's own validation of its flags (epp-validation.tsv).
+	validation, err := loadPickerRules()
+	if err != nil {
+		return append(problems, err.Error())
+	}
+	problems = append(problems, checkPickerValidation(validation, picker, v, args)...)
 	// The configuration: apiVersion and plugins at the release (GAIE.md §b).
 	var cfg map[string]any
 	for _, cm := range r.configMaps {
@@ -159,7 +183,13 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 	if picker == "gaie" && v.in(upVersion{}, upVersion{1, 2, 99}) {
 		kv = "vllm:gpu_cache_usage_perc"
 	}
+	extracting, p := checkPickerDataLayer(cfg, picker, v)
+	problems = append(problems, p...)
+	extractor, _, _ := pickerDataLayer(picker, v)
 	for _, p := range ps {
+		if p := p.(map[string]any); !extracting || p["type"] != extractor {
+			continue
+		}
 		params, _ := p.(map[string]any)["parameters"].(map[string]any)
 		ecs, _ := params["engineConfigs"].([]any)
 		for _, ec := range ecs {
@@ -323,10 +353,7 @@ func TestPickerContract(t *testing.T) {
 					t.Errorf("%s:v%s: refused: %s", repo, v, rsp.refusal)
 					continue
 				}
-				var r rendered
-				for _, k := range rsp.keys {
-					r.addObject(rsp.objects[k])
-				}
+				r := renderedOf(rsp)
 				if n := len(slices.DeleteFunc(slices.Clone(r.crs), func(o unstructured.Unstructured) bool { return o.GetKind() != "InferenceObjective" })); n != 4 {
 					t.Errorf("%s:v%s: %d InferenceObjectives, want two per model: the contract checks them", repo, v, n)
 				}

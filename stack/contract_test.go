@@ -59,10 +59,7 @@ func contractRender(t *testing.T, u contractFacts, bf behaviourFacts, path, vllm
 		}
 		return false
 	}
-	var r rendered
-	for _, k := range b.keys {
-		r.addObject(b.objects[k])
-	}
+	r := renderedOf(b)
 	for _, p := range u.check(r, vllm, router, extraArgsOf(xr)) {
 		t.Errorf("vLLM %s, router %s: %s", vllm, router, p)
 	}
@@ -218,8 +215,12 @@ func TestContractCatchesKnownDefects(t *testing.T) {
 		"ServiceNameDiscoveryRBACAndPort": {
 			fixture: "service-name.yaml", stack: "../example/stacks/session.yaml", vllm: "0.22.0", router: "HEAD",
 			want: []string{
-				chatRouter + "service-name discovery needs services get,list,watch,patch, the router's Role does not grant get,list,watch,patch",
-				chatRouter + "service-name discovery needs endpoints get, the router's Role does not grant get",
+				chatRouter + "router HEAD with service-name discovery calls endpoints get, and its Role does not grant it",
+				chatRouter + "router HEAD with service-name discovery calls services get, and its Role does not grant it",
+				chatRouter + "router HEAD with service-name discovery calls services watch, and its Role does not grant it",
+				chatRouter + "its Role grants pods get, which router HEAD with service-name discovery never calls for this stack",
+				chatRouter + "its Role grants pods patch, which router HEAD with service-name discovery never calls for this stack",
+				chatRouter + "its Role grants pods watch, which router HEAD with service-name discovery never calls for this stack",
 				chatRouter + "no --k8s-port (so 8000): engine Service chat-qwen2-5-7b-engine-service has no port 8000",
 			},
 		},
@@ -238,11 +239,28 @@ func TestContractCatchesKnownDefects(t *testing.T) {
 				}
 			}
 			got := u.check(r, tc.vllm, tc.router, extraArgsOf(stacktest.LoadXR(t, tc.stack, "")))
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			want := tc.want
+			if d, ok := podIPRouters[tc.fixture]; ok {
+				// The old renders granted the chart's pod verbs: list
+				// and patch, which the router never calls for them.
+				release := tc.router
+				want = append([]string{
+					"Deployment " + d + " container router: its Role grants pods list, which router " + release + " with pod-ip discovery never calls for this stack",
+					"Deployment " + d + " container router: its Role grants pods patch, which router " + release + " with pod-ip discovery never calls for this stack",
+				}, want...)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("problems of %s at vLLM %s, router %s (-want +got):\n%s", tc.fixture, tc.vllm, tc.router, diff)
 			}
 		})
 	}
+}
+
+// podIPRouters are the router Deployments of the old renders with pod-ip
+// discovery, by fixture.
+var podIPRouters = map[string]string{
+	"seed.yaml": "test-stack-deployment-router", "lmcache.yaml": "cached-deployment-router", "lmcache-v0.yaml": "cached-deployment-router",
+	"full.yaml": "full-deployment-router", "kvaware.yaml": "kv-deployment-router",
 }
 
 func prefixed(prefix string, ps []string) []string {
@@ -547,32 +565,92 @@ func TestContractCheckDiscovery(t *testing.T) {
 	engineLabels := map[string]string{LabelInstance: "s", LabelComponent: ComponentEngine, LabelName: "m"}
 	svc := corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s-m-engine-service", Labels: engineLabels},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8000)}}}}
-	eng := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "s-m-deployment-vllm"}}
-	eng.Spec.Template.Labels = engineLabels
-	eng.Spec.Template.Spec.Containers = []corev1.Container{container("vllm", engineArgsWith())}
+	engineWith := func(command []string, args []string) appsv1.Deployment {
+		d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "s-m-deployment-vllm"}}
+		d.Spec.Template.Labels = engineLabels
+		c := container("vllm", args)
+		c.Command = command
+		d.Spec.Template.Spec.Containers = []corev1.Container{c}
+		return d
+	}
+	eng := engineWith([]string{"vllm", "serve"}, engineArgsWith())
+	// Sleep mode where router 0.1.6 on reads it, in the command, and where
+	// it does not, in the args.
+	sleeping := engineWith(append([]string{"vllm", "serve"}, engineArgsWith("--enable-sleep-mode")...), nil)
+	sleepInArgs := engineWith([]string{"vllm", "serve"}, engineArgsWith("--enable-sleep-mode"))
+	noCommand := engineWith(nil, engineArgsWith())
 	allVerbs := []string{"get", "list", "watch", "patch"}
 	chartServiceRole := []rbacv1.PolicyRule{rule([]string{"pods", "services", "endpoints"}, allVerbs...)}
-	podRole := []rbacv1.PolicyRule{rule([]string{"pods"}, allVerbs...)}
+	serviceRole := []rbacv1.PolicyRule{rule([]string{"pods"}, "list"), rule([]string{"services"}, "get", "watch"), rule([]string{"endpoints"}, "get")}
+	podRole := []rbacv1.PolicyRule{rule([]string{"pods"}, "get", "watch")}
+	sleepRole := []rbacv1.PolicyRule{rule([]string{"pods"}, "get", "watch", "patch")}
 	cases := map[string]struct {
-		args  []string
-		rules []rbacv1.PolicyRule
-		want  []string
+		ver    string
+		args   []string
+		rules  []rbacv1.PolicyRule
+		engine appsv1.Deployment
+		want   []string
 	}{
-		"PodIPRight":          {args: routerArgsWith("roundrobin"), rules: podRole},
-		"PodIPExplicitPort":   {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "pod-ip", "--k8s-port", "8000"), rules: podRole},
-		"PodIPWildcardRole":   {args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{rule([]string{"*"}, "*")}},
-		"PodIPServicePort":    {args: routerArgsWith("roundrobin", "--k8s-port", "80"), rules: podRole, want: []string{"--k8s-port 80: the pods of engine Deployment s-m-deployment-vllm listen on 8000"}},
-		"PodIPListWatchOnly":  {args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{rule([]string{"pods"}, "list", "watch")}, want: []string{"pod-ip discovery needs pods get,list,watch,patch, the router's Role does not grant get,patch"}},
-		"PodIPOtherAPIGroup":  {args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"pods"}, Verbs: allVerbs}}, want: []string{"pod-ip discovery needs pods get,list,watch,patch, the router's Role does not grant get,list,watch,patch"}},
-		"SelectorMissesPods":  {args: routerArgsWith("roundrobin", "--k8s-label-selector", "app=vllm"), rules: podRole, want: []string{`--k8s-label-selector "app=vllm" does not select the pods of engine Deployment s-m-deployment-vllm`}},
-		"ServiceNameRight":    {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name", "--k8s-port", "80"), rules: chartServiceRole},
-		"ServiceNameNoPort":   {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name"), rules: chartServiceRole, want: []string{"no --k8s-port (so 8000): engine Service s-m-engine-service has no port 8000"}},
-		"ServiceNamePodsRole": {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name", "--k8s-port", "80"), rules: podRole, want: []string{"service-name discovery needs services get,list,watch,patch, the router's Role does not grant get,list,watch,patch", "service-name discovery needs endpoints get, the router's Role does not grant get"}},
-		"StaticNeedsNothing":  {args: []string{"--service-discovery", "static", "--static-backends", "http://x", "--static-models", "m", "--routing-logic", "roundrobin"}},
+		"PodIPRight":         {args: routerArgsWith("roundrobin"), rules: podRole},
+		"PodIPExplicitPort":  {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "pod-ip", "--k8s-port", "8000"), rules: podRole},
+		"PodIPOldRouter":     {ver: "0.1.5", args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{rule([]string{"pods"}, "watch")}},
+		"PodIPOldRouterGets": {ver: "0.1.5", args: routerArgsWith("roundrobin"), rules: podRole, want: []string{"its Role grants pods get, which router 0.1.5 with pod-ip discovery never calls for this stack"}},
+		"PodIPWildcardRole":  {args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{rule([]string{"*"}, "*")}, want: []string{"its Role grants * *, which router 0.1.12 with pod-ip discovery never calls for this stack"}},
+		"PodIPServicePort":   {args: routerArgsWith("roundrobin", "--k8s-port", "80"), rules: podRole, want: []string{"--k8s-port 80: the pods of engine Deployment s-m-deployment-vllm listen on 8000"}},
+		"PodIPWatchOnly":     {args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{rule([]string{"pods"}, "watch")}, want: []string{"router 0.1.12 with pod-ip discovery calls pods get, and its Role does not grant it"}},
+		"PodIPChartRole": {args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{rule([]string{"pods"}, allVerbs...)}, want: []string{
+			"its Role grants pods list, which router 0.1.12 with pod-ip discovery never calls for this stack",
+			"its Role grants pods patch, which router 0.1.12 with pod-ip discovery never calls for this stack"}},
+		"PodIPOtherAPIGroup": {args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"pods"}, Verbs: allVerbs}}, want: []string{
+			"router 0.1.12 with pod-ip discovery calls pods get, and its Role does not grant it",
+			"router 0.1.12 with pod-ip discovery calls pods watch, and its Role does not grant it"}},
+		"SelectorMissesPods": {args: routerArgsWith("roundrobin", "--k8s-label-selector", "app=vllm"), rules: podRole, want: []string{`--k8s-label-selector "app=vllm" does not select the pods of engine Deployment s-m-deployment-vllm`}},
+		"SleepRight":         {args: routerArgsWith("roundrobin"), rules: sleepRole, engine: sleeping},
+		"SleepNoPatch":       {args: routerArgsWith("roundrobin"), rules: podRole, engine: sleeping, want: []string{"router 0.1.12 with pod-ip discovery calls pods patch, and its Role does not grant it"}},
+		"SleepInArgs": {args: routerArgsWith("roundrobin"), rules: sleepRole, engine: sleepInArgs, want: []string{
+			`engine Deployment s-m-deployment-vllm runs --enable-sleep-mode, and router 0.1.12 does not see it (command ["vllm" "serve"]): it keeps sending requests to the sleeping engine`}},
+		"SleepOldRouter":   {ver: "0.1.5", args: routerArgsWith("roundrobin"), rules: []rbacv1.PolicyRule{rule([]string{"pods"}, "watch")}, engine: sleepInArgs},
+		"NoCommandPodIP":   {args: routerArgsWith("roundrobin"), rules: podRole, engine: noCommand},
+		"NoCommand016":     {ver: "0.1.6", args: routerArgsWith("roundrobin"), rules: podRole, engine: noCommand, want: []string{"router 0.1.6's sleep-mode check of engine Deployment s-m-deployment-vllm iterates its empty command and fails: the engine is never added"}},
+		"ServiceNameRight": {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name", "--k8s-port", "80"), rules: serviceRole},
+		"ServiceNameSleep": {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name", "--k8s-port", "80"), engine: sleeping,
+			rules: []rbacv1.PolicyRule{rule([]string{"pods"}, "list"), rule([]string{"services"}, "get", "watch", "patch"), rule([]string{"endpoints"}, "get")}},
+		"ServiceNameNoCommand": {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name", "--k8s-port", "80"), rules: serviceRole, engine: noCommand,
+			want: []string{"router 0.1.12's sleep-mode check of engine Deployment s-m-deployment-vllm iterates its empty command and fails: the engine is never added"}},
+		"ServiceNameChartRole": {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name", "--k8s-port", "80"), rules: chartServiceRole, want: []string{
+			"its Role grants endpoints list, which router 0.1.12 with service-name discovery never calls for this stack",
+			"its Role grants endpoints patch, which router 0.1.12 with service-name discovery never calls for this stack",
+			"its Role grants endpoints watch, which router 0.1.12 with service-name discovery never calls for this stack",
+			"its Role grants pods get, which router 0.1.12 with service-name discovery never calls for this stack",
+			"its Role grants pods patch, which router 0.1.12 with service-name discovery never calls for this stack",
+			"its Role grants pods watch, which router 0.1.12 with service-name discovery never calls for this stack",
+			"its Role grants services list, which router 0.1.12 with service-name discovery never calls for this stack",
+			"its Role grants services patch, which router 0.1.12 with service-name discovery never calls for this stack"}},
+		"ServiceNameNoPort": {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name"), rules: serviceRole, want: []string{"no --k8s-port (so 8000): engine Service s-m-engine-service has no port 8000"}},
+		"ServiceNamePodsRole": {args: routerArgsWith("roundrobin", "--k8s-service-discovery-type", "service-name", "--k8s-port", "80"), rules: podRole, want: []string{
+			"router 0.1.12 with service-name discovery calls endpoints get, and its Role does not grant it",
+			"router 0.1.12 with service-name discovery calls pods list, and its Role does not grant it",
+			"router 0.1.12 with service-name discovery calls services get, and its Role does not grant it",
+			"router 0.1.12 with service-name discovery calls services watch, and its Role does not grant it",
+			"its Role grants pods get, which router 0.1.12 with service-name discovery never calls for this stack",
+			"its Role grants pods watch, which router 0.1.12 with service-name discovery never calls for this stack"}},
+		"StaticNeedsNothing": {args: []string{"--service-discovery", "static", "--static-backends", "http://x", "--static-models", "m", "--routing-logic", "roundrobin"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := checkDiscovery(container("router", tc.args), tc.rules, []corev1.Service{svc}, []appsv1.Deployment{eng})
+			ver := tc.ver
+			if ver == "" {
+				ver = "0.1.12"
+			}
+			v, err := parseUpVersion(ver)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := tc.engine
+			if e.Name == "" {
+				e = eng
+			}
+			got := checkDiscovery(v, container("router", tc.args), tc.rules, []corev1.Service{svc}, []appsv1.Deployment{e})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
 			}
@@ -695,10 +773,7 @@ func TestNewestReleaseContract(t *testing.T) {
 	if b.refusal != "" {
 		t.Fatal(b.refusal)
 	}
-	var r rendered
-	for _, k := range b.keys {
-		r.addObject(b.objects[k])
-	}
+	r := renderedOf(b)
 	if p := loadUpstream(t).check(r, "0.27.1", "0.1.12", stackExtraArgs{}); len(p) != 0 {
 		t.Errorf("problems at vLLM 0.27.1: %q", p)
 	}

@@ -116,6 +116,8 @@ func engineContainerSpec(s *Stack, e engine) corev1.Container {
 	}
 	// A multi-node group on Ray wraps or replaces `vllm serve`.
 	command, args := multiNodeCommand(e, command, engineArgs(e))
+	// With sleep mode, where the router reads it.
+	command, args = sleepModeCommand(e, command, args)
 	p := e.cfg.Probes
 	return corev1.Container{
 		Name:            engineContainer,

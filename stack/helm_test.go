@@ -906,13 +906,15 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`routerSpec.k8sServiceDiscoveryType`": func(t *testing.T) {
 			// With service-name the router dials each engine Service at
-			// --k8s-port, and reads Services and their Endpoints.
+			// --k8s-port, and watches and reads Services, reads their
+			// Endpoints and lists their pods; not the chart's every verb
+			// (router-k8s-calls.tsv).
 			rsp := helmRun(t, with("routerConfig.k8sServiceDiscoveryType", "service-name"))
 			helmEqual(t, "router args", helmRouterArgs("--routing-logic=roundrobin", "--k8s-service-discovery-type=service-name", "--k8s-port", "80"),
 				helmDeployment(t, rsp, "router").Spec.Template.Spec.Containers[0].Args)
 			helmEqual(t, "Role", []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}},
-				{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "patch"}},
+				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+				{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "watch"}},
 				{APIGroups: []string{""}, Resources: []string{"endpoints"}, Verbs: []string{"get"}},
 			}, desired(t, rsp, "router-role", &rbacv1.Role{}).Rules)
 			helmEqual(t, "pod-ip router args", helmRouterArgs("--routing-logic=roundrobin", "--k8s-service-discovery-type=pod-ip"),

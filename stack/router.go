@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/vllm-project/function-vllm-stack/upstream"
 )
 
 const (
@@ -69,20 +71,35 @@ func routerServiceAccount(s *Stack) *corev1.ServiceAccount {
 	}
 }
 
-// routerRole grants what the router's discovery calls: with pod-ip it
-// watches engine pods, reads them and labels those of sleeping engines; with
-// service-name it watches Services, reads their Endpoints, reads and patches
-// the Services, and lists the pods behind them.
+// routerRole grants exactly what the router's release calls for its
+// discovery mode (testdata/upstream/router-k8s-calls.tsv): with pod-ip it
+// watches the engine pods, from 0.1.6 reads each one it adds (whether it
+// can sleep) and, only for engines that can sleep, patches their pods'
+// "sleeping" label; with service-name it watches the engine Services, reads
+// each one's Endpoints and the Service, lists the pods behind it, and, only
+// for engines that can sleep, patches the Service's label. A watch is a
+// watch request alone (the Python client's Watch.stream), so no list.
 func routerRole(s *Stack) *rbacv1.Role {
-	rules := []rbacv1.PolicyRule{{
-		APIGroups: []string{""},
-		Resources: []string{"pods"},
-		Verbs:     []string{"get", "list", "watch", "patch"},
-	}}
+	core := func(resource string, verbs ...string) rbacv1.PolicyRule {
+		return rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{resource}, Verbs: verbs}
+	}
+	sleep := stackSleepMode(s)
+	var rules []rbacv1.PolicyRule
 	if s.router.discoveryType == discoveryServiceName {
-		rules = append(rules,
-			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "patch"}},
-			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"endpoints"}, Verbs: []string{"get"}})
+		services := []string{"get", "watch"}
+		if sleep {
+			services = append(services, "patch")
+		}
+		rules = []rbacv1.PolicyRule{core("pods", "list"), core("services", services...), core("endpoints", "get")}
+	} else {
+		pods := []string{"watch"}
+		if !s.router.version.version.Less(upstream.RouterReadsSleepModeSince) {
+			pods = []string{"get", "watch"}
+			if sleep {
+				pods = append(pods, "patch")
+			}
+		}
+		rules = []rbacv1.PolicyRule{core("pods", pods...)}
 	}
 	return &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},

@@ -106,8 +106,9 @@ func TestRouterDeployment(t *testing.T) {
 	}
 }
 
-// TestRouterRBAC: the router may read and label pods of its own namespace,
-// through its own ServiceAccount.
+// TestRouterRBAC: the router may watch and read the pods of its own
+// namespace, through its own ServiceAccount, and nothing more: it labels
+// pods only of engines that can sleep (TestRouterRBACByRelease).
 func TestRouterRBAC(t *testing.T) {
 	rsp := reconciled(t, minimalXR(), nil)
 	sa := desired(t, rsp, "router-serviceaccount", &corev1.ServiceAccount{})
@@ -116,7 +117,7 @@ func TestRouterRBAC(t *testing.T) {
 	if sa.Name != "s-router-service-account" || sa.Namespace != "llm" {
 		t.Errorf("ServiceAccount %s/%s", sa.Namespace, sa.Name)
 	}
-	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}}}
+	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "watch"}}}
 	if diff := cmp.Diff(wantRules, role.Rules); diff != "" || role.Name != "s-reader" {
 		t.Errorf("Role %s rules (-want +got):\n%s", role.Name, diff)
 	}

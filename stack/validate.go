@@ -70,6 +70,7 @@ func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *Stack) Finding
 		// The router's version is checked against the arguments it would
 		// get, which only a valid stack has.
 		validateRouterVersion(&f, s)
+		validateSleepMode(&f, s)
 		validateLMCacheLockstep(&f, s)
 	}
 	validateMonitoring(&f, spec.Monitoring)

@@ -74,6 +74,51 @@ func PickerDataLayer(r PickerRelease) bool {
 	return r.AtLeast(V(0, 8, 0))
 }
 
+// PickerRefusesMetricFlags reports whether a release exits at start when
+// any of its engine-metric name flags (--kv-cache-usage-percentage-metric
+// and the four others) is set on its command line: its options' Validate
+// refuses each one explicitly set, "flag %q is deprecated and cannot be
+// used; configure metrics via engineConfigs in EndpointPickerConfig
+// instead" (GAIE@v1.4.0:pkg/epp/server/options.go:239-251, run by
+// cmd/epp/runner/runner.go:159; GAIE v1.5.0 options.go:228-240; llm-d
+// v0.7.0 and v0.8.0 run GAIE v1.4.0's and v1.5.0's runner,
+// LLMD@v0.9.0:pkg/epp/server/options.go:41-47,301-306 its own; epp-validation.tsv).
+func PickerRefusesMetricFlags(r PickerRelease) bool {
+	if r.Kind == PickerGAIE {
+		return r.AtLeast(V(1, 4, 0))
+	}
+	return r.AtLeast(V(0, 7, 0))
+}
+
+// PickerDataLayerGate is the feature gate that turns the data layer on in
+// the releases where it is experimental (GAIE v1.3.x, v1.4.x; llm-d v0.6.x,
+// v0.7.x): ExperimentalDatalayerFeatureGate "dataLayer"
+// (GAIE@v1.4.0:pkg/epp/datalayer/factory.go:31). With it the picker reads
+// engine metrics through the configuration's data layer
+// (cmd/epp/runner/runner.go:319-320,591-636) instead of the flags.
+const PickerDataLayerGate = "dataLayer"
+
+// PickerMetricsExtractor is the type of the data layer plugin that reads an
+// engine's metrics by its engineConfigs: model-server-protocol-metrics up to
+// GAIE v1.4.x (GAIE@v1.4.0:pkg/epp/framework/plugins/datalayer/extractor/metrics/factories.go:28),
+// core-metrics-extractor from GAIE v1.5.0 and llm-d v0.8.0.
+func PickerMetricsExtractor(r PickerRelease) string {
+	if PickerDataLayer(r) {
+		return "core-metrics-extractor"
+	}
+	return "model-server-protocol-metrics"
+}
+
+// PickerDataLayerKey is the configuration's key of the data layer's sources:
+// data up to GAIE v1.4.x (GAIE@v1.4.0:apix/config/v1alpha1/endpointpickerconfig_types.go:58),
+// dataLayer from GAIE v1.5.0 (l.59) and llm-d v0.8.0.
+func PickerDataLayerKey(r PickerRelease) string {
+	if PickerDataLayer(r) {
+		return "dataLayer"
+	}
+	return "data"
+}
+
 // PickerKVCacheMetric is the engine metric a release reads for KV-cache
 // utilisation by default: GAIE's before v1.3.0 vLLM's old name, every later
 // release the new one (--kv-cache-usage-percentage-metric sets another in

@@ -43,6 +43,17 @@ var (
 		{V(0, 1, 9), "0.3.11"},
 	}
 
+	// RouterReadsSleepModeSince is the first router release that reads
+	// whether an engine can sleep from its pod (the exact item
+	// "--enable-sleep-mode" in the command of the container named vllm),
+	// and then reads each engine's pod and labels a sleeping engine's pod
+	// (pod-ip) or Service (service-name): router-sleep-detection.tsv,
+	// router-k8s-calls.tsv (vllm-stack-0.1.6:src/vllm_router/service_discovery.py:413-453).
+	RouterReadsSleepModeSince = V(0, 1, 6)
+	// RouterServiceNameSince is the first release with service-name
+	// discovery (vllm-stack-0.1.7, --k8s-service-discovery-type).
+	RouterServiceNameSince = V(0, 1, 7)
+
 	// RoutingLogicSince is the first release with each --routing-logic.
 	RoutingLogicSince = map[string]Version{
 		"roundrobin":  V(0, 1, 0),

@@ -175,10 +175,10 @@ func Args(p Pool) []string {
 		"--metrics-endpoint-auth=false",
 		"--tracing=false",
 	}
-	if m := p.Picker.KVCacheMetric; m != "" && !upstream.PickerDataLayer(p.Picker.Release) {
-		// Releases with the data layer take it in the configuration:
-		// llm-d's from v0.9.0 refuse the flag set explicitly, and GAIE
-		// v1.5.0's data layer does not read it (Config).
+	if m := p.Picker.KVCacheMetric; m != "" && !kvMetricInConfig(p.Picker.Release, m) {
+		// Only releases that accept the flag get it (GAIE v1.3.x, llm-d
+		// v0.6.x); later ones refuse it set at all and take the metric in
+		// the configuration (Config).
 		args = append(args, "--kv-cache-usage-percentage-metric="+m)
 	}
 	if p.Picker.Replicas > 1 {
@@ -187,12 +187,30 @@ func Args(p Pool) []string {
 	return args
 }
 
+// kvMetricInConfig reports whether the configuration names the engines'
+// KV-cache metric kvCacheMetric: in the releases whose data layer is on by
+// default, and in those that refuse the metric flags but have the data layer
+// behind its feature gate (GAIE v1.4.x, llm-d v0.7.x).
+func kvMetricInConfig(r upstream.PickerRelease, kvCacheMetric string) bool {
+	return kvCacheMetric != "" && (upstream.PickerDataLayer(r) || upstream.PickerRefusesMetricFlags(r))
+}
+
+// dataLayerOn reports whether the configuration has the data layer's
+// metrics source and extractor: by default from GAIE v1.5.0 and llm-d
+// v0.8.0; in the releases before, only to name the KV-cache metric, with
+// the data layer's feature gate.
+func dataLayerOn(r upstream.PickerRelease, kvCacheMetric string) bool {
+	return upstream.PickerDataLayer(r) || kvMetricInConfig(r, kvCacheMetric)
+}
+
 // Config is the picker's EndpointPickerConfig: the three scorers the
 // pickers' default configuration weighs (those of positive weight) in one
 // profile, and from the releases whose metrics come from the data layer,
 // its metrics source and extractor, as their default configuration has
 // them, the extractor with the engines' KV-cache metric when it is not the
-// picker's default (kvCacheMetric); with ttlSeconds, flow control: its
+// picker's default (kvCacheMetric); where a release refuses the metric flag
+// and has the data layer only behind its feature gate (GAIE v1.4.x, llm-d
+// v0.7.x), that gate, source and extractor to name the metric; with ttlSeconds, flow control: its
 // feature gate and the request TTL (GAIE.md §g; the releases that take a
 // flowControl section, upstream.PickerFlowControl). Written by hand, in a
 // fixed order, so it is the same bytes on every call.
@@ -220,8 +238,10 @@ func config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSecond
 		}
 	}
 	b.WriteString(plugins)
-	if upstream.PickerDataLayer(r) {
-		b.WriteString("- type: metrics-data-source\n- type: core-metrics-extractor\n")
+	dataLayer := dataLayerOn(r, kvCacheMetric)
+	extractor := upstream.PickerMetricsExtractor(r)
+	if dataLayer {
+		fmt.Fprintf(&b, "- type: metrics-data-source\n- type: %s\n", extractor)
 		if kvCacheMetric != "" {
 			// The vllm engine's metrics, with the engines' KV-cache
 			// metric: an engine config named vllm replaces the built-in
@@ -243,13 +263,28 @@ func config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSecond
 			}
 		}
 	}
-	if upstream.PickerDataLayer(r) {
-		b.WriteString("dataLayer:\n  sources:\n  - pluginRef: metrics-data-source\n    extractors:\n    - pluginRef: core-metrics-extractor\n")
+	if dataLayer {
+		fmt.Fprintf(&b, "%s:\n  sources:\n  - pluginRef: metrics-data-source\n    extractors:\n    - pluginRef: %s\n", upstream.PickerDataLayerKey(r), extractor)
+	}
+	var gates []string
+	if dataLayer && !upstream.PickerDataLayer(r) {
+		// Experimental there: off unless gated, and the configuration's
+		// data layer is then refused ("disallowed Extractor").
+		gates = append(gates, upstream.PickerDataLayerGate)
+	}
+	if ttlSeconds > 0 {
+		gates = append(gates, upstream.PickerFlowControlGate)
+	}
+	if len(gates) > 0 {
+		b.WriteString("featureGates:\n")
+		for _, g := range gates {
+			fmt.Fprintf(&b, "- %s\n", g)
+		}
 	}
 	if ttlSeconds > 0 {
 		// A pool with no endpoint is saturated: flow control queues
 		// the request until a pod is ready and scraped, or the TTL.
-		fmt.Fprintf(&b, "featureGates:\n- %s\nflowControl:\n  defaultRequestTTL: %ds\n", upstream.PickerFlowControlGate, ttlSeconds)
+		fmt.Fprintf(&b, "flowControl:\n  defaultRequestTTL: %ds\n", ttlSeconds)
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package inferencepool
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,6 +25,7 @@ var (
 	llmd010 = upstream.PickerRelease{Kind: upstream.PickerLLMD, Version: upstream.V(0, 10, 0)}
 	llmd07  = upstream.PickerRelease{Kind: upstream.PickerLLMD, Version: upstream.V(0, 7, 0)}
 	gaie150 = upstream.PickerRelease{Kind: upstream.PickerGAIE, Version: upstream.V(1, 5, 0)}
+	gaie140 = upstream.PickerRelease{Kind: upstream.PickerGAIE, Version: upstream.V(1, 4, 0)}
 	gaie130 = upstream.PickerRelease{Kind: upstream.PickerGAIE, Version: upstream.V(1, 3, 0)}
 )
 
@@ -48,6 +50,15 @@ func TestArgs(t *testing.T) {
 	p.Picker.KVCacheMetric = "vllm:gpu_cache_usage_perc"
 	if diff := cmp.Diff(base, Args(p)); diff != "" {
 		t.Errorf("llm-d 0.10.0, the old KV metric (-want +got):\n%s", diff)
+	}
+	// GAIE v1.4.0 and llm-d v0.7.0 refuse the flag set at all, before their
+	// data layer is on by default (epp-validation.tsv): never the flag.
+	for _, r := range []upstream.PickerRelease{gaie140, llmd07} {
+		p = testPool(r, 1)
+		p.Picker.KVCacheMetric = "vllm:gpu_cache_usage_perc"
+		if diff := cmp.Diff(base, Args(p)); diff != "" {
+			t.Errorf("%v, the old KV metric (-want +got):\n%s", r, diff)
+		}
 	}
 }
 
@@ -75,6 +86,24 @@ func TestConfig(t *testing.T) {
     - pluginRef: core-metrics-extractor
 `
 	const dataPlugins = "- type: metrics-data-source\n- type: core-metrics-extractor\n"
+	// The extractor's vllm engine config with vLLM's old KV-cache metric.
+	const oldMetricParams = `  parameters:
+    engineConfigs:
+    - name: vllm
+      queuedRequestsSpec: vllm:num_requests_waiting
+      runningRequestsSpec: vllm:num_requests_running
+      kvUsageSpec: vllm:gpu_cache_usage_perc
+      loraSpec: vllm:lora_requests_info
+      cacheInfoSpec: vllm:cache_config_info
+`
+	const oldDataLayer = "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + "- type: metrics-data-source\n- type: model-server-protocol-metrics\n" + oldMetricParams + profile + `data:
+  sources:
+  - pluginRef: metrics-data-source
+    extractors:
+    - pluginRef: model-server-protocol-metrics
+featureGates:
+- dataLayer
+`
 	for name, tc := range map[string]struct {
 		r    upstream.PickerRelease
 		w    Weights
@@ -87,15 +116,12 @@ func TestConfig(t *testing.T) {
 		"GAIE150": {gaie150, DefaultWeights, 0, "", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer},
 		// The flag carries the metric before the data layer.
 		"OldMetricGAIE130": {gaie130, DefaultWeights, 0, "vllm:gpu_cache_usage_perc", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + profile},
-		"OldMetricLLMD010": {llmd010, DefaultWeights, 0, "vllm:gpu_cache_usage_perc", "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + `  parameters:
-    engineConfigs:
-    - name: vllm
-      queuedRequestsSpec: vllm:num_requests_waiting
-      runningRequestsSpec: vllm:num_requests_running
-      kvUsageSpec: vllm:gpu_cache_usage_perc
-      loraSpec: vllm:lora_requests_info
-      cacheInfoSpec: vllm:cache_config_info
-` + profile + dataLayer},
+		"OldMetricLLMD010": {llmd010, DefaultWeights, 0, "vllm:gpu_cache_usage_perc", "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + oldMetricParams + profile + dataLayer},
+		// GAIE v1.4.0 and llm-d v0.7.0 refuse the flag: the data layer,
+		// behind its gate, under its old names, carries the metric.
+		"OldMetricGAIE140":            {gaie140, DefaultWeights, 0, "vllm:gpu_cache_usage_perc", oldDataLayer},
+		"OldMetricLLMD07":             {llmd07, DefaultWeights, 0, "vllm:gpu_cache_usage_perc", oldDataLayer},
+		"OldMetricFlowControlGAIE140": {gaie140, DefaultWeights, 60, "vllm:gpu_cache_usage_perc", strings.Replace(oldDataLayer, "- dataLayer\n", "- dataLayer\n- flowControl\nflowControl:\n  defaultRequestTTL: 60s\n", 1)},
 		// Scale to zero: the flowControl gate and the request TTL
 		// (GAIE.md §g), as e2e TestEndpointPicker runs them.
 		"FlowControlGAIE150": {gaie150, DefaultWeights, 900, "", "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" + scorers + dataPlugins + profile + dataLayer +
