@@ -234,4 +234,3 @@ func TestRouterReplicasHandOver(t *testing.T) {
 		t.Errorf("no router-autoscaler composed")
 	}
 }
-
