@@ -131,6 +131,24 @@ func crossplaneOwns(owners []string) bool {
 	return false
 }
 
+// servingAtThree applies the seed at replicas 3, without a model cache, in
+// namespace ns, whose KEDA triggers are active (the stand-in leaves a count
+// above zero as it is), and waits until it is Ready; it returns the stack
+// and the names of its engine Deployment, HPA and ScaledObject.
+func servingAtThree(t *testing.T, ns string) (s *testStack, _, engine, hpa, so string) {
+	t.Helper()
+	ns = namespace(t, ns)
+	keda.Serve(ns, true)
+	t.Cleanup(func() { keda.Forget(ns) })
+	s = applyStack(t, seed(t, ns, false, func(spec map[string]any) {
+		noStorage(spec)
+		spec["replicas"] = int64(3)
+	}), false)
+	s.waitReady(t, s.expect(), 5*time.Minute)
+	m := s.name() + "-llama-3-2-1b-instruct"
+	return s, ns, m + "-deployment-vllm", m + "-hpa", m + "-scaledobject"
+}
+
 // testHPAHandOver: the seed at replicas 3 turns on a HorizontalPodAutoscaler
 // (minReplicas 1, maxReplicas 5; no metrics here, so the HPA holds the
 // count it finds): the Deployment stays at 3 while the HPA comes and for
@@ -142,17 +160,7 @@ func crossplaneOwns(owners []string) bool {
 // count): the HPA is deleted before the ScaledObject is made, the two never
 // exist together, and the count never goes below 3.
 func testHPAHandOver(t *testing.T) {
-	ns := namespace(t, "handover-hpa")
-	keda.Serve(ns, true)
-	t.Cleanup(func() { keda.Forget(ns) })
-	s := applyStack(t, seed(t, ns, false, func(spec map[string]any) {
-		noStorage(spec)
-		spec["replicas"] = int64(3)
-	}), false)
-	s.waitReady(t, s.expect(), 5*time.Minute)
-	engine := s.name() + "-llama-3-2-1b-instruct-deployment-vllm"
-	hpa := s.name() + "-llama-3-2-1b-instruct-hpa"
-	so := s.name() + "-llama-3-2-1b-instruct-scaledobject"
+	s, ns, engine, hpa, so := servingAtThree(t, "handover-hpa")
 
 	w := watchReplicas(ns, engine)
 	s.edit(t, func(spec map[string]any) {
@@ -208,17 +216,7 @@ func testHPAHandOver(t *testing.T) {
 // zero, where an HPA does not scale, gets the HPA's minReplicas (2) from
 // the function.
 func testScaleToZeroHandOver(t *testing.T) {
-	ns := namespace(t, "handover-keda")
-	keda.Serve(ns, true)
-	t.Cleanup(func() { keda.Forget(ns) })
-	s := applyStack(t, seed(t, ns, false, func(spec map[string]any) {
-		noStorage(spec)
-		spec["replicas"] = int64(3)
-	}), false)
-	s.waitReady(t, s.expect(), 5*time.Minute)
-	engine := s.name() + "-llama-3-2-1b-instruct-deployment-vllm"
-	hpa := s.name() + "-llama-3-2-1b-instruct-hpa"
-	so := s.name() + "-llama-3-2-1b-instruct-scaledobject"
+	s, ns, engine, hpa, so := servingAtThree(t, "handover-keda")
 
 	w := watchReplicas(ns, engine)
 	s.edit(t, func(spec map[string]any) {
