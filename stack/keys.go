@@ -67,8 +67,10 @@ func kindKept(o Observed, ob Object) bool {
 	}
 	apiVersion, _ := m["apiVersion"].(string)
 	kind, _ := m["kind"].(string)
-	if apiVersion == "" && kind == "" {
-		return true // nothing to compare
+	if apiVersion == "" || kind == "" {
+		// Not what a cluster sends: nothing to compare, and withholding
+		// would have Crossplane delete the object.
+		return true
 	}
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	want := ob.Obj.GetObjectKind().GroupVersionKind()
