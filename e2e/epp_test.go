@@ -575,6 +575,7 @@ func renderStack(t *testing.T, ns, vllmImage string, specChanges ...func(map[str
 	r := &rendered{engines: map[string]corev1.PodTemplateSpec{}, objectives: map[string]*unstructured.Unstructured{}}
 	for k, o := range objs {
 		if name, ok := strings.CutPrefix(k, "engine-a-objective-"); ok {
+			name, _, _ = strings.Cut(name, ".") // the key ends in the objective's API group
 			u, isU := o.(*unstructured.Unstructured)
 			if !isU {
 				t.Fatalf("%s is %T, want an InferenceObjective", k, o)

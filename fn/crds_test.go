@@ -121,7 +121,7 @@ func TestPreviewAssumesCRDs(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("preview warnings (-want +got):\n%s", diff)
 			}
-			for _, key := range []string{engineMonitorKey, engineAutoscalerKey("m")} {
+			for _, key := range []string{engineMonitorKey, engineScaledObjectKey("m")} {
 				if _, ok := rsp.GetDesired().GetResources()[key]; !ok {
 					t.Errorf("%s is not composed in a preview", key)
 				}

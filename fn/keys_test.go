@@ -6,7 +6,7 @@ package fn
 // recreate its objects, the router would lose its engines), and a test that
 // shares the code's constant would follow a change instead of catching it.
 
-func engineAutoscalerKey(model string) string { return "engine-" + model + "-autoscaler" }
+func engineScaledObjectKey(model string) string { return "engine-" + model + "-scaledobject" }
 
 const (
 	routerKey              = "router"

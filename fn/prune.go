@@ -41,17 +41,35 @@ const (
 // layer's objects): its spec, data, rules, subjects, roleRef and the
 // like. Only the metadata the cluster and Crossplane write (managedFields,
 // ownerReferences, uid, resourceVersion, timestamps) is dropped, which is
-// most of an object's size besides its spec.
+// most of an object's size besides its spec, but for the owners of
+// spec.replicas (replicasOwners): which field managers own it decides when
+// an autoscaler has taken a Deployment's replicas over (stack/handover.go).
 var keptFields = fieldSet{
 	"apiVersion": nil,
 	"kind":       nil,
-	"metadata":   observedFields["metadata"],
+	"metadata":   keptMetadata,
 	"spec":       nil,
 	"status":     nil,
 	// ConfigMap, ServiceAccount, Role and RoleBinding keep these.
 	"data": nil, "binaryData": nil, "immutable": nil,
 	"secrets": nil, "imagePullSecrets": nil, "automountServiceAccountToken": nil,
 	"rules": nil, "subjects": nil, "roleRef": nil,
+}
+
+// keptMetadata is observedFields' metadata and, of each managedFields
+// entry, its manager, operation and subresource, and whether it owns
+// spec.replicas.
+var keptMetadata = func() fieldSet {
+	m := fieldSet{"managedFields": replicasOwnerFields}
+	for k, v := range observedFields["metadata"] {
+		m[k] = v
+	}
+	return m
+}()
+
+var replicasOwnerFields = fieldSet{
+	"manager": nil, "operation": nil, "subresource": nil,
+	"fieldsV1": {"f:spec": {"f:replicas": nil}},
 }
 
 // requiredFields are what the function reads of a required resource: a

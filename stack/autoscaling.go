@@ -39,14 +39,37 @@ func routerAutoscaled(s *Stack) bool {
 // HorizontalPodAutoscaler.
 func engineAutoscaler(s *Stack, e engine) Object {
 	if scaleToZero(e) != nil {
-		return Object{engineAutoscalerKey(e.id), scaleToZeroObject(s, e)}
+		return Object{engineScaledObjectKey(e.id), scaleToZeroObject(s, e)}
 	}
 	a := e.cfg.Autoscaling
-	if or(a.Type, autoscalerKEDA) == autoscalerHPA {
-		return Object{engineAutoscalerKey(e.id), hpa(s, s.names.engineHPA(e.id), engineLabels(s.name, e), s.names.engineDeployment(e.id),
+	if engineHPATarget(e) {
+		return Object{engineHPAKey(e.id), hpa(s, s.names.engineHPA(e.id), engineLabels(s.name, e), s.names.engineDeployment(e.id),
 			a.MinReplicas, *a.MaxReplicas, a.TargetCPUUtilizationPercentage)}
 	}
-	return Object{engineAutoscalerKey(e.id), scaledObject(s, e)}
+	return Object{engineScaledObjectKey(e.id), scaledObject(s, e)}
+}
+
+// engineHPATarget: the model's autoscaler is a HorizontalPodAutoscaler
+// (else a KEDA ScaledObject).
+func engineHPATarget(e engine) bool {
+	a := e.cfg.Autoscaling
+	return scaleToZero(e) == nil && a != nil && or(a.Type, autoscalerKEDA) == autoscalerHPA
+}
+
+// engineAutoscalerKey is the key of the autoscaler the model has now.
+func engineAutoscalerKey(e engine) string {
+	if engineHPATarget(e) {
+		return engineHPAKey(e.id)
+	}
+	return engineScaledObjectKey(e.id)
+}
+
+// engineMinReplicas is the fewest replicas the model's autoscaler keeps.
+func engineMinReplicas(e engine) int32 {
+	if scaleToZero(e) != nil {
+		return 0
+	}
+	return ptr.Deref(e.cfg.Autoscaling.MinReplicas, 1)
 }
 
 // scaledObject scales a model's engines on vLLM's queue of waiting requests,

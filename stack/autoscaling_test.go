@@ -28,7 +28,7 @@ func TestKEDAScaledObject(t *testing.T) {
 	if v, sent := specReplicas(t, rsp, "engine-m"); sent {
 		t.Errorf("spec.replicas = %v is sent, but KEDA owns the replicas", v)
 	}
-	got := objectMap(t, rsp, "engine-m-autoscaler")
+	got := objectMap(t, rsp, "engine-m-scaledobject")
 	want := map[string]any{
 		"apiVersion": "keda.sh/v1alpha1",
 		"kind":       "ScaledObject",
@@ -59,7 +59,7 @@ func TestHPA(t *testing.T) {
 	rsp := mustRun(t, req(t, with("autoscaling", map[string]any{"type": "hpa", "minReplicas": 2, "maxReplicas": 6, "targetCPUUtilizationPercentage": 70},
 		"routerConfig.autoscaling", map[string]any{"maxReplicas": 3}), nil, nil))
 	for key, want := range map[string]autoscalingv2.HorizontalPodAutoscalerSpec{
-		"engine-m-autoscaler": {ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "s-m-deployment-vllm"},
+		"engine-m-hpa": {ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "s-m-deployment-vllm"},
 			MinReplicas: ptr.To(int32(2)), MaxReplicas: 6, Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType,
 				Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(70))}}}}},
 		"router-autoscaler": {ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "s-deployment-router"},
@@ -81,7 +81,7 @@ func TestHPA(t *testing.T) {
 func TestAutoscalingDisabled(t *testing.T) {
 	rsp := mustRun(t, req(t, with("autoscaling", map[string]any{"enabled": false, "maxReplicas": 4}, "replicas", 2,
 		"storage.accessModes", []any{"ReadWriteMany"}), nil, nil))
-	if _, ok := rsp.objects["engine-m-autoscaler"]; ok {
+	if _, ok := rsp.objects["engine-m-scaledobject"]; ok {
 		t.Error("a disabled autoscaler must not be rendered")
 	}
 	if v, sent := specReplicas(t, rsp, "engine-m"); !sent || v != float64(2) {

@@ -58,7 +58,8 @@ func engineDeployment(s *Stack, e engine) *appsv1.Deployment {
 		},
 	}
 	if autoscaled(e) {
-		d.Spec.Replicas = nil // the autoscaler owns them
+		// The autoscaler owns them, once handed over (handover.go).
+		d.Spec.Replicas = autoscaledReplicas(s.observed, engineKey(e.id), engineAutoscalerKey(e), engineHPATarget(e), engineMinReplicas(e))
 	}
 	return d
 }

@@ -598,7 +598,7 @@ func helmRows() map[string]func(t *testing.T) {
 			if v, sent := specReplicas(t, rsp, "engine-m"); sent {
 				t.Errorf("spec.replicas = %v is sent, but KEDA owns the replicas", v)
 			}
-			so := objectMap(t, rsp, "engine-m-autoscaler")
+			so := objectMap(t, rsp, "engine-m-scaledobject")
 			helmEqual(t, "ScaledObject", []any{"keda.sh/v1alpha1", "ScaledObject", "s-m-scaledobject"},
 				[]any{so["apiVersion"], so["kind"], so["metadata"].(map[string]any)["name"]})
 			spec := so["spec"].(map[string]any)
@@ -614,7 +614,7 @@ func helmRows() map[string]func(t *testing.T) {
 		"`modelSpec[].keda.triggers`": func(t *testing.T) {
 			trigger := func(xr map[string]any) any {
 				rsp := helmRun(t, xr)
-				return objectMap(t, rsp, "engine-m-autoscaler")["spec"].(map[string]any)["triggers"]
+				return objectMap(t, rsp, "engine-m-scaledobject")["spec"].(map[string]any)["triggers"]
 			}
 			prom := "http://prometheus-operated.monitoring.svc:9090"
 			helmEqual(t, "default trigger", []any{map[string]any{"type": "prometheus", "metadata": map[string]any{
@@ -627,7 +627,7 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].keda.{initialCooldownPeriod, advanced}`": func(t *testing.T) {
 			rsp := helmRun(t, with("autoscaling", map[string]any{"maxReplicas": 5, "prometheusAddress": "http://prometheus:9090"}))
-			spec := objectMap(t, rsp, "engine-m-autoscaler")["spec"].(map[string]any)
+			spec := objectMap(t, rsp, "engine-m-scaledobject")["spec"].(map[string]any)
 			var fields []string
 			for k := range spec {
 				fields = append(fields, k)

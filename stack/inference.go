@@ -185,14 +185,18 @@ func poolObjects(s *Stack, e engine) []Object {
 		objs = append(objs, Object{pickerKey(e.id) + "-rolebinding", inferencepool.RoleBinding(p)})
 	}
 	for _, o := range objectives(s, e) {
-		objs = append(objs, Object{objectiveKey(e.id, o.spec.Name), inferencepool.InferenceObjective(o.Objective)})
+		objs = append(objs, Object{objectiveKey(e.id, o.spec.Name, o.APIVersion), inferencepool.InferenceObjective(o.Objective)})
 	}
 	return objs
 }
 
-// objectiveKey is the composition resource name of a model's objective.
-func objectiveKey(model, objective string) string {
-	return engineKey(model) + "-objective-" + objective
+// objectiveKey is the composition resource name of a model's objective,
+// with its API group: an objective moves between groups when the picker's
+// release changes (inference.networking.x-k8s.io, llm-d.ai), and a key
+// never changes group (keys.go).
+func objectiveKey(model, objective, apiVersion string) string {
+	group, _, _ := strings.Cut(apiVersion, "/")
+	return engineKey(model) + "-objective-" + objective + "." + group
 }
 
 // An objective is one of a model's inferenceObjectives as its pool's

@@ -167,12 +167,13 @@ func TestInferenceObjectives(t *testing.T) {
 			t.Fatalf("%s: %s", image, rsp.refusal)
 		}
 		ks := keys(rsp)
-		for _, k := range []string{"engine-m-objective-interactive", "engine-m-objective-batch"} {
+		group, _, _ := strings.Cut(apiVersion, "/")
+		for _, k := range []string{"engine-m-objective-interactive." + group, "engine-m-objective-batch." + group} {
 			if !slices.Contains(ks, k) {
 				t.Errorf("%s: no %s among %v", image, k, ks)
 			}
 		}
-		got := rsp.objects["engine-m-objective-batch"].(*unstructured.Unstructured)
+		got := rsp.objects["engine-m-objective-batch."+group].(*unstructured.Unstructured)
 		want := map[string]any{
 			"apiVersion": apiVersion,
 			"kind":       "InferenceObjective",

@@ -213,13 +213,22 @@ func (n names) inferenceRoute() string {
 // desired name with the observed one), so the objects renamed to the chart's
 // names got new keys, named after the new names: a stack made before takes
 // the chart's names too instead of keeping the old ones.
-func engineKey(model string) string           { return "engine-" + model }
-func engineLWSKey(model string) string        { return "engine-" + model + "-leaderworkerset" }
-func engineServiceKey(model string) string    { return "engine-" + model + "-service" }
-func engineStorageKey(model string) string    { return "engine-" + model + "-storage" }
-func engineTemplateKey(model string) string   { return "engine-" + model + "-chat-template" }
-func enginePDBKey(model string) string        { return "engine-" + model + "-pdb-vllm" }
-func engineAutoscalerKey(model string) string { return "engine-" + model + "-autoscaler" }
+func engineKey(model string) string         { return "engine-" + model }
+func engineLWSKey(model string) string      { return "engine-" + model + "-leaderworkerset" }
+func engineServiceKey(model string) string  { return "engine-" + model + "-service" }
+func engineStorageKey(model string) string  { return "engine-" + model + "-storage" }
+func engineTemplateKey(model string) string { return "engine-" + model + "-chat-template" }
+func enginePDBKey(model string) string      { return "engine-" + model + "-pdb-vllm" }
+
+// A model's autoscaler has one key per kind (keys.go): a key never changes
+// kind, and the old autoscaler goes before the new one comes.
+func engineHPAKey(model string) string          { return "engine-" + model + "-hpa" }
+func engineScaledObjectKey(model string) string { return "engine-" + model + "-scaledobject" }
+
+// retiredEngineAutoscalerKey held a model's HorizontalPodAutoscaler or its
+// ScaledObject, whichever it had, up to issue 38: no longer composed, only
+// recognised as observed (autoscalerKeys).
+func retiredEngineAutoscalerKey(model string) string { return "engine-" + model + "-autoscaler" }
 
 const (
 	routerKey               = "router"

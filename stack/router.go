@@ -179,7 +179,8 @@ func routerDeployment(s *Stack) *appsv1.Deployment {
 		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: s.router.pullSecret}}
 	}
 	if routerAutoscaled(s) {
-		d.Spec.Replicas = nil // the HorizontalPodAutoscaler owns them
+		// The HorizontalPodAutoscaler owns them, once handed over (handover.go).
+		d.Spec.Replicas = autoscaledReplicas(s.observed, routerKey, routerAutoscalerKey, true, ptr.Deref(s.router.autoscaling.MinReplicas, 1))
 	}
 	return d
 }

@@ -28,7 +28,7 @@ func zeroBlock(kv ...any) map[string]any {
 func TestScaleToZeroInferenceExtension(t *testing.T) {
 	// org/m announces no size: the start-up budget is the minimum, 600 s.
 	rsp := mustRun(t, req(t, gieXR("scaleToZero", zeroBlock("idleSeconds", int64(300))), nil, nil))
-	so := rsp.objects["engine-m-autoscaler"].(*unstructured.Unstructured)
+	so := rsp.objects["engine-m-scaledobject"].(*unstructured.Unstructured)
 	want := map[string]any{
 		"scaleTargetRef":  map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "s-m-deployment-vllm"},
 		"minReplicaCount": int64(0), "maxReplicaCount": int64(3), "pollingInterval": int64(15), "cooldownPeriod": int64(300),
@@ -67,7 +67,7 @@ func TestScaleToZeroBudgets(t *testing.T) {
 	if cfg := desired(t, rsp, "engine-m-epp-config", &corev1.ConfigMap{}).Data["config.yaml"]; !strings.Contains(cfg, "defaultRequestTTL: 1700s\n") {
 		t.Errorf("70B: want TTL 1700s:\n%s", cfg)
 	}
-	so := rsp.objects["engine-m-autoscaler"].(*unstructured.Unstructured)
+	so := rsp.objects["engine-m-scaledobject"].(*unstructured.Unstructured)
 	if q := so.Object["spec"].(map[string]any)["triggers"].([]any)[0].(map[string]any)["metadata"].(map[string]any)["query"].(string); !strings.Contains(q, "inference_extension_flow_control_queue_size{") {
 		t.Errorf("GAIE v1.5.0's queue gauge: %s", q)
 	}
@@ -86,7 +86,7 @@ func TestScaleToZeroBudgets(t *testing.T) {
 // its incoming requests and a warning that says so.
 func TestScaleToZeroRouter(t *testing.T) {
 	rsp := mustRun(t, req(t, with("scaleToZero", zeroBlock()), nil, nil))
-	so := rsp.objects["engine-m-autoscaler"].(*unstructured.Unstructured)
+	so := rsp.objects["engine-m-scaledobject"].(*unstructured.Unstructured)
 	wake := so.Object["spec"].(map[string]any)["triggers"].([]any)[0].(map[string]any)["metadata"].(map[string]any)["query"]
 	if want := `sum(rate(vllm:num_incoming_requests_total{model="org/m",namespace="llm"}[1m])) > bool 0`; wake != want {
 		t.Errorf("wake query %v, want %s", wake, want)

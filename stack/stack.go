@@ -38,6 +38,9 @@ type Stack struct {
 	// observed is what Crossplane observed of the composed objects (set
 	// by Compose).
 	observed Observed
+	// withheld are the keys Compose withheld until an observed object of
+	// another kind is gone (keys.go).
+	withheld []string
 
 	// extension is the inference extension's routing layer, nil when the
 	// stack runs the production-stack router.
@@ -103,8 +106,13 @@ func (s *Stack) Compose(observed Observed) ([]Object, error) {
 	}
 	var keepLayer []Object
 	keepLayer, s.layerMove = routingMove(s, observed, desired)
+	objs, s.withheld = withhold(s, observed, objs)
 	return slices.Concat(objs, keep, keepLayer), nil
 }
+
+// Withheld are the keys the last Compose withheld until an observed object
+// is gone (keys.go).
+func (s *Stack) Withheld() []string { return s.withheld }
 
 // Moves are the models whose change of topology is in progress, as the last
 // Compose saw them.

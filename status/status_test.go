@@ -429,7 +429,7 @@ func TestAutoscaledStatus(t *testing.T) {
 		"engine-m": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "s-m-deployment-vllm", "generation": 2},
 			"spec":   map[string]any{"replicas": 3},
 			"status": map[string]any{"observedGeneration": 2, "replicas": 3, "updatedReplicas": 3, "availableReplicas": 3, "readyReplicas": 3, "conditions": []any{map[string]any{"type": "Available", "status": "True"}}}},
-		"engine-m-autoscaler": {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": map[string]any{"name": "s-m-scaledobject"},
+		"engine-m-scaledobject": {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": map[string]any{"name": "s-m-scaledobject"},
 			"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}}},
 	}
 	rsp := mustRun(t, req(t, xr, nil, observed))
@@ -440,12 +440,12 @@ func TestAutoscaledStatus(t *testing.T) {
 	if got := readiness(t, rsp, "engine-m"); !got {
 		t.Errorf("engine Deployment readiness %v, want true", got)
 	}
-	if got := readiness(t, rsp, "engine-m-autoscaler"); got {
+	if got := readiness(t, rsp, "engine-m-scaledobject"); got {
 		t.Errorf("ScaledObject readiness %v, want false while KEDA is not Ready", got)
 	}
-	observed["engine-m-autoscaler"]["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	observed["engine-m-scaledobject"]["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 	rsp = mustRun(t, req(t, xr, nil, observed))
-	if got := readiness(t, rsp, "engine-m-autoscaler"); !got {
+	if got := readiness(t, rsp, "engine-m-scaledobject"); !got {
 		t.Errorf("ScaledObject readiness %v, want true once KEDA is Ready", got)
 	}
 }

@@ -28,7 +28,9 @@
 // (production-stack 0.1.12, read from CHART_SRC) listing them; a refused
 // stack (objects untouched, conditions Refused, Warning events) and its
 // recovery; a missing optional CRD; no RBAC refusal over a stack's life; an
-// HPA-owned replica count; multiNode turned on with the Deployment serving
+// HPA-owned replica count; replicas handed over to an HPA and to
+// scaleToZero without a drop, and the autoscaler's kind switched old first;
+// multiNode turned on with the Deployment serving
 // until the LeaderWorkerSet is ready; the function down for a minute; and,
 // for every stack, its deletion removing everything it composed. TestBench (only with E2E_BENCH, `make
 // bench-crossplane`) measures N stacks applied at once.

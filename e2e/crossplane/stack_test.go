@@ -194,6 +194,8 @@ func TestStacks(t *testing.T) {
 		t.Run("MultiNodeOn", func(t *testing.T) { t.Parallel(); testMultiNodeOn(t) })
 		t.Run("NotAccepted", func(t *testing.T) { t.Parallel(); testNotAccepted(t) })
 		t.Run("ScaleToZero", func(t *testing.T) { t.Parallel(); testScaleToZero(t) })
+		t.Run("HPAHandOver", func(t *testing.T) { t.Parallel(); testHPAHandOver(t) })
+		t.Run("ScaleToZeroHandOver", func(t *testing.T) { t.Parallel(); testScaleToZeroHandOver(t) })
 	})
 	t.Run("FunctionDown", func(t *testing.T) { testFunctionDown(t, down) })
 }
