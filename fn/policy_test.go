@@ -138,7 +138,7 @@ func TestSyncPolicyShipped(t *testing.T) {
 			"policy name": adaptersync.PolicyName, "binding name": adaptersync.PolicyName, "binding policyName": adaptersync.PolicyName,
 			"policy apiVersion": admissionAPIVersion, "binding apiVersion": admissionAPIVersion,
 			"failurePolicy": "Fail", "binding validationActions": "[Deny]", "policy matchConditions[0]": true,
-			"policy variables owned": fmt.Sprintf("map[expression:['%s', '%s'] name:owned]", syncer.AnnotationModified, syncer.AnnotationStatus),
+			"policy variables owned":     fmt.Sprintf("map[expression:['%s', '%s'] name:owned]", syncer.AnnotationModified, syncer.AnnotationStatus),
 			"ClusterRole reads policies": true,
 		}[what]
 		if got != want {

@@ -235,18 +235,18 @@ func TestSyncIdentityRefused(t *testing.T) {
 		xr   map[string]any
 		want string
 	}{
-		"ServiceAccount":             {adaptersXR(twoAdapters, "pod.serviceAccountName", "default"), `spec.pod.serviceAccountName "default" ` + fmt.Sprintf(saFix, "spec.model")},
-		"ServiceAccountTop":          {items(), ""},
-		"ServiceAccountModelsTop":    {withKV(items(), "pod.serviceAccountName", "picker"), `spec.pod.serviceAccountName "picker" ` + fmt.Sprintf(saFix, "spec.models[0]")},
-		"ServiceAccountModelsItem":   {items("pod", map[string]any{"serviceAccountName": "picker"}), `spec.models[0].pod.serviceAccountName "picker" ` + fmt.Sprintf(saFix, "spec.models[0]")},
-		"Automount":                  {adaptersXR(twoAdapters, "pod.automountServiceAccountToken", true), "spec.pod.automountServiceAccountToken" + fmt.Sprintf(tokenFix, "spec.model")},
-		"AutomountModelsItem":        {items("pod", map[string]any{"automountServiceAccountToken": true}), "spec.models[0].pod.automountServiceAccountToken" + fmt.Sprintf(tokenFix, "spec.models[0]")},
-		"AutomountModelsTop":         {withKV(items(), "pod.automountServiceAccountToken", true), "spec.pod.automountServiceAccountToken" + fmt.Sprintf(tokenFix, "spec.models[0]")},
-		"MountToken":                 {adaptersXR(twoAdapters, "storage.extraVolumeMounts", []any{map[string]any{"name": "adapter-sync-token", "mountPath": "/t"}}), "spec: storage.extraVolumeMounts[0] " + mountFix("adapter-sync-token", "token")},
-		"MountConfig":                {adaptersXR(twoAdapters, "storage.extraVolumeMounts", []any{map[string]any{"name": "adapter-sync-config", "mountPath": "/c"}}), "spec: storage.extraVolumeMounts[0] " + mountFix("adapter-sync-config", "configuration")},
-		"MountDownloads":             {adaptersXR(twoAdapters, "storage.extraVolumeMounts", []any{map[string]any{"name": "adapter-sync-downloads", "mountPath": "/d"}}), "spec: storage.extraVolumeMounts[0] " + mountFix("adapter-sync-downloads", "downloads")},
-		"InitContainerMountsToken":   {adaptersXR(twoAdapters, "pod.initContainers", []any{initMount}), "spec: pod.initContainers[0].volumeMounts[0] " + mountFix("adapter-sync-token", "token")},
-		"ExtraVolumeNamedLikeToken":  {adaptersXR(twoAdapters, "storage.extraVolumes", []any{map[string]any{"name": "adapter-sync-token", "emptyDir": map[string]any{}}}), `spec: storage.extraVolumes[0].name "adapter-sync-token" is the name of the token volume of the adapter sync container: choose another name`},
+		"ServiceAccount":            {adaptersXR(twoAdapters, "pod.serviceAccountName", "default"), `spec.pod.serviceAccountName "default" ` + fmt.Sprintf(saFix, "spec.model")},
+		"ServiceAccountTop":         {items(), ""},
+		"ServiceAccountModelsTop":   {withKV(items(), "pod.serviceAccountName", "picker"), `spec.pod.serviceAccountName "picker" ` + fmt.Sprintf(saFix, "spec.models[0]")},
+		"ServiceAccountModelsItem":  {items("pod", map[string]any{"serviceAccountName": "picker"}), `spec.models[0].pod.serviceAccountName "picker" ` + fmt.Sprintf(saFix, "spec.models[0]")},
+		"Automount":                 {adaptersXR(twoAdapters, "pod.automountServiceAccountToken", true), "spec.pod.automountServiceAccountToken" + fmt.Sprintf(tokenFix, "spec.model")},
+		"AutomountModelsItem":       {items("pod", map[string]any{"automountServiceAccountToken": true}), "spec.models[0].pod.automountServiceAccountToken" + fmt.Sprintf(tokenFix, "spec.models[0]")},
+		"AutomountModelsTop":        {withKV(items(), "pod.automountServiceAccountToken", true), "spec.pod.automountServiceAccountToken" + fmt.Sprintf(tokenFix, "spec.models[0]")},
+		"MountToken":                {adaptersXR(twoAdapters, "storage.extraVolumeMounts", []any{map[string]any{"name": "adapter-sync-token", "mountPath": "/t"}}), "spec: storage.extraVolumeMounts[0] " + mountFix("adapter-sync-token", "token")},
+		"MountConfig":               {adaptersXR(twoAdapters, "storage.extraVolumeMounts", []any{map[string]any{"name": "adapter-sync-config", "mountPath": "/c"}}), "spec: storage.extraVolumeMounts[0] " + mountFix("adapter-sync-config", "configuration")},
+		"MountDownloads":            {adaptersXR(twoAdapters, "storage.extraVolumeMounts", []any{map[string]any{"name": "adapter-sync-downloads", "mountPath": "/d"}}), "spec: storage.extraVolumeMounts[0] " + mountFix("adapter-sync-downloads", "downloads")},
+		"InitContainerMountsToken":  {adaptersXR(twoAdapters, "pod.initContainers", []any{initMount}), "spec: pod.initContainers[0].volumeMounts[0] " + mountFix("adapter-sync-token", "token")},
+		"ExtraVolumeNamedLikeToken": {adaptersXR(twoAdapters, "storage.extraVolumes", []any{map[string]any{"name": "adapter-sync-token", "emptyDir": map[string]any{}}}), `spec: storage.extraVolumes[0].name "adapter-sync-token" is the name of the token volume of the adapter sync container: choose another name`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, req(t, c.xr, syncInput, nil))
