@@ -494,11 +494,6 @@ func TestAdapterSyncTokenConfined(t *testing.T) {
 	image := func(p *corev1.Pod) string {
 		return fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"image":"attacker.example/evil:1"}]}}`, p.Spec.Containers[0].Name)
 	}
-	// A strategic merge patch of the image, as kubectl set image sends it.
-	strategic := func(pods corev1client.PodInterface, name, patch string) error {
-		_, err := pods.Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
-		return err
-	}
 
 	// The RoleBinding reaches the authorizer shortly after it is
 	// written: wait until the sync token's own patch is allowed.
@@ -510,38 +505,29 @@ func TestAdapterSyncTokenConfined(t *testing.T) {
 		t.Fatalf("the sync container's token cannot patch its own pod's annotations: %v", last)
 	}
 
+	labels := `{"metadata":{"labels":{"model":"stolen"}}}`
 	for _, c := range []struct {
 		what   string
-		call   func() error
-		pod    string
+		token  corev1client.PodInterface
+		pod    *corev1.Pod
+		patch  string
 		denied string
 	}{
-		{"another pod's image", func() error { return strategic(syncToken, other.Name, image(other)) }, other.Name, notItsPod},
-		{"another pod's labels", func() error {
-			return merge(syncToken, other.Name, `{"metadata":{"labels":{"model":"stolen"}}}`)
-		}, other.Name, notItsPod},
-		{"another pod's annotations", func() error { return merge(syncToken, other.Name, owned) }, other.Name, notItsPod},
-		{"its own pod's labels", func() error {
-			return merge(syncToken, own.Name, `{"metadata":{"labels":{"model":"stolen"}}}`)
-		}, own.Name, notLabels},
-		{"its own pod's image", func() error { return strategic(syncToken, own.Name, image(own)) }, own.Name, notSpec},
-		{"its own pod's activeDeadlineSeconds", func() error {
-			return merge(syncToken, own.Name, `{"spec":{"activeDeadlineSeconds":1}}`)
-		}, own.Name, notSpec},
-		{"another annotation of its own pod", func() error {
-			return merge(syncToken, own.Name, `{"metadata":{"annotations":{"kept":"changed"}}}`)
-		}, own.Name, notOtherAnns},
-		{"a new annotation on its own pod", func() error {
-			return merge(syncToken, own.Name, `{"metadata":{"annotations":{"prometheus.io/scrape":"true"}}}`)
-		}, own.Name, notOtherAnns},
-		{"its own pod's owned annotations, with a token not bound to a pod", func() error { return merge(unbound, own.Name, owned) }, own.Name, notPodBound},
-		{"another pod's labels, with a token not bound to a pod", func() error {
-			return merge(unbound, other.Name, `{"metadata":{"labels":{"model":"stolen"}}}`)
-		}, other.Name, notPodBound},
-		{"another pod's image, with a token not bound to a pod", func() error { return strategic(unbound, other.Name, image(other)) }, other.Name, notPodBound},
+		{"another pod's image", syncToken, other, image(other), notItsPod},
+		{"another pod's labels", syncToken, other, labels, notItsPod},
+		{"another pod's annotations", syncToken, other, owned, notItsPod},
+		{"its own pod's labels", syncToken, own, labels, notLabels},
+		{"its own pod's image", syncToken, own, image(own), notSpec},
+		{"its own pod's activeDeadlineSeconds", syncToken, own, `{"spec":{"activeDeadlineSeconds":1}}`, notSpec},
+		{"another annotation of its own pod", syncToken, own, `{"metadata":{"annotations":{"kept":"changed"}}}`, notOtherAnns},
+		{"a new annotation on its own pod", syncToken, own, `{"metadata":{"annotations":{"prometheus.io/scrape":"true"}}}`, notOtherAnns},
+		{"its own pod's two annotations, with a token not bound to a pod", unbound, own, owned, notPodBound},
+		{"another pod's labels, with a token not bound to a pod", unbound, other, labels, notPodBound},
+		{"another pod's image, with a token not bound to a pod", unbound, other, image(other), notPodBound},
 	} {
-		err := c.call()
-		if want := syncDenial(c.pod, c.denied); !apierrors.IsForbidden(err) || err.Error() != want {
+		// A strategic merge patch, as kubectl patch and set image send it.
+		_, err := c.token.Patch(ctx, c.pod.Name, types.StrategicMergePatchType, []byte(c.patch), metav1.PatchOptions{})
+		if want := syncDenial(c.pod.Name, c.denied); !apierrors.IsForbidden(err) || err.Error() != want {
 			t.Errorf("patching %s: got %v, want 403 %s", c.what, err, want)
 		}
 	}
