@@ -176,7 +176,7 @@ func validateRuntimeAdapters(f *Findings, s *Stack, e engine) {
 	case !m.EnableLoRA:
 		f.errorf("%s.enableRuntimeAdapters needs enableLoRA: true: vLLM loads adapters only with --enable-lora", p)
 	case !enabled(e.cfg.Storage.Enabled):
-		f.errorf("%s.enableRuntimeAdapters needs storage: the sync container downloads adapters onto the model cache, which vLLM reads; enable storage", e.block)
+		f.errorf("%s.enableRuntimeAdapters needs storage: the sync container and vLLM read adapters of a path source on the model cache; enable storage", e.block)
 	case s.adapterSyncImage == "":
 		f.errorf("%s.enableRuntimeAdapters needs the adapter sync image: the Composition's Input must set adapterSync.image to the function's own image (the sync container runs its binary as `function adapter-sync`)", p)
 	}
