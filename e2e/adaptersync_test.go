@@ -61,6 +61,11 @@ func TestAdapterSyncRBAC(t *testing.T) {
 
 	t.Run("rendered", func(t *testing.T) {
 		s := newAdapterSyncScenario(ctx, t, "adapter-sync-ok", nil)
+		sa, err := corev1client.NewForConfig(cp.ConfigForToken(s.token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		awaitSyncPolicy(ctx, t, sa.Pods(s.ns), s.pod)
 		ann := syncAnnotations()
 		s.patchUntil(ctx, t, ann)
 		s.wantAnnotations(ctx, t, ann)
@@ -77,10 +82,6 @@ func TestAdapterSyncRBAC(t *testing.T) {
 		}
 
 		// Nothing broader: each answered 403.
-		sa, err := corev1client.NewForConfig(cp.ConfigForToken(s.token))
-		if err != nil {
-			t.Fatal(err)
-		}
 		merge := []byte(`{"metadata":{"annotations":{"e2e":"x"}}}`)
 		for what, call := range map[string]func() error{
 			"get its own pod": func() error {
@@ -430,6 +431,24 @@ func syncDenial(pod, reason string) string {
 	return fmt.Sprintf(`pods %q is forbidden: ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s`, pod, syncPolicyName, syncPolicyName, reason)
 }
 
+// awaitSyncPolicy waits until the API server enforces the policy for the
+// identity of pods (a client with a token of the sync ServiceAccount that
+// RBAC lets patch pods): the admission plugin learns of a new policy and
+// binding through an informer, and RBAC of a new RoleBinding likewise. The
+// probe is a dry run of a label change on pod name, which the policy denies
+// for any token; a dry run passes admission without changing anything.
+func awaitSyncPolicy(ctx context.Context, t *testing.T, pods corev1client.PodInterface, name string) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, last = pods.Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"labels":{"probe":"x"}}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		return last != nil && strings.Contains(last.Error(), "ValidatingAdmissionPolicy '"+syncPolicyName+"'"), nil
+	})
+	if err != nil {
+		t.Fatalf("the policy %s is not enforced on pod %s: the last probe got %v", syncPolicyName, name, last)
+	}
+}
+
 // The policy's denial reasons (composition/clusterrole.yaml).
 const (
 	notItsPod    = "the adapter sync identity may change only the pod its token is bound to"
@@ -495,14 +514,9 @@ func TestAdapterSyncTokenConfined(t *testing.T) {
 		return fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"image":"attacker.example/evil:1"}]}}`, p.Spec.Containers[0].Name)
 	}
 
-	// The RoleBinding reaches the authorizer shortly after it is
-	// written: wait until the sync token's own patch is allowed.
-	var last error
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		last = merge(syncToken, own.Name, owned)
-		return last == nil, nil
-	}); err != nil {
-		t.Fatalf("the sync container's token cannot patch its own pod's annotations: %v", last)
+	awaitSyncPolicy(ctx, t, syncToken, own.Name)
+	if err := merge(syncToken, own.Name, owned); err != nil {
+		t.Fatalf("the sync container's token cannot patch its own pod's two annotations: %v", err)
 	}
 
 	labels := `{"metadata":{"labels":{"model":"stolen"}}}`
