@@ -221,6 +221,15 @@ func validateSyncIdentity(f *Findings, s *Stack, e engine) {
 	}
 }
 
+// notSyncAccount refuses a ServiceAccount for another program named like
+// the sync identity: the admission policy would deny its pod patches (the
+// router labels sleeping engine pods).
+func notSyncAccount(f *Findings, field, name string) {
+	if strings.HasSuffix(name, adaptersync.ServiceAccountSuffix) {
+		f.errorf("%s %q ends in %q, which the admission policy %s reserves for the adapter sync identity (it may change only its own pod's two annotations): choose another name", field, name, adaptersync.ServiceAccountSuffix, adaptersync.PolicyName)
+	}
+}
+
 var (
 	runtimeAdapterName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.:-]*$`)
 	hubRepo            = regexp.MustCompile(`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$`)

@@ -246,6 +246,7 @@ func TestSyncIdentityRefused(t *testing.T) {
 		"MountConfig":               {adaptersXR(twoAdapters, "storage.extraVolumeMounts", []any{map[string]any{"name": "adapter-sync-config", "mountPath": "/c"}}), "spec: storage.extraVolumeMounts[0] " + mountFix("adapter-sync-config", "configuration")},
 		"MountDownloads":            {adaptersXR(twoAdapters, "storage.extraVolumeMounts", []any{map[string]any{"name": "adapter-sync-downloads", "mountPath": "/d"}}), "spec: storage.extraVolumeMounts[0] " + mountFix("adapter-sync-downloads", "downloads")},
 		"InitContainerMountsToken":  {adaptersXR(twoAdapters, "pod.initContainers", []any{initMount}), "spec: pod.initContainers[0].volumeMounts[0] " + mountFix("adapter-sync-token", "token")},
+		"RouterAccountLikeSync":     {adaptersXR(twoAdapters, "routerConfig.serviceAccountName", "x-adapter-sync"), `spec.routerConfig.serviceAccountName "x-adapter-sync" ends in "-adapter-sync", which the admission policy function-vllm-stack-adapter-sync reserves for the adapter sync identity (it may change only its own pod's two annotations): choose another name`},
 		"ExtraVolumeNamedLikeToken": {adaptersXR(twoAdapters, "storage.extraVolumes", []any{map[string]any{"name": "adapter-sync-token", "emptyDir": map[string]any{}}}), `spec: storage.extraVolumes[0].name "adapter-sync-token" is the name of the token volume of the adapter sync container: choose another name`},
 	} {
 		t.Run(name, func(t *testing.T) {
