@@ -3,15 +3,18 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,8 +23,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	admissionv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/vllm-project/function-vllm-stack/e2e/cluster"
 	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
@@ -46,6 +51,7 @@ const adapterSyncImage = "xpkg.crossplane.io/vllm-project/function-vllm-stack:v0
 // after the other.
 func TestAdapterSyncRBAC(t *testing.T) {
 	ctx := context.Background()
+	installSyncPolicy(ctx, t)
 	u, err := url.Parse(cp.Host)
 	if err != nil {
 		t.Fatal(err)
@@ -55,25 +61,28 @@ func TestAdapterSyncRBAC(t *testing.T) {
 
 	t.Run("rendered", func(t *testing.T) {
 		s := newAdapterSyncScenario(ctx, t, "adapter-sync-ok", nil)
+		sa, err := corev1client.NewForConfig(cp.ConfigForToken(s.token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		awaitSyncPolicy(ctx, t, sa.Pods(s.ns), s.pod)
 		ann := syncAnnotations()
 		s.patchUntil(ctx, t, ann)
 		s.wantAnnotations(ctx, t, ann)
 
 		// A Role cannot name a pod not yet created (nor one per pod of a
 		// Deployment), so the rendered Role grants patch on every pod of
-		// the namespace: the ServiceAccount may patch another engine pod
-		// of the stack too. This is the least RBAC can grant here.
+		// the namespace; the admission policy of
+		// composition/clusterrole.yaml refuses another pod
+		// (TestAdapterSyncTokenConfined tries the rest).
 		other := *s.patcher
 		other.Name = s.sibling
-		if err := other.PatchAnnotations(ctx, map[string]string{adaptersync.AnnotationModified: "x"}); err != nil {
-			t.Errorf("patching another pod of the namespace (the Role grants patch on every pod of it): %v", err)
+		// (The patcher clips the API server's answer.)
+		if err := other.PatchAnnotations(ctx, map[string]string{adaptersync.AnnotationModified: "x"}); err == nil || !strings.Contains(err.Error(), ": 403 ") || !strings.Contains(err.Error(), "denied request: the adapter sync identity may change only the pod") {
+			t.Errorf("patching another pod of the namespace: got %v, want 403 %s", err, notItsPod)
 		}
 
 		// Nothing broader: each answered 403.
-		sa, err := corev1client.NewForConfig(cp.ConfigForToken(s.token))
-		if err != nil {
-			t.Fatal(err)
-		}
 		merge := []byte(`{"metadata":{"annotations":{"e2e":"x"}}}`)
 		for what, call := range map[string]func() error{
 			"get its own pod": func() error {
@@ -347,5 +356,215 @@ func (s *adapterSyncScenario) wantAnnotations(ctx context.Context, t *testing.T,
 	}
 	if !maps.Equal(p.Annotations, ann) {
 		t.Errorf("pod %s/%s annotations: got %v, want %v", s.ns, s.pod, p.Annotations, ann)
+	}
+}
+
+// syncPolicyName names the ValidatingAdmissionPolicy of
+// composition/clusterrole.yaml and its binding.
+const syncPolicyName = "function-vllm-stack-adapter-sync"
+
+var installSyncPolicyOnce sync.Once
+
+// installSyncPolicy creates the ValidatingAdmissionPolicy and its binding
+// of composition/clusterrole.yaml, decoded strictly into their API types,
+// as README's install applies them; checks that the API server type-checks
+// every expression without a warning; and waits until the policy is in
+// force (the admission plugin learns of it through an informer).
+func installSyncPolicy(ctx context.Context, t *testing.T) {
+	t.Helper()
+	installSyncPolicyOnce.Do(func() {
+		b, err := os.ReadFile("../composition/clusterrole.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var policy *admissionv1.ValidatingAdmissionPolicy
+		var binding *admissionv1.ValidatingAdmissionPolicyBinding
+		for _, doc := range strings.Split(string(b), "\n---\n") {
+			var meta metav1.TypeMeta
+			if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+				t.Fatal(err)
+			}
+			switch meta.Kind {
+			case "ValidatingAdmissionPolicy":
+				policy = &admissionv1.ValidatingAdmissionPolicy{}
+				err = yaml.UnmarshalStrict([]byte(doc), policy)
+			case "ValidatingAdmissionPolicyBinding":
+				binding = &admissionv1.ValidatingAdmissionPolicyBinding{}
+				err = yaml.UnmarshalStrict([]byte(doc), binding)
+			}
+			if err != nil {
+				t.Fatalf("composition/clusterrole.yaml: %s: %v", meta.Kind, err)
+			}
+		}
+		if policy == nil || binding == nil {
+			t.Fatal("composition/clusterrole.yaml has no ValidatingAdmissionPolicy or no binding")
+		}
+		c, err := admissionv1client.NewForConfig(cp.Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		strict := metav1.CreateOptions{FieldValidation: "Strict"}
+		if _, err := c.ValidatingAdmissionPolicies().Create(ctx, policy, strict); err != nil {
+			t.Fatalf("ValidatingAdmissionPolicy: %v", err)
+		}
+		if _, err := c.ValidatingAdmissionPolicyBindings().Create(ctx, binding, strict); err != nil {
+			t.Fatalf("ValidatingAdmissionPolicyBinding: %v", err)
+		}
+		// The API server type-checks the expressions against the Pod
+		// type and writes what it finds in the status.
+		var checked *admissionv1.ValidatingAdmissionPolicy
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			checked, err = c.ValidatingAdmissionPolicies().Get(ctx, policy.Name, metav1.GetOptions{})
+			return err == nil && checked.Status.ObservedGeneration == checked.Generation && checked.Status.TypeChecking != nil, nil
+		})
+		if err != nil {
+			t.Fatalf("the policy is not type-checked: %v (status %+v)", err, checked.Status)
+		}
+		if w := checked.Status.TypeChecking.ExpressionWarnings; len(w) > 0 {
+			t.Fatalf("the API server finds type errors in the policy's expressions: %+v", w)
+		}
+	})
+}
+
+// syncDenial is the API server's answer when the policy denies a request
+// on pod name for reason.
+func syncDenial(pod, reason string) string {
+	return fmt.Sprintf(`pods %q is forbidden: ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s`, pod, syncPolicyName, syncPolicyName, reason)
+}
+
+// awaitSyncPolicy waits until the API server enforces the policy for the
+// identity of pods (a client with a token of the sync ServiceAccount that
+// RBAC lets patch pods): the admission plugin learns of a new policy and
+// binding through an informer, and RBAC of a new RoleBinding likewise. The
+// probe is a dry run of a label change on pod name, which the policy denies
+// for any token; a dry run passes admission without changing anything.
+func awaitSyncPolicy(ctx context.Context, t *testing.T, pods corev1client.PodInterface, name string) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, last = pods.Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"labels":{"probe":"x"}}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		return last != nil && strings.Contains(last.Error(), "ValidatingAdmissionPolicy '"+syncPolicyName+"'"), nil
+	})
+	if err != nil {
+		t.Fatalf("the policy %s is not enforced on pod %s: the last probe got %v", syncPolicyName, name, last)
+	}
+}
+
+// The policy's denial reasons (composition/clusterrole.yaml).
+const (
+	notItsPod    = "the adapter sync identity may change only the pod its token is bound to"
+	notPodBound  = "the adapter sync identity needs a token bound to its pod, as the kubelet projects it"
+	notSpec      = "the adapter sync identity may not change a pod's spec"
+	notLabels    = "the adapter sync identity may not change a pod's labels"
+	notOtherAnns = "the adapter sync identity may change only the annotations lora-modified and vllm.ai/lora-adapters"
+)
+
+// TestAdapterSyncTokenConfined is issue 38's test: with the rendered
+// ServiceAccount, Role and RoleBinding and the admission policy of
+// composition/clusterrole.yaml, the sync container's own token (a
+// TokenRequest bound to its pod, as the kubelet projects it) can patch its
+// own pod's two annotations and nothing else of any pod: not another pod's
+// image, labels or annotations, not its own pod's labels, image,
+// activeDeadlineSeconds or another annotation. A token of the same
+// ServiceAccount not bound to a pod can change nothing. The pods are the
+// rendered engine pod template, every container and volume of it.
+func TestAdapterSyncTokenConfined(t *testing.T) {
+	ctx := context.Background()
+	installSyncPolicy(ctx, t)
+	ns := namespace(t, "adapter-sync-confined")
+	r := renderAdapterSync(t, ns)
+	createIdentity(ctx, t, ns, r.sa, r.role, r.binding)
+	pod := func(name string) *corev1.Pod {
+		t.Helper()
+		p, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(r.engine.Labels), Annotations: map[string]string{"kept": "as is"}},
+			Spec:       *r.engine.Spec.DeepCopy(),
+		}, metav1.CreateOptions{FieldValidation: "Strict"})
+		if err != nil {
+			t.Fatalf("pod %s/%s as rendered: %v", ns, name, err)
+		}
+		return p
+	}
+	own, other := pod("engine-0"), pod("engine-1")
+
+	token := func(bound *corev1.Pod) corev1client.PodInterface {
+		t.Helper()
+		spec := authnv1.TokenRequestSpec{Audiences: []string{cluster.ServiceAccountIssuer}, ExpirationSeconds: ptr.To[int64](3607)}
+		if bound != nil {
+			spec.BoundObjectRef = &authnv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: bound.Name, UID: bound.UID}
+		}
+		tr, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, r.sa.Name, &authnv1.TokenRequest{Spec: spec}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("TokenRequest: %v", err)
+		}
+		c, err := corev1client.NewForConfig(cp.ConfigForToken(tr.Status.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Pods(ns)
+	}
+	syncToken, unbound := token(own), token(nil)
+
+	status := `{"sql":"loaded"}`
+	owned := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:%q}}}`, adaptersync.AnnotationModified, time.Now().UTC().Format(time.RFC3339Nano), adaptersync.AnnotationStatus, status)
+	merge := func(pods corev1client.PodInterface, name, patch string) error {
+		_, err := pods.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	}
+	image := func(p *corev1.Pod) string {
+		return fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"image":"attacker.example/evil:1"}]}}`, p.Spec.Containers[0].Name)
+	}
+
+	awaitSyncPolicy(ctx, t, syncToken, own.Name)
+	if err := merge(syncToken, own.Name, owned); err != nil {
+		t.Fatalf("the sync container's token cannot patch its own pod's two annotations: %v", err)
+	}
+
+	labels := `{"metadata":{"labels":{"model":"stolen"}}}`
+	for _, c := range []struct {
+		what   string
+		token  corev1client.PodInterface
+		pod    *corev1.Pod
+		patch  string
+		denied string
+	}{
+		{"another pod's image", syncToken, other, image(other), notItsPod},
+		{"another pod's labels", syncToken, other, labels, notItsPod},
+		{"another pod's annotations", syncToken, other, owned, notItsPod},
+		{"its own pod's labels", syncToken, own, labels, notLabels},
+		{"its own pod's image", syncToken, own, image(own), notSpec},
+		{"its own pod's activeDeadlineSeconds", syncToken, own, `{"spec":{"activeDeadlineSeconds":1}}`, notSpec},
+		{"another annotation of its own pod", syncToken, own, `{"metadata":{"annotations":{"kept":"changed"}}}`, notOtherAnns},
+		{"a new annotation on its own pod", syncToken, own, `{"metadata":{"annotations":{"prometheus.io/scrape":"true"}}}`, notOtherAnns},
+		{"its own pod's two annotations, with a token not bound to a pod", unbound, own, owned, notPodBound},
+		{"another pod's labels, with a token not bound to a pod", unbound, other, labels, notPodBound},
+		{"another pod's image, with a token not bound to a pod", unbound, other, image(other), notPodBound},
+	} {
+		// A strategic merge patch, as kubectl patch and set image send it.
+		_, err := c.token.Patch(ctx, c.pod.Name, types.StrategicMergePatchType, []byte(c.patch), metav1.PatchOptions{})
+		if want := syncDenial(c.pod.Name, c.denied); !apierrors.IsForbidden(err) || err.Error() != want {
+			t.Errorf("patching %s: got %v, want 403 %s", c.what, err, want)
+		}
+	}
+
+	// What the pods are now: the sync token's own annotations on its pod,
+	// everything else as created.
+	for _, p := range []*corev1.Pod{own, other} {
+		got, err := kube.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"kept": "as is"}
+		if p == own {
+			want[adaptersync.AnnotationStatus] = status
+		}
+		delete(got.Annotations, adaptersync.AnnotationModified)
+		if !maps.Equal(got.Annotations, want) || !maps.Equal(got.Labels, p.Labels) || got.Spec.Containers[0].Image != p.Spec.Containers[0].Image || got.Spec.ActiveDeadlineSeconds != nil {
+			t.Errorf("pod %s after the attempts: annotations %v labels %v image %s activeDeadlineSeconds %v", p.Name, got.Annotations, got.Labels, got.Spec.Containers[0].Image, got.Spec.ActiveDeadlineSeconds)
+		}
+	}
+	// The owned annotations, once more: only this succeeds.
+	if err := merge(syncToken, own.Name, owned); err != nil {
+		t.Errorf("patching its own pod's two annotations: %v", err)
 	}
 }

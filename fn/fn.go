@@ -124,6 +124,11 @@ func (f *Function) compose(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRespo
 		return refuse(rsp, err)
 	}
 	found.Warnings = append(found.Warnings, assumed...)
+	unconfined, err := checkSyncPolicy(req, s, isPreview)
+	if err != nil {
+		return refuse(rsp, err)
+	}
+	found.Warnings = append(found.Warnings, unconfined...)
 
 	composed := map[string]*fnv1.Resource{}
 	for _, o := range objs {
@@ -150,6 +155,7 @@ func (f *Function) compose(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRespo
 		requirePods(rsp, s, parts)
 	}
 	requireCRDs(rsp, unprovenKinds(objs, observed, isPreview))
+	requireSyncPolicy(rsp, s)
 	if err := writeStatus(dxr.Resource, st.Fields()); err != nil {
 		return refuse(rsp, fmt.Errorf("cannot write the ProductionStack's status: %w", err))
 	}

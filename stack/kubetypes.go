@@ -331,7 +331,10 @@ func validateInitContainers(f *Findings, s *Stack, e engine) {
 			ports[port.Name] = port.Name != ""
 		}
 		for j, m := range c.VolumeMounts {
-			if !vols[m.Name] {
+			switch what, sync := syncVolumes(e)[m.Name]; {
+			case sync:
+				f.errorf("%s: %s.volumeMounts[%d] %s", e.block, p, j, syncVolumeRefusal(m.Name, what))
+			case !vols[m.Name]:
 				f.errorf("%s: %s.volumeMounts[%d] mounts volume %q, which no volume of the pod has: %s", e.block, p, j, m.Name, missingVolumeFix(e, m.Name))
 			}
 		}
@@ -348,7 +351,10 @@ func validateExtraMounts(f *Findings, e engine) {
 	}
 	for i, m := range e.cfg.Storage.ExtraVolumeMounts {
 		p := fmt.Sprintf("%s: storage.extraVolumeMounts[%d]", e.block, i)
-		if !vols[m.Name] {
+		switch what, sync := syncVolumes(e)[m.Name]; {
+		case sync:
+			f.errorf("%s %s", p, syncVolumeRefusal(m.Name, what))
+		case !vols[m.Name]:
 			f.errorf("%s mounts volume %q, which no volume of the pod has: %s", p, m.Name, missingVolumeFix(e, m.Name))
 		}
 		mountPath(f, p, m.MountPath, seen)
@@ -379,15 +385,33 @@ func validateOwnVolumeNames(f *Findings, e engine) {
 	if e.model.ChatTemplate != "" {
 		own[e.templatesVolume] = "chat template"
 	}
-	if runtimeAdaptersOn(e) {
-		own[adaptersync.ConfigVolume] = "adapter sync configuration"
-		own[adaptersync.TokenVolume] = "adapter sync token"
-	}
 	for i, v := range e.cfg.Storage.ExtraVolumes {
 		if what, ok := own[v.Name]; ok {
 			f.errorf("%s: storage.extraVolumes[%d].name %q is the name of the stack's %s volume: choose another name, or mount that volume with storage.extraVolumeMounts", e.block, i, v.Name, what)
 		}
+		if what, ok := syncVolumes(e)[v.Name]; ok {
+			f.errorf("%s: storage.extraVolumes[%d].name %q is the name of the %s volume of the adapter sync container: choose another name", e.block, i, v.Name, what)
+		}
 	}
+}
+
+// syncVolumes are the adapter sync container's own volumes, by name, with
+// what each holds: no other container mounts them (the engine mounts the
+// downloads read-only, as the stack renders it).
+func syncVolumes(e engine) map[string]string {
+	if !runtimeAdaptersOn(e) {
+		return nil
+	}
+	return map[string]string{
+		adaptersync.ConfigVolume:   "configuration",
+		adaptersync.TokenVolume:    "token",
+		adaptersync.DownloadVolume: "downloads",
+	}
+}
+
+// syncVolumeRefusal is the message on a user's mount of a sync volume.
+func syncVolumeRefusal(name, what string) string {
+	return fmt.Sprintf("mounts volume %q, the adapter sync container's %s, which no other container may mount (the token is the sync identity's, the rest only the sync container reads or writes); remove the mount", name, what)
 }
 
 // annotationSize refuses annotations larger than the API server takes.

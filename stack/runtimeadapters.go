@@ -27,8 +27,12 @@ func (n names) engineAdapters(model string) string {
 	return shorten(n.stack+"-"+model+"-lora-adapters", maxSubdomainLength)
 }
 
+// adapterSyncServiceAccount always ends in adaptersync.ServiceAccountSuffix,
+// which the admission policy selects the sync identity by: a stack's name
+// is a DNS label (at most 63 characters), so the name is at most 76 and is
+// never shortened.
 func (n names) adapterSyncServiceAccount() string {
-	return shorten(n.stack+"-adapter-sync", maxSubdomainLength)
+	return n.stack + adaptersync.ServiceAccountSuffix
 }
 
 func (n names) adapterSyncRole() string { return shorten(n.stack+"-adapter-sync", maxSubdomainLength) }
@@ -65,14 +69,11 @@ func adaptersConfigMap(s *Stack, e engine) *corev1.ConfigMap {
 	return adaptersync.ConfigMap(s.names.engineAdapters(e.id), s.namespace, engineLabels(s.name, e), adapterValues(e))
 }
 
-// adapterSyncServiceAccountOf is the engine pods' ServiceAccount: the
-// user's, else the stack's adapter sync one.
-func adapterSyncServiceAccountOf(s *Stack, e engine) string {
-	if sa := e.cfg.Pod.ServiceAccountName; sa != "" {
-		return sa
-	}
-	return s.names.adapterSyncServiceAccount()
-}
+// runtimeAdaptersDir is where the sync container downloads Hugging Face
+// adapters and vLLM reads them: the pod's adaptersync.DownloadVolume, outside
+// the model cache, so the kubelet never creates a mount point on the cache
+// (which a root-squashing NFS server would refuse).
+const runtimeAdaptersDir = "/lora-adapters"
 
 // withAdapterSync adds the sync container, its volumes and identity to an
 // engine pod.
@@ -85,46 +86,44 @@ func withAdapterSync(s *Stack, e engine, pod *corev1.PodSpec) {
 		env = append(env, secretEnv("VLLM_API_KEY", k))
 	}
 	c := adaptersync.Container{
-		Image:           s.adapterSyncImage,
-		EnginePort:      enginePort,
-		CacheVolume:     e.cacheVolume,
-		CachePath:       modelCachePath,
-		Dir:             loraAdaptersDir,
-		Env:             env,
-		SecurityContext: syncSecurityContext(e),
+		Image:       s.adapterSyncImage,
+		EnginePort:  enginePort,
+		CacheVolume: e.cacheVolume,
+		CachePath:   modelCachePath,
+		Dir:         runtimeAdaptersDir,
+		Env:         env,
 	}
 	pod.Containers = append(pod.Containers, c.Spec())
 	pod.Volumes = append(pod.Volumes, adaptersync.Volumes(s.names.engineAdapters(e.id))...)
-	pod.ServiceAccountName = adapterSyncServiceAccountOf(s, e)
+	// Validation refuses pod.serviceAccountName and
+	// automountServiceAccountToken: true with runtime adapters.
+	pod.ServiceAccountName = s.names.adapterSyncServiceAccount()
+	pod.AutomountServiceAccountToken = ptr.To(false)
 }
 
-// adapterSyncObjects are the stack's RBAC for the sync containers: a
-// ServiceAccount unless every such engine names its own, the Role, and the
-// RoleBinding once the Role is observed (as the router's: see
-// stackObjects).
+// adapterSyncObjects are the stack's RBAC for the sync containers: its
+// ServiceAccount, the Role, and the RoleBinding once the Role is observed
+// (as the router's: see stackObjects).
 func adapterSyncObjects(s *Stack) []Object {
 	if !runtimeAdaptersAny(s) {
 		return nil
 	}
 	labels := labels(s.name, ComponentEngine, "adapter-sync")
-	var subjects []string
-	for _, e := range s.engines {
-		if runtimeAdaptersOn(e) {
-			subjects = append(subjects, adapterSyncServiceAccountOf(s, e))
-		}
+	sa := s.names.adapterSyncServiceAccount()
+	objs := []Object{
+		{adapterSyncServiceAccountKey, adaptersync.ServiceAccount(sa, s.namespace, labels)},
+		{adapterSyncRoleKey, adaptersync.Role(s.names.adapterSyncRole(), s.namespace, labels)},
 	}
-	slices.Sort(subjects)
-	subjects = slices.Compact(subjects)
-	var objs []Object
-	if slices.Contains(subjects, s.names.adapterSyncServiceAccount()) {
-		objs = append(objs, Object{adapterSyncServiceAccountKey, adaptersync.ServiceAccount(s.names.adapterSyncServiceAccount(), s.namespace, labels)})
-	}
-	objs = append(objs, Object{adapterSyncRoleKey, adaptersync.Role(s.names.adapterSyncRole(), s.namespace, labels)})
 	if s.observed.Has(adapterSyncRoleKey) {
-		objs = append(objs, Object{adapterSyncRoleBindingKey, adaptersync.RoleBinding(s.names.adapterSyncRoleBinding(), s.namespace, labels, s.names.adapterSyncRole(), subjects)})
+		objs = append(objs, Object{adapterSyncRoleBindingKey, adaptersync.RoleBinding(s.names.adapterSyncRoleBinding(), s.namespace, labels, s.names.adapterSyncRole(), sa)})
 	}
 	return objs
 }
+
+// RuntimeAdapters reports whether some model of the stack runs the adapter
+// sync container, whose identity the admission policy
+// adaptersync.PolicyName confines: the function requires it on the cluster.
+func (s *Stack) RuntimeAdapters() bool { return runtimeAdaptersAny(s) }
 
 // loraRankOneSince: --max-lora-rank 1 is accepted from vLLM 0.12.0
 // (vllm-flags.tsv).
@@ -181,10 +180,11 @@ func validateRuntimeAdapters(f *Findings, s *Stack, e engine) {
 	case !m.EnableLoRA:
 		f.errorf("%s.enableRuntimeAdapters needs enableLoRA: true: vLLM loads adapters only with --enable-lora", p)
 	case !enabled(e.cfg.Storage.Enabled):
-		f.errorf("%s.enableRuntimeAdapters needs storage: the sync container downloads adapters onto the model cache, which vLLM reads; enable storage", e.block)
+		f.errorf("%s.enableRuntimeAdapters needs storage: the sync container and vLLM read adapters of a path source on the model cache; enable storage", e.block)
 	case s.adapterSyncImage == "":
 		f.errorf("%s.enableRuntimeAdapters needs the adapter sync image: the Composition's Input must set adapterSync.image to the function's own image (the sync container runs its binary as `function adapter-sync`)", p)
 	}
+	validateSyncIdentity(f, s, e)
 	// The router re-reads an engine's /v1/models only on a watch event of
 	// what it discovers: with service-name that is the Service, which the
 	// sync container's lora-modified patch of the pod does not touch
@@ -230,6 +230,40 @@ func routerNameOwner(s *Stack, e engine, name string) (what, other string) {
 		}
 	}
 	return "", ""
+}
+
+// validateSyncIdentity: the sync container's token is the stack's own
+// ServiceAccount's, the one identity the admission policy confines, and it
+// reaches no other container of the pod.
+func validateSyncIdentity(f *Findings, s *Stack, e engine) {
+	p := e.path + ".enableRuntimeAdapters"
+	// Where the value is written: the top-level block of models[] too
+	// (e.origin names an item's own block for it).
+	at := func(field string) string {
+		for _, l := range slices.Backward(e.layers) {
+			if l.sets(field) {
+				return l.at(field)
+			}
+		}
+		return e.block + "." + field
+	}
+	if sa := e.cfg.Pod.ServiceAccountName; sa != "" {
+		f.errorf("%s %q cannot be combined with %s: the engine pods run as the stack's ServiceAccount %q, the only identity the adapter sync RoleBinding grants and the admission policy %s confines to its own pod's annotations; remove serviceAccountName, or turn enableRuntimeAdapters off",
+			at("pod.serviceAccountName"), sa, p, s.names.adapterSyncServiceAccount(), adaptersync.PolicyName)
+	}
+	if enabled(e.cfg.Pod.AutomountServiceAccountToken) {
+		f.errorf("%s: true cannot be combined with %s: it would mount the adapter sync identity's token into every container of the engine pod (vLLM, sidecars, init containers), not only the sync container, which gets its own; remove automountServiceAccountToken",
+			at("pod.automountServiceAccountToken"), p)
+	}
+}
+
+// notSyncAccount refuses a ServiceAccount for another program named like
+// the sync identity: the admission policy would deny its pod patches (the
+// router labels sleeping engine pods).
+func notSyncAccount(f *Findings, field, name string) {
+	if strings.HasSuffix(name, adaptersync.ServiceAccountSuffix) {
+		f.errorf("%s %q ends in %q, which the admission policy %s reserves for the adapter sync identity (it may change only its own pod's two annotations): choose another name", field, name, adaptersync.ServiceAccountSuffix, adaptersync.PolicyName)
+	}
 }
 
 var (
@@ -283,21 +317,4 @@ func loraLimitArgs(e engine) []string {
 		args = append(args, opt("--max-cpu-loras", itoa(*v.MaxCPULoras)))
 	}
 	return args
-}
-
-// syncSecurityContext is the engine container's security context, so that
-// the sync container writes the model cache as the engine does. Without
-// one, the engine runs as its image's user (root in vLLM's images), which
-// owns the cache, and the function's image runs as 65532, which could not
-// create the adapters' directory there: the sync container then runs as
-// root too, as the chart's download sidecar does. A pod security context
-// that names a user (or non-root) applies to both containers.
-func syncSecurityContext(e engine) *corev1.SecurityContext {
-	if sc := e.cfg.Pod.ContainerSecurityContext; sc != nil {
-		return sc
-	}
-	if psc := e.cfg.Pod.SecurityContext; psc != nil && (psc.RunAsUser != nil || psc.RunAsNonRoot != nil) {
-		return nil // the pod's user applies to both containers
-	}
-	return &corev1.SecurityContext{RunAsUser: ptr.To(int64(0))}
 }

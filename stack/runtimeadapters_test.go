@@ -3,6 +3,7 @@ package stack
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/stack/adaptersync"
 )
@@ -55,8 +57,46 @@ func TestRuntimeAdaptersWiring(t *testing.T) {
 	if sync == nil {
 		t.Fatalf("no sync container in %v", pod.Containers)
 	}
-	if sync.Image != syncImage || !cmp.Equal(sync.Args, []string{"adapter-sync", "--config=/etc/adapters/adapters.json", "--engine=http://127.0.0.1:8000", "--dir=/data/lora-adapters"}) {
+	if sync.Image != syncImage || !cmp.Equal(sync.Args, []string{"adapter-sync", "--config=/etc/adapters/adapters.json", "--engine=http://127.0.0.1:8000", "--dir=/lora-adapters"}) {
 		t.Errorf("sync container image %q args %q", sync.Image, sync.Args)
+	}
+	wantSC := &corev1.SecurityContext{
+		RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532), RunAsNonRoot: ptr.To(true),
+		Privileged: ptr.To(false), AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+		Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if !cmp.Equal(sync.SecurityContext, wantSC) {
+		t.Errorf("sync container security context: %s", cmp.Diff(wantSC, sync.SecurityContext))
+	}
+	// The token is the sync container's alone; the model cache is
+	// read-only to it, and it writes only its downloads, which vLLM reads.
+	wantMounts := []corev1.VolumeMount{
+		{Name: "adapter-sync-config", MountPath: "/etc/adapters", ReadOnly: true},
+		{Name: "adapter-sync-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true},
+		{Name: "s-storage", MountPath: "/data", ReadOnly: true},
+		{Name: "adapter-sync-downloads", MountPath: "/lora-adapters"},
+	}
+	if !cmp.Equal(sync.VolumeMounts, wantMounts) {
+		t.Errorf("sync container mounts: %s", cmp.Diff(wantMounts, sync.VolumeMounts))
+	}
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Errorf("automountServiceAccountToken %v, want false", pod.AutomountServiceAccountToken)
+	}
+	for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+		for _, m := range c.VolumeMounts {
+			if c.Name != adaptersync.ContainerName && (m.Name == adaptersync.TokenVolume || m.Name == adaptersync.ConfigVolume || strings.HasPrefix(m.MountPath, "/var/run/secrets")) {
+				t.Errorf("container %s mounts %s at %s", c.Name, m.Name, m.MountPath)
+			}
+			if c.Name == engineContainer && m.Name == adaptersync.DownloadVolume && (m.MountPath != "/lora-adapters" || !m.ReadOnly) {
+				t.Errorf("the engine mounts the downloads %+v, want read-only at /lora-adapters", m)
+			}
+		}
+	}
+	if !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool {
+		return v.Name == adaptersync.DownloadVolume && v.EmptyDir != nil
+	}) {
+		t.Errorf("no emptyDir %s in %v", adaptersync.DownloadVolume, pod.Volumes)
 	}
 	if sync.Env[0].Name != "POD_NAME" || sync.Env[1].Name != "POD_NAMESPACE" || sync.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.name" {
 		t.Errorf("sync env %v", sync.Env)
@@ -173,6 +213,74 @@ func TestRuntimeAdaptersRefused(t *testing.T) {
 	}
 }
 
+// TestSyncIdentityRefused: the sync container runs as the stack's own
+// ServiceAccount, whose token reaches no other container, wherever the pod
+// setting is written (the engine's block, the top-level block of models[],
+// a models[] item), and no other container mounts its volumes.
+func TestSyncIdentityRefused(t *testing.T) {
+	items := func(kv ...any) map[string]any {
+		item := map[string]any{"name": "m", "modelURL": "org/m", "enableLoRA": true, "enableRuntimeAdapters": true, "adapters": twoAdapters}
+		for i := 0; i < len(kv); i += 2 {
+			item[kv[i].(string)] = kv[i+1]
+		}
+		return with("model", nil, "models", []any{item})
+	}
+	const saFix = `cannot be combined with %s.enableRuntimeAdapters: the engine pods run as the stack's ServiceAccount "s-adapter-sync", the only identity the adapter sync RoleBinding grants and the admission policy function-vllm-stack-adapter-sync confines to its own pod's annotations; remove serviceAccountName, or turn enableRuntimeAdapters off`
+	const tokenFix = `: true cannot be combined with %s.enableRuntimeAdapters: it would mount the adapter sync identity's token into every container of the engine pod (vLLM, sidecars, init containers), not only the sync container, which gets its own; remove automountServiceAccountToken`
+	mountFix := func(name, what string) string {
+		return `mounts volume "` + name + `", the adapter sync container's ` + what + `, which no other container may mount (the token is the sync identity's, the rest only the sync container reads or writes); remove the mount`
+	}
+	initMount := map[string]any{"name": "i", "image": "busybox", "volumeMounts": []any{map[string]any{"name": "adapter-sync-token", "mountPath": "/t"}}}
+	for name, c := range map[string]struct {
+		xr   map[string]any
+		want string
+	}{
+		"ServiceAccount":            {adaptersXR(twoAdapters, "pod.serviceAccountName", "default"), `spec.pod.serviceAccountName "default" ` + fmt.Sprintf(saFix, "spec.model")},
+		"ServiceAccountTop":         {items(), ""},
+		"ServiceAccountModelsTop":   {withKV(items(), "pod.serviceAccountName", "picker"), `spec.pod.serviceAccountName "picker" ` + fmt.Sprintf(saFix, "spec.models[0]")},
+		"ServiceAccountModelsItem":  {items("pod", map[string]any{"serviceAccountName": "picker"}), `spec.models[0].pod.serviceAccountName "picker" ` + fmt.Sprintf(saFix, "spec.models[0]")},
+		"Automount":                 {adaptersXR(twoAdapters, "pod.automountServiceAccountToken", true), "spec.pod.automountServiceAccountToken" + fmt.Sprintf(tokenFix, "spec.model")},
+		"AutomountModelsItem":       {items("pod", map[string]any{"automountServiceAccountToken": true}), "spec.models[0].pod.automountServiceAccountToken" + fmt.Sprintf(tokenFix, "spec.models[0]")},
+		"AutomountModelsTop":        {withKV(items(), "pod.automountServiceAccountToken", true), "spec.pod.automountServiceAccountToken" + fmt.Sprintf(tokenFix, "spec.models[0]")},
+		"MountToken":                {adaptersXR(twoAdapters, "storage.extraVolumeMounts", []any{map[string]any{"name": "adapter-sync-token", "mountPath": "/t"}}), "spec: storage.extraVolumeMounts[0] " + mountFix("adapter-sync-token", "token")},
+		"MountConfig":               {adaptersXR(twoAdapters, "storage.extraVolumeMounts", []any{map[string]any{"name": "adapter-sync-config", "mountPath": "/c"}}), "spec: storage.extraVolumeMounts[0] " + mountFix("adapter-sync-config", "configuration")},
+		"MountDownloads":            {adaptersXR(twoAdapters, "storage.extraVolumeMounts", []any{map[string]any{"name": "adapter-sync-downloads", "mountPath": "/d"}}), "spec: storage.extraVolumeMounts[0] " + mountFix("adapter-sync-downloads", "downloads")},
+		"InitContainerMountsToken":  {adaptersXR(twoAdapters, "pod.initContainers", []any{initMount}), "spec: pod.initContainers[0].volumeMounts[0] " + mountFix("adapter-sync-token", "token")},
+		"RouterAccountLikeSync":     {adaptersXR(twoAdapters, "routerConfig.serviceAccountName", "x-adapter-sync"), `spec.routerConfig.serviceAccountName "x-adapter-sync" ends in "-adapter-sync", which the admission policy function-vllm-stack-adapter-sync reserves for the adapter sync identity (it may change only its own pod's two annotations): choose another name`},
+		"ExtraVolumeNamedLikeToken": {adaptersXR(twoAdapters, "storage.extraVolumes", []any{map[string]any{"name": "adapter-sync-token", "emptyDir": map[string]any{}}}), `spec: storage.extraVolumes[0].name "adapter-sync-token" is the name of the token volume of the adapter sync container: choose another name`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, req(t, c.xr, syncInput, nil))
+			if c.want == "" {
+				if rsp.refusal != "" {
+					t.Fatalf("refused: %s", rsp.refusal)
+				}
+				return
+			}
+			if got := fatal(t, rsp); !strings.Contains(got, c.want) {
+				t.Errorf("refusal %q\nwant it to contain %q", got, c.want)
+			}
+		})
+	}
+}
+
+// withKV sets dotted keys of the spec of xr.
+func withKV(xr map[string]any, kv ...any) map[string]any {
+	spec := xr["spec"].(map[string]any)
+	for i := 0; i < len(kv); i += 2 {
+		m := spec
+		parts := strings.Split(kv[i].(string), ".")
+		for _, p := range parts[:len(parts)-1] {
+			if _, ok := m[p].(map[string]any); !ok {
+				m[p] = map[string]any{}
+			}
+			m = m[p].(map[string]any)
+		}
+		m[parts[len(parts)-1]] = kv[i+1]
+	}
+	return xr
+}
+
 // TestLoRALimits: the limits are rendered with LoRA on, for the release.
 func TestLoRALimits(t *testing.T) {
 	rsp := mustRun(t, req(t, with("model.enableLoRA", true, "vllmConfig.image", "vllm/vllm-openai:v0.12.0", "vllmConfig.maxLoraRank", 1, "vllmConfig.maxLoras", 2, "vllmConfig.maxCpuLoras", 4), nil, nil))
@@ -231,4 +339,16 @@ func TestRuntimeAdapterNamesAcrossModels(t *testing.T) {
 	}
 	mustRun(t, req(t, with("model", nil, "models", models("sql", map[string]any{"name": "b", "modelURL": "org/b"})), syncInput, nil))
 	mustRun(t, req(t, gieXR("model", nil, "models", models("bee", map[string]any{"name": "b", "modelURL": "org/b", "servedModelName": "bee"})), syncInput, nil))
+}
+
+// TestSyncServiceAccountSuffix: the admission policy selects the sync
+// identity by its ServiceAccount's suffix, which even the longest stack name
+// (a DNS label of 63) keeps.
+func TestSyncServiceAccountSuffix(t *testing.T) {
+	for _, stack := range []string{"s", strings.Repeat("a", 63)} {
+		got := names{stack: stack}.adapterSyncServiceAccount()
+		if !strings.HasSuffix(got, adaptersync.ServiceAccountSuffix) || got != stack+"-adapter-sync" || len(got) > maxSubdomainLength {
+			t.Errorf("stack %q: ServiceAccount %q", stack, got)
+		}
+	}
 }

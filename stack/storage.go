@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/vllm-project/function-vllm-stack/stack/adaptersync"
 )
 
 // ownsClaim reports whether the stack creates the model cache claim itself;
@@ -124,6 +126,9 @@ func engineVolumeMounts(e engine) []corev1.VolumeMount {
 	}
 	if _, ok := lmcacheDiskVolume(e); ok {
 		mounts = append(mounts, corev1.VolumeMount{Name: volumeLMCacheDisk, MountPath: lmcacheDiskPath})
+	}
+	if runtimeAdaptersOn(e) {
+		mounts = append(mounts, adaptersync.EngineMount(runtimeAdaptersDir))
 	}
 	return append(mounts, e.cfg.Storage.ExtraVolumeMounts...)
 }

@@ -491,6 +491,7 @@ func validateRouter(f *Findings, rc *v1alpha1.RouterConfig, r router) {
 	validateScheduling(f, p+".scheduling", rc.Scheduling)
 	annotationKeys(f, p+".podAnnotations", rc.PodAnnotations)
 	objectName(f, p+".serviceAccountName", rc.ServiceAccountName)
+	notSyncAccount(f, p+".serviceAccountName", rc.ServiceAccountName)
 	validateRouterVolumes(f, p, rc.ExtraVolumes, rc.ExtraVolumeMounts)
 	oneOf(f, p+".k8sServiceDiscoveryType", rc.K8sServiceDiscoveryType, discoveryTypes)
 	image(f, p+".image", rc.Image)

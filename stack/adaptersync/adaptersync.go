@@ -2,7 +2,9 @@
 // (internal/adaptersync, `function adapter-sync`) beside a vLLM engine: the
 // ConfigMap with the JSON list of adapters the program reads, its container
 // (the function's own image), the volumes it mounts, and the ServiceAccount,
-// Role and RoleBinding that let it patch its own pod's annotations. It takes
+// Role and RoleBinding that let it patch pods, which the admission policy
+// of composition/clusterrole.yaml (PolicyName) narrows to its own pod's
+// annotations lora-modified and vllm.ai/lora-adapters. It takes
 // plain values and knows nothing of the ProductionStack: the stack package
 // reads the spec and decides.
 //
@@ -33,6 +35,25 @@ const (
 	// ConfigVolume and TokenVolume are the pod volumes the container mounts.
 	ConfigVolume = "adapter-sync-config"
 	TokenVolume  = "adapter-sync-token"
+	// DownloadVolume is where the container downloads Hugging Face
+	// adapters: an emptyDir of the pod, writable by the container's user
+	// whoever owns the model cache (a root-owned cache, or an NFS-like one
+	// where fsGroup is not applied), which vLLM mounts read-only at the same
+	// path. The model cache itself is read-only in the sync container.
+	DownloadVolume = "adapter-sync-downloads"
+
+	// ServiceAccountSuffix ends the name of every adapter sync
+	// ServiceAccount (<stack>-adapter-sync): the admission policy of
+	// composition/clusterrole.yaml selects the sync identity by it.
+	ServiceAccountSuffix = "-adapter-sync"
+	// PolicyName names the ValidatingAdmissionPolicy and its binding in
+	// composition/clusterrole.yaml that confine the sync identity to its
+	// own pod's two annotations.
+	PolicyName = "function-vllm-stack-adapter-sync"
+
+	// User is the function image's user (hack/imagebuild), as which the
+	// sync container runs.
+	User = 65532
 
 	configDir = "/etc/adapters"
 	// tokenDir is where the program reads the ServiceAccount's token and the
@@ -87,14 +108,12 @@ type Container struct {
 	Image string
 	// EnginePort is vLLM's port on localhost.
 	EnginePort int32
-	// CacheVolume is the pod's model cache volume, mounted at CachePath;
-	// Dir is where Hugging Face adapters are downloaded (under CachePath,
-	// the directory vLLM's filesystem resolver reads).
+	// CacheVolume is the pod's model cache volume, mounted read-only at
+	// CachePath (adapters of a path source are read there); Dir is where
+	// Hugging Face adapters are downloaded, DownloadVolume's mount.
 	CacheVolume, CachePath, Dir string
 	// Env is added after the downward API's: HF_TOKEN, VLLM_API_KEY.
 	Env []corev1.EnvVar
-	// SecurityContext is the engine container's, if the user set one.
-	SecurityContext *corev1.SecurityContext
 }
 
 // Spec is the sync container.
@@ -118,14 +137,41 @@ func (c Container) Spec() corev1.Container {
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: ConfigVolume, MountPath: configDir, ReadOnly: true},
 			{Name: TokenVolume, MountPath: tokenDir, ReadOnly: true},
-			{Name: c.CacheVolume, MountPath: c.CachePath},
+			{Name: c.CacheVolume, MountPath: c.CachePath, ReadOnly: true},
+			{Name: DownloadVolume, MountPath: c.Dir},
 		},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU:    resource.MustParse("50m"),
 			corev1.ResourceMemory: resource.MustParse("64Mi"),
 		}},
-		SecurityContext: c.SecurityContext,
+		SecurityContext: securityContext(),
 	}
+}
+
+// securityContext is the sync container's, whatever the pod's or the
+// engine's: the image's non-root user named explicitly (a pod's runAsUser
+// 0 would otherwise apply), no privilege, no capability, a read-only root
+// filesystem (the program writes only DownloadVolume) and the runtime's
+// default seccomp profile. It is never the engine container's, which may be
+// privileged.
+func securityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsUser:                ptr.To[int64](User),
+		RunAsGroup:               ptr.To[int64](User),
+		RunAsNonRoot:             ptr.To(true),
+		Privileged:               ptr.To(false),
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// EngineMount is DownloadVolume as the engine container mounts it: at the
+// sync container's Dir, read-only, so the paths the program loads are the
+// engine's.
+func EngineMount(dir string) corev1.VolumeMount {
+	return corev1.VolumeMount{Name: DownloadVolume, MountPath: dir, ReadOnly: true}
 }
 
 func fieldEnv(name, path string) corev1.EnvVar {
@@ -134,7 +180,7 @@ func fieldEnv(name, path string) corev1.EnvVar {
 	}}
 }
 
-// Volumes are the ConfigMap's and the projected token's.
+// Volumes are the ConfigMap's, the projected token's and the downloads'.
 func Volumes(configMap string) []corev1.Volume {
 	return []corev1.Volume{
 		{Name: ConfigVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
@@ -149,10 +195,12 @@ func Volumes(configMap string) []corev1.Volume {
 				}},
 			},
 		}}},
+		{Name: DownloadVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
 }
 
-// ServiceAccount is the engine pods' identity when the user names none.
+// ServiceAccount is the engine pods' identity; its name must end in
+// ServiceAccountSuffix.
 func ServiceAccount(name, namespace string, labels map[string]string) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
@@ -164,7 +212,9 @@ func ServiceAccount(name, namespace string, labels map[string]string) *corev1.Se
 
 // Rules are the least the program needs: a merge patch of its own pod's
 // annotations (internal/adaptersync InClusterPatcher). RBAC cannot name a
-// pod not yet created, so it is every pod of the namespace.
+// pod not yet created, so it is every pod of the namespace; the admission
+// policy PolicyName narrows it to the pod the token is bound to, and to the
+// annotations the program owns.
 func Rules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"patch"}}}
 }
@@ -178,16 +228,13 @@ func Role(name, namespace string, labels map[string]string) *rbacv1.Role {
 	}
 }
 
-// RoleBinding binds the Role to the engine pods' ServiceAccounts.
-func RoleBinding(name, namespace string, labels map[string]string, role string, serviceAccounts []string) *rbacv1.RoleBinding {
-	subjects := make([]rbacv1.Subject, 0, len(serviceAccounts))
-	for _, sa := range serviceAccounts {
-		subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: namespace})
-	}
+// RoleBinding binds the Role to the stack's own sync ServiceAccount, never
+// a user's: the policy confines only names ending in ServiceAccountSuffix.
+func RoleBinding(name, namespace string, labels map[string]string, role string, serviceAccount string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role},
-		Subjects:   subjects,
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: serviceAccount, Namespace: namespace}},
 	}
 }

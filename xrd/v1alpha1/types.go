@@ -347,7 +347,7 @@ type InferenceObjective struct {
 // +kubebuilder:validation:XValidation:rule="has(self.huggingFace) != has(self.path)",message="give one source: huggingFace or path"
 type RuntimeAdapter struct {
 	// Model name clients use for the adapter; also the directory it is
-	// downloaded to under /data/lora-adapters.
+	// downloaded to under /lora-adapters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9_.:-]*$`
