@@ -419,7 +419,11 @@ func FuzzComposedObjects(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, v := range blockSeeds {
+	bounds, err := fuzzseeds.Bounds(c.stack)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, v := range append(blockSeeds, bounds...) {
 		f.Add(v.Stack, v.Path, v.Value, v.Path2, v.Value2, []byte(nil))
 	}
 	for _, s := range c.stacks {
