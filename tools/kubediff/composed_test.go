@@ -284,10 +284,10 @@ func validateObject(crds map[schema.GroupVersionKind]*crdKind, obj map[string]an
 	kind, _ := obj["kind"].(string)
 	var msgs []string
 	if k, ok := crds[schema.FromAPIVersionAndKind(av, kind)]; ok {
-		for _, e := range k.validate(obj) {
+		for _, e := range k.Validate(obj) {
 			msgs = append(msgs, e.Error())
 		}
-		if k.gvk == lwsGVK {
+		if k.GVK == lwsGVK {
 			msgs = append(msgs, lwsWebhook(crds, obj, nil)...)
 		}
 		return msgs
