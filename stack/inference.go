@@ -258,6 +258,7 @@ func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack
 		f.errorf("%s.picker.scorers: every weight is 0, and the picker needs a scorer to choose an endpoint: give at least one a weight above 0", p)
 	}
 	oneOf(f, p+".failureMode", x.spec.FailureMode, []string{"FailOpen", "FailClose"})
+	validateModelPaths(f, s)
 	if t := x.spec.RequestTimeout; t != "" {
 		if d, err := time.ParseDuration(t); err == nil {
 			for _, e := range s.engines {

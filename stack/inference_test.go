@@ -149,6 +149,9 @@ func TestInferenceExtensionRefusals(t *testing.T) {
 			"spec.inferenceExtension: networkPolicy lets only the router reach the engines, and with the inference extension the Gateway's proxies send the requests and the pickers scrape the engines: remove networkPolicy, or route through the router"},
 		"NoParent": {gieXR("inferenceExtension.parentRefs", []any{}),
 			"spec.inferenceExtension.parentRefs is required: name the Gateway the route attaches to"},
+		// Its path would take the requests of the gateway's root.
+		"ModelNamedV1": {gieXR("model.name", "v1"),
+			`spec.model.name "v1": behind the inference extension a model is served at /<model>/v1, and /v1 is where the gateway's root serves the OpenAI API: the route of this model would take every /v1/... request; rename the model`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := refusal(t, tc.xr); !strings.Contains(got, tc.want) {

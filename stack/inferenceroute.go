@@ -144,6 +144,17 @@ func legacyRoute(s *Stack, o Observed, desired map[string]bool) []Object {
 	return nil
 }
 
+// validateModelPaths refuses a model whose path (/<model>) would take the
+// requests clients of the gateway's root send to /v1/...: the longest
+// prefix wins across a Gateway's routes, and the model's route strips it.
+func validateModelPaths(f *Findings, s *Stack) {
+	for _, e := range poolModels(s) {
+		if modelPath(e) == "/v1" {
+			f.errorf("%s.name %q: behind the inference extension a model is served at /<model>/v1, and /v1 is where the gateway's root serves the OpenAI API: the route of this model would take every /v1/... request; rename the model", e.path, e.model.Name)
+		}
+	}
+}
+
 // maxGatewayDuration is the longest duration Gateway API's pattern takes in
 // one unit, ^([0-9]{1,5}(h|m|s|ms)){1,4}$: 99999h, about 11 years.
 const maxGatewayDuration = 99999
