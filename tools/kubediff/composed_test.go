@@ -433,6 +433,11 @@ func FuzzComposedObjects(f *testing.F) {
 			}
 		}
 	}
+	// Read before fuzzing: a worker panics on a call that takes more than
+	// 10 s, and reading the CRDs takes seconds.
+	if _, err := loadCRDs(); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, xrJSON []byte, path, value, path2, value2 string, inputJSON []byte) {
 		var xr map[string]any
 		if err := json.Unmarshal(xrJSON, &xr); err != nil || xr == nil {

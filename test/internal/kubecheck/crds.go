@@ -8,6 +8,13 @@ import (
 	"github.com/vllm-project/function-vllm-stack/internal/crdschema"
 )
 
+// LoadCRDs reads the pinned CRDs, once for the process: a fuzz target calls
+// it before fuzzing, so that no call of its fuzz function pays for it.
+func LoadCRDs() error {
+	_, err := crdschema.Load()
+	return err
+}
+
 // CRDProblems are what the API server refuses in obj, a namespaced object
 // of a custom kind the function composes, by its pinned CRD's whole schema
 // and CEL rules (internal/crdschema); an error when the CRDs cannot be
