@@ -200,7 +200,8 @@ const maxModels = 64
 // cold start a timeout of 100000m and more, which its duration pattern
 // refuses): 17 and 64 models, the longest start-up budget the function
 // takes and the longest cold start the XRD takes, alone and with 64
-// models.
+// models; the longest model names (253 characters), under the longest
+// stack name (63).
 func Bounds(stack func(name string) []byte) ([]Seed, error) {
 	j := stack(BoundsStack)
 	if j == nil {
@@ -216,7 +217,10 @@ func Bounds(stack func(name string) []byte) ([]Seed, error) {
 	// Within a Deployment's progress deadline, the function's bound.
 	const startup = `{"initialDelaySeconds": 47, "periodSeconds": 2147483, "failureThreshold": 1000}`
 	const coldStart = `{"maxReplicas": 3, "prometheusAddress": "http://prometheus.monitoring:9090", "coldStartSeconds": 2147483647}`
+	long := func(c string, n int) string { return strings.Repeat(c, n) }
+	longNames := fmt.Sprintf(`[{"name": %q, "modelURL": "org/a"}, {"name": %q, "modelURL": "org/b"}]`, long("a", 253), long("a", 252)+"b")
 	return []Seed{
+		{Stack: j, Path: "spec.models", Value: longNames, Path2: "metadata.name", Value2: fmt.Sprintf("%q", long("s", 63))},
 		{Stack: j, Path: "spec.models", Value: models(17)},
 		{Stack: j, Path: "spec.models", Value: models(maxModels)},
 		{Stack: j, Path: "spec.probes.startup", Value: startup},
