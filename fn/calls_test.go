@@ -227,7 +227,7 @@ func statusScenarios() map[string]statusScenario {
 	pool := func(conds ...[3]string) map[string]any { return stacktest.ObservedPool("s-m-pool", conds...) }
 	gieObserved := func(kv ...any) map[string]map[string]any {
 		o := stacktest.ObservedExtension()
-		o["inference-httproute"] = stacktest.ObservedObject("gateway.networking.k8s.io/v1", "HTTPRoute", "s-m-route")
+		o["engine-m-httproute"] = stacktest.ObservedRoute("s-m-httproute", "m")
 		return stacktest.Replaced(o, kv...)
 	}
 	for name, observed := range map[string]map[string]map[string]any{
@@ -236,7 +236,7 @@ func statusScenarios() map[string]statusScenario {
 		"NotAccepted":       gieObserved("engine-m-inferencepool", pool([3]string{"Accepted", "False", "NotSupportedByGateway"}, [3]string{"ResolvedRefs", "True", "ResolvedRefs"})),
 		"RefsNotResolved":   gieObserved("engine-m-inferencepool", pool([3]string{"Accepted", "True", "Accepted"}, [3]string{"ResolvedRefs", "False", "InvalidExtensionRef"})),
 		"PoolNotCreated":    gieObserved("engine-m-inferencepool", nil),
-		"RouteNotCreated":   gieObserved("inference-httproute", nil),
+		"RouteNotCreated":   gieObserved("engine-m-httproute", nil),
 		"PickerNotCreated":  gieObserved("engine-m-epp", nil),
 		"PickerUnavailable": gieObserved("engine-m-epp", stacktest.ObservedDeployment("s-m-epp", 1, stacktest.Counts(1, 0, 0), stacktest.Unavailable)),
 		"EngineUnready":     gieObserved("engine-m", notReady),
@@ -525,7 +525,7 @@ func TestUnreadyWorkloadRequiresPods(t *testing.T) {
 		"ScaledObject not Ready: no pods":          {keda, changed(keda, "engine-m-scaledobject", status("conditions", []any{})), nil},
 		"picker not available: no pods":            {gie, changed(gie, "engine-m-epp", status("availableReplicas", int64(0))), nil},
 		"InferencePool not observed":               {gie, changed(gie, "engine-m-inferencepool", nil), map[string]*fnv1.ResourceSelector{"crd-inferencepools.inference.networking.k8s.io": crd("inferencepools.inference.networking.k8s.io")}},
-		"HTTPRoute not observed":                   {gie, changed(gie, "inference-httproute", nil), map[string]*fnv1.ResourceSelector{"crd-httproutes.gateway.networking.k8s.io": crd("httproutes.gateway.networking.k8s.io")}},
+		"HTTPRoute not observed":                   {gie, changed(gie, "engine-m-httproute", nil), map[string]*fnv1.ResourceSelector{"crd-httproutes.gateway.networking.k8s.io": crd("httproutes.gateway.networking.k8s.io")}},
 		"engine on the extension not Available":    {gie, changed(gie, "engine-m", notAvailable), pods("llm", "serving-engine", "router")},
 	}
 	for name, tc := range cases {

@@ -117,6 +117,7 @@ func (f *Function) compose(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRespo
 	if err != nil {
 		return refuse(rsp, err)
 	}
+	found.Warnings = append(found.Warnings, s.Notes()...)
 	optional := optionalKindsOf(objs)
 	isPreview := preview(oxr.Resource)
 	assumed, err := checkCRDs(req, optional, isPreview, s)

@@ -43,7 +43,7 @@ func gieGroupsXR() map[string]any {
 
 var (
 	routerLayer    = []string{"router", "router-service", "router-serviceaccount", "router-role", "router-rolebinding"}
-	extensionLayer = []string{"inference-httproute", "engine-m-inferencepool", "engine-m-epp", "engine-m-epp-service", "engine-m-epp-serviceaccount", "engine-m-epp-config", "engine-m-epp-role", "engine-m-epp-rolebinding"}
+	extensionLayer = []string{"engine-m-httproute", "engine-m-inferencepool", "engine-m-epp", "engine-m-epp-service", "engine-m-epp-serviceaccount", "engine-m-epp-config", "engine-m-epp-role", "engine-m-epp-rolebinding"}
 )
 
 // TestRoutingLayerChanges: switching between the router and the inference

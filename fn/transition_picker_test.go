@@ -89,15 +89,16 @@ func TestTopologyChangesBehindPicker(t *testing.T) {
 }
 
 // TestPickerPDStatus: a disaggregated model behind the picker is one model
-// of the routing layer: the endpoint is the Gateway's /v1 and the router
+// of the routing layer: the endpoint is the Gateway's /v1, which the model
+// holds, and its own /m/v1, and the router
 // status counts its one picker.
 func TestPickerPDStatus(t *testing.T) {
 	all := func(string) bool { return true }
 	first := mustRun(t, req(t, gieGroupsXR(), nil, nil))
 	rsp := mustRun(t, req(t, gieGroupsXR(), nil, observedLayer(t, first, all)))
 	st := xrStatus(rsp)
-	if got := st["endpoint"]; got != "gateway llm/gw /v1" {
-		t.Errorf("status.endpoint %v, want the Gateway's /v1", got)
+	if got := st["endpoint"]; got != "gateway llm/gw /v1 (m), /m/v1" {
+		t.Errorf("status.endpoint %v, want the Gateway's /v1 and /m/v1", got)
 	}
 	if diff := cmp.Diff(map[string]any{"routerType": "inference-extension", "replicas": float64(1), "readyReplicas": float64(1)}, st["router"]); diff != "" {
 		t.Errorf("status.router (-want +got):\n%s", diff)

@@ -43,7 +43,14 @@ func observedAs(t *testing.T, key string, r *fnv1.Resource, ready bool) map[stri
 	md["resourceVersion"] = "7"
 	md["generation"] = float64(1)
 	md["creationTimestamp"] = "2026-01-01T00:00:00Z"
-	md["annotations"] = map[string]any{"crossplane.io/composition-resource-name": key, "deployment.kubernetes.io/revision": "1"}
+	// The annotations applied, and those Crossplane and the controllers add.
+	ann, _ := md["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+	}
+	ann["crossplane.io/composition-resource-name"] = key
+	ann["deployment.kubernetes.io/revision"] = "1"
+	md["annotations"] = ann
 	md["managedFields"] = []any{map[string]any{"manager": "apiextensions.crossplane.io/composed", "operation": "Apply"}}
 	md["ownerReferences"] = []any{map[string]any{"apiVersion": "serving.vllm.ai/v1alpha1", "kind": "ProductionStack", "name": "s", "uid": "xr"}}
 	replicas := float64(1)

@@ -31,8 +31,8 @@ func TestPickerPDObjects(t *testing.T) {
 	}
 	want := []string{"engine-m-prefill", "engine-m-prefill-service", "engine-m-prefill-storage",
 		"engine-m-inferencepool", "engine-m-epp", "engine-m-epp-service", "engine-m-epp-serviceaccount", "engine-m-epp-config", "engine-m-epp-role", "engine-m-epp-rolebinding",
-		"engine-m-decode", "engine-m-decode-service", "engine-m-decode-storage",
-		"inference-httproute"}
+		"engine-m-httproute",
+		"engine-m-decode", "engine-m-decode-service", "engine-m-decode-storage"}
 	if diff := cmp.Diff(want, keys(rsp)); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
@@ -41,10 +41,8 @@ func TestPickerPDObjects(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{LabelInstance: "s", LabelComponent: ComponentEngine}, sel); diff != "" {
 		t.Errorf("pool selector (-want +got):\n%s", diff)
 	}
-	route := rsp.objects["inference-httproute"].(*unstructured.Unstructured)
-	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
-	if len(rules) != 1 {
-		t.Errorf("route: %d rules, want one, to the model's pool", len(rules))
+	if diff := cmp.Diff([]string{"/m s-m-pool 10m", "/ s-m-pool 10m"}, routeRules(t, rsp, "engine-m-httproute")); diff != "" {
+		t.Errorf("route rules (-want +got):\n%s", diff)
 	}
 
 	prefill := rsp.objects["engine-m-prefill"].(*appsv1.Deployment).Spec.Template

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
@@ -236,56 +235,6 @@ func objectives(s *Stack, e engine) []objective {
 // pickerKey is the composition resource name of a model's picker.
 func pickerKey(model string) string { return "engine-" + model + "-epp" }
 
-// inferenceRoute is the stack's HTTPRoute: with one model every request
-// goes to its pool; with several, each model's under the path prefix
-// /<model>, which the gateway strips (the picker does not tell models
-// apart: a pool is one model's engines, and the route chooses the pool).
-func inferenceRoute(s *Stack) runtime.Object {
-	x := s.extension.spec
-	r := inferencepool.Route{
-		Name: s.names.inferenceRoute(), Namespace: s.namespace,
-		Labels:         labels(s.name, "inference-route", ComponentPicker),
-		Hostnames:      x.Hostnames,
-		RequestTimeout: or(x.RequestTimeout, routeTimeout(s)),
-	}
-	r.Parents = gatewayRefs(x.ParentRefs)
-	models := poolModels(s)
-	for _, e := range models {
-		rule := inferencepool.Rule{Pool: s.names.inferencePool(e.id)}
-		if len(models) > 1 {
-			rule.PathPrefix = modelPath(e)
-		}
-		r.Rules = append(r.Rules, rule)
-	}
-	return inferencepool.HTTPRoute(r)
-}
-
-// modelPath is where a model of a stack of several is served through the
-// gateway: /<model>, its DNS label.
-func modelPath(e engine) string { return "/" + e.id }
-
-// routeTimeout is the HTTPRoute's default request timeout: the longest
-// start-up budget of the stack's engines, in whole minutes, at least 10;
-// for a model that scales to zero, a minute more than the time its picker
-// holds a request for a cold start, so the picker's answer (the engine's,
-// or 503 at the TTL) comes before the gateway's timeout.
-func routeTimeout(s *Stack) string {
-	longest := int64(600)
-	for _, e := range s.engines {
-		if p := startupProbe(e); p != nil {
-			longest = max(longest, int64(p.PeriodSeconds)*int64(p.FailureThreshold)+int64(p.InitialDelaySeconds))
-		}
-		if ttl := pickerRequestTTL(e); ttl > 0 {
-			longest = max(longest, ttl+routeMarginSeconds)
-		}
-	}
-	return fmt.Sprintf("%dm", (longest+59)/60)
-}
-
-// routeMarginSeconds is what the HTTPRoute's timeout leaves, beyond a
-// picker's request TTL, for the engine's answer.
-const routeMarginSeconds = 60
-
 // validateExtension checks spec.inferenceExtension and refuses what the
 // routing layer cannot do yet, with the reason.
 func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack) {
@@ -315,6 +264,7 @@ func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack
 		f.errorf("%s.picker.scorers: every weight is 0, and the picker needs a scorer to choose an endpoint: give at least one a weight above 0", p)
 	}
 	oneOf(f, p+".failureMode", x.spec.FailureMode, []string{"FailOpen", "FailClose"})
+	validateModelPaths(f, s)
 	if t := x.spec.RequestTimeout; t != "" {
 		if d, err := time.ParseDuration(t); err == nil {
 			for _, e := range s.engines {
@@ -349,7 +299,11 @@ func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack
 			f.errorf("%s: routerConfig.ingress and routerConfig.httpRoute expose the router, which a stack on the inference extension does not run: remove them; the stack's HTTPRoute attaches to inferenceExtension.parentRefs", p)
 		}
 		if unused := routerFieldsUnused(rc); len(unused) > 0 {
-			f.warnf("%s: %s configure the production-stack router, which a stack on the inference extension does not run: they have no effect; remove them (inferenceExtension.picker configures the endpoint pickers)", p, strings.Join(unused, ", "))
+			verb, effect := "configure", "they have no effect; remove them"
+			if len(unused) == 1 {
+				verb, effect = "configures", "it has no effect; remove it"
+			}
+			f.warnf("%s: %s %s the production-stack router, which a stack on the inference extension does not run: %s (inferenceExtension.picker configures the endpoint pickers)", p, strings.Join(unused, ", "), verb, effect)
 		}
 	}
 }

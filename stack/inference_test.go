@@ -28,7 +28,7 @@ func TestInferenceExtensionObjects(t *testing.T) {
 	}
 	want := []string{"engine-m", "engine-m-service", "engine-m-storage",
 		"engine-m-inferencepool", "engine-m-epp", "engine-m-epp-service", "engine-m-epp-serviceaccount", "engine-m-epp-config", "engine-m-epp-role", "engine-m-epp-rolebinding",
-		"inference-httproute"}
+		"engine-m-httproute"}
 	if diff := cmp.Diff(want, keys(rsp)); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
@@ -46,14 +46,35 @@ func TestInferenceExtensionObjects(t *testing.T) {
 	if !cmp.Equal(svc.Spec.Selector, picker.Spec.Template.Labels) {
 		t.Errorf("the picker's Service selects %v, its pods are %v", svc.Spec.Selector, picker.Spec.Template.Labels)
 	}
-	route := rsp.objects["inference-httproute"].(*unstructured.Unstructured)
+	// The model's own path, and the gateway's root: the first model holds
+	// it.
+	if diff := cmp.Diff([]string{"/m s-m-pool 10m", "/ s-m-pool 10m"}, routeRules(t, rsp, "engine-m-httproute")); diff != "" {
+		t.Errorf("one model: route rules (-want +got):\n%s", diff)
+	}
+}
+
+// routeRules are the rules of the HTTPRoute at key, each as "prefix pool
+// timeout"; a rule whose prefix is not / strips it (ReplacePrefixMatch /).
+func routeRules(t *testing.T, rsp response, key string) []string {
+	t.Helper()
+	route, ok := rsp.objects[key].(*unstructured.Unstructured)
+	if !ok {
+		t.Fatalf("no HTTPRoute %s", key)
+	}
 	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
-	if len(rules) != 1 {
-		t.Fatalf("one model: want one rule, got %v", rules)
+	var got []string
+	for _, r := range rules {
+		m := r.(map[string]any)
+		prefix, _, _ := unstructured.NestedString(m["matches"].([]any)[0].(map[string]any), "path", "value")
+		pool, _, _ := unstructured.NestedString(m["backendRefs"].([]any)[0].(map[string]any), "name")
+		timeout, _, _ := unstructured.NestedString(m, "timeouts", "request")
+		filters, _, _ := unstructured.NestedSlice(m, "filters")
+		if (prefix != "/") != (len(filters) == 1) {
+			t.Errorf("%s: the rule for %s has filters %v: want the prefix stripped exactly when it is not /", key, prefix, filters)
+		}
+		got = append(got, prefix+" "+pool+" "+timeout)
 	}
-	if prefix, _, _ := unstructured.NestedString(rules[0].(map[string]any)["matches"].([]any)[0].(map[string]any), "path", "value"); prefix != "/" {
-		t.Errorf("one model: the rule matches %q, want every path", prefix)
-	}
+	return got
 }
 
 // TestInferenceExtensionMetric: the picker reads the KV-cache metric the
@@ -100,17 +121,8 @@ func TestInferenceExtensionRoutes(t *testing.T) {
 		map[string]any{"name": "b", "modelURL": "meta-llama/Llama-3.1-70B-Instruct"},
 	}
 	rsp := mustRun(t, req(t, xr, nil, nil))
-	route := rsp.objects["inference-httproute"].(*unstructured.Unstructured)
-	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
-	var got []string
-	for _, r := range rules {
-		m := r.(map[string]any)
-		prefix, _, _ := unstructured.NestedString(m["matches"].([]any)[0].(map[string]any), "path", "value")
-		pool, _, _ := unstructured.NestedString(m["backendRefs"].([]any)[0].(map[string]any), "name")
-		timeout, _, _ := unstructured.NestedString(m, "timeouts", "request")
-		got = append(got, prefix+" "+pool+" "+timeout)
-	}
-	if diff := cmp.Diff([]string{"/a s-a-pool 29m", "/b s-b-pool 29m"}, got); diff != "" {
+	got := append(routeRules(t, rsp, "engine-a-httproute"), routeRules(t, rsp, "engine-b-httproute")...)
+	if diff := cmp.Diff([]string{"/a s-a-pool 29m", "/ s-a-pool 29m", "/b s-b-pool 29m"}, got); diff != "" {
 		t.Errorf("rules (-want +got):\n%s", diff)
 	}
 }
@@ -137,6 +149,9 @@ func TestInferenceExtensionRefusals(t *testing.T) {
 			"spec.inferenceExtension: networkPolicy lets only the router reach the engines, and with the inference extension the Gateway's proxies send the requests and the pickers scrape the engines: remove networkPolicy, or route through the router"},
 		"NoParent": {gieXR("inferenceExtension.parentRefs", []any{}),
 			"spec.inferenceExtension.parentRefs is required: name the Gateway the route attaches to"},
+		// Its path would take the requests of the gateway's root.
+		"ModelNamedV1": {gieXR("model.name", "v1"),
+			`spec.model.name "v1": behind the inference extension a model is served at /<model>/v1, and /v1 is where the gateway's root serves the OpenAI API: the route of this model would take every /v1/... request; rename the model`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := refusal(t, tc.xr); !strings.Contains(got, tc.want) {

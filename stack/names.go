@@ -202,8 +202,10 @@ func (n names) inferenceObjective(model, objective string) string {
 	return n.stack + "-" + model + "-" + objective
 }
 
-func (n names) inferenceRoute() string {
-	return shorten(n.stack+"-inference-route", maxSubdomainLength)
+// modelRoute names a model's HTTPRoute (the routes of earlier releases,
+// one a stack, were S-inference-route: no model's route takes that name).
+func (n names) modelRoute(model string) string {
+	return shorten(n.stack+"-"+model+"-httproute", maxSubdomainLength)
 }
 
 // Composition resource names: the keys of the desired composed resources.
@@ -248,5 +250,8 @@ const (
 	engineNetworkPolicyKey  = "engines-networkpolicy"
 	cacheServerKey          = "cache-server"
 	cacheServerServiceKey   = "cache-server-service"
-	inferenceRouteKey       = "inference-httproute"
+	// inferenceRouteKey is the one HTTPRoute of a stack on the inference
+	// extension of earlier releases, kept as observed until every model's
+	// own route is (legacyRoute).
+	inferenceRouteKey = "inference-httproute"
 )

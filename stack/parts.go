@@ -129,12 +129,11 @@ func endpoint(s *Stack) string {
 			gw = or(x.ParentRefs[0].Namespace, s.namespace) + "/" + x.ParentRefs[0].Name
 		}
 		models := poolModels(s)
-		paths := make([]string, 0, len(models))
+		paths := make([]string, 0, len(models)+1)
+		if s.rootHolder != "" {
+			paths = append(paths, "/v1 ("+s.rootHolder+")")
+		}
 		for _, e := range models {
-			if len(models) == 1 {
-				paths = append(paths, "/v1")
-				break
-			}
 			paths = append(paths, modelPath(e)+"/v1")
 		}
 		return "gateway " + gw + " " + strings.Join(paths, ", ")

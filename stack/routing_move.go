@@ -27,10 +27,11 @@ var routerLayerKeys = []keyed{
 
 // extensionLayerKeys are the extension's objects of the stack's models.
 func extensionLayerKeys(s *Stack) []keyed {
-	keys := []keyed{{inferenceRouteKey, "gateway.networking.k8s.io/v1", "HTTPRoute"}}
+	keys := []keyed{{inferenceRouteKey, routeAPIVersion, routeKind}}
 	for _, e := range poolModels(s) {
 		p := pickerKey(e.id)
 		keys = append(keys,
+			keyed{modelRouteKey(e.id), routeAPIVersion, routeKind},
 			keyed{engineKey(e.id) + "-inferencepool", inferencepool.PoolAPIVersion, inferencepool.PoolKind},
 			keyed{p, "apps/v1", "Deployment"},
 			keyed{p + "-service", "v1", "Service"},
@@ -40,6 +41,19 @@ func extensionLayerKeys(s *Stack) []keyed {
 			keyed{p + "-rolebinding", "rbac.authorization.k8s.io/v1", "RoleBinding"})
 	}
 	return keys
+}
+
+// extensionObserved: an HTTPRoute of the extension's layer is observed.
+func extensionObserved(s *Stack, o Observed) bool {
+	if o.Has(inferenceRouteKey) {
+		return true
+	}
+	for _, e := range poolModels(s) {
+		if o.Has(modelRouteKey(e.id)) {
+			return true
+		}
+	}
+	return false
 }
 
 // routingMove keeps the old routing layer's observed objects while the new
@@ -59,7 +73,7 @@ func routingMove(s *Stack, o Observed, desired map[string]bool) ([]Object, strin
 		}
 		note = fmt.Sprintf("moving to the inference extension: the router (Deployment %s) keeps serving at its Service until every model's InferencePool is accepted by its Gateway and its endpoint picker is available", s.names.routerDeployment())
 	} else {
-		if !o.Has(inferenceRouteKey) || desired[inferenceRouteKey] {
+		if !extensionObserved(s, o) {
 			return nil, ""
 		}
 		if !o.Ready(routerKey) || !o.Has(routerServiceKey) {

@@ -49,7 +49,7 @@ func TestScaleToZeroInferenceExtension(t *testing.T) {
 	if !strings.HasSuffix(cfg, "featureGates:\n- flowControl\nflowControl:\n  defaultRequestTTL: 600s\n") {
 		t.Errorf("the picker's configuration has no flow control with the start-up budget as TTL:\n%s", cfg)
 	}
-	route := rsp.objects["inference-httproute"].(*unstructured.Unstructured)
+	route := rsp.objects["engine-m-httproute"].(*unstructured.Unstructured)
 	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
 	if got, _, _ := unstructured.NestedString(rules[0].(map[string]any), "timeouts", "request"); got != "11m" {
 		t.Errorf("route timeout %s, want 11m: the 600 s cold start and a minute", got)
@@ -71,7 +71,7 @@ func TestScaleToZeroBudgets(t *testing.T) {
 	if q := so.Object["spec"].(map[string]any)["triggers"].([]any)[0].(map[string]any)["metadata"].(map[string]any)["query"].(string); !strings.Contains(q, "inference_extension_flow_control_queue_size{") {
 		t.Errorf("GAIE v1.5.0's queue gauge: %s", q)
 	}
-	route := rsp.objects["inference-httproute"].(*unstructured.Unstructured)
+	route := rsp.objects["engine-m-httproute"].(*unstructured.Unstructured)
 	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
 	if got, _, _ := unstructured.NestedString(rules[0].(map[string]any), "timeouts", "request"); got != "30m" {
 		t.Errorf("route timeout %s, want 30m (1700 s + 60 s, whole minutes)", got)

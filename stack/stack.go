@@ -45,6 +45,11 @@ type Stack struct {
 	// extension is the inference extension's routing layer, nil when the
 	// stack runs the production-stack router.
 	extension *extension
+	// rootHolder is the model that holds the gateway's root path on the
+	// extension, "" when none does (set by Compose: resolveRootHolder).
+	rootHolder string
+	// notes are Compose's warnings.
+	notes []string
 
 	serviceMonitor *v1alpha1.ServiceMonitor
 	// adapterSyncImage is the function's own image, from the Input, for
@@ -78,6 +83,14 @@ func (s *Stack) Models() int { return len(s.engines) }
 func (s *Stack) Compose(observed Observed) ([]Object, error) {
 	s.routerRoleExists = observed.Has(routerRoleKey)
 	s.observed = observed
+	s.notes = nil
+	if extensionOn(s) {
+		var note string
+		s.rootHolder, note = resolveRootHolder(s, observed)
+		if note != "" {
+			s.notes = append(s.notes, note)
+		}
+	}
 	groups := composeGroups(s)
 	if err := clashes(s, groups); err != nil {
 		return nil, err
@@ -104,15 +117,23 @@ func (s *Stack) Compose(observed Observed) ([]Object, error) {
 			}
 		}
 	}
-	var keepLayer []Object
+	var keepLayer, keepRoute []Object
 	keepLayer, s.layerMove = routingMove(s, observed, desired)
+	if extensionOn(s) {
+		keepRoute = legacyRoute(s, observed, desired)
+	}
 	objs, s.withheld = withhold(s, observed, objs)
-	return slices.Concat(objs, keep, keepLayer), nil
+	return slices.Concat(objs, keep, keepLayer, keepRoute), nil
 }
 
 // Withheld are the keys the last Compose withheld until an observed object
 // is gone (keys.go).
 func (s *Stack) Withheld() []string { return s.withheld }
+
+// Notes are warnings of the last Compose: what changes for clients that
+// the spec alone does not say (a removed model that held the gateway's
+// root path).
+func (s *Stack) Notes() []string { return s.notes }
 
 // Moves are the models whose change of topology is in progress, as the last
 // Compose saw them.
@@ -214,6 +235,7 @@ func composeGroups(s *Stack) [][]Object {
 		}
 		if m, ok := poolModel(e); ok && extensionOn(s) {
 			objs = append(objs, poolObjects(s, m)...)
+			objs = append(objs, Object{modelRouteKey(m.id), modelRoute(s, m)})
 		}
 		groups = append(groups, objs)
 	}
@@ -224,9 +246,7 @@ func composeGroups(s *Stack) [][]Object {
 // server's, the monitors and the network policy.
 func stackObjects(s *Stack) []Object {
 	objs := make([]Object, 0, 8)
-	if extensionOn(s) {
-		objs = append(objs, Object{inferenceRouteKey, inferenceRoute(s)})
-	} else {
+	if !extensionOn(s) {
 		objs = append(objs, routerObjects(s)...)
 	}
 	if m := s.serviceMonitor; on(m != nil, m.GetEnabled()) {

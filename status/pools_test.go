@@ -58,7 +58,7 @@ func TestRoutingReady(t *testing.T) {
 	if diff := cmp.Diff(map[string]any{"routerType": "inference-extension", "replicas": int64(1), "readyReplicas": int64(1)}, st.Fields()["router"]); diff != "" {
 		t.Errorf("status.router (-want +got):\n%s", diff)
 	}
-	if got := st.Fields()["endpoint"]; got != "gateway gws/gw /v1" {
+	if got := st.Fields()["endpoint"]; got != "gateway gws/gw /v1 (m), /m/v1" {
 		t.Errorf("status.endpoint %q", got)
 	}
 }

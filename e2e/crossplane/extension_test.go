@@ -74,33 +74,22 @@ func (s *testStack) poolAcceptance(pool *unstructured.Unstructured) (bool, strin
 // checkExtension: a Ready stack on the inference extension has, per model,
 // the InferencePool S-M-pool whose selector is exactly the model's serving
 // pods (the engine pods of that model and no other), accepted through the
-// stack's HTTPRoute by the Gateway of its parentRefs; its endpoint picker
+// model's HTTPRoute S-M-httproute by the Gateway of its parentRefs, which
+// sends /M (stripped) to the pool alone, and / too for the first model,
+// which holds the gateway's root; its endpoint picker
 // S-M-epp, an Available Deployment whose pods are Ready (the kubelet
 // stand-in's doing: the picker image does not run here), behind the Service
 // the pool's endpointPickerRef names; and the picker's RoleBinding binding
-// its Role, created no earlier, to its ServiceAccount. The HTTPRoute's
-// backends are exactly the pools, and nothing about the stack was refused
+// its Role, created no earlier, to its ServiceAccount. Nothing about the
+// stack was refused
 // (RBAC): Crossplane holds what the pickers' Roles grant.
 func checkExtension(t *testing.T, s *testStack) {
 	t.Helper()
 	e := s.expect()
-	route := get(t, xp.HTTPRouteGVR, s.ns(), s.name()+"-inference-route")
-	if route == nil {
-		t.Fatalf("no HTTPRoute %s-inference-route", s.name())
-	}
-	var backends, pools []string
-	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
-	for _, r := range rules {
-		bs, _, _ := unstructured.NestedSlice(r.(map[string]any), "backendRefs")
-		for _, b := range bs {
-			m, _ := b.(map[string]any)
-			backends = append(backends, fmt.Sprintf("%v/%v/%v", m["group"], m["kind"], m["name"]))
-		}
-	}
-	for _, m := range e.models {
+	for i, m := range e.models {
 		pickers := num(unstructuredField(s.obj, "spec", "inferenceExtension", "picker", "replicas"), 1)
 		name := s.name() + "-" + m.name + "-pool"
-		pools = append(pools, "inference.networking.k8s.io/InferencePool/"+name)
+		checkModelRoute(t, s, s.name()+"-"+m.name+"-httproute", "/"+m.name, name, i == 0)
 		pool := get(t, xp.InferencePoolGVR, s.ns(), name)
 		if pool == nil {
 			t.Errorf("no InferencePool %s", name)
@@ -160,11 +149,40 @@ func checkExtension(t *testing.T, s *testStack) {
 			t.Errorf("RoleBinding %s binds %s to %v, want Role %s to ServiceAccount %s", epp, str(rb, "roleRef", "name"), subjects, epp, epp)
 		}
 	}
-	if !slices.Equal(backends, pools) {
-		t.Errorf("HTTPRoute %s: backends %v, want the pools %v", route.GetName(), backends, pools)
-	}
 	checkObjectives(t, s)
 	s.checkNoRBACErrors(t)
+}
+
+// checkModelRoute: a model's HTTPRoute sends its path, and / when it holds
+// the gateway's root, to its pool and nothing else.
+func checkModelRoute(t *testing.T, s *testStack, name, path, pool string, holder bool) {
+	t.Helper()
+	route := get(t, xp.HTTPRouteGVR, s.ns(), name)
+	if route == nil {
+		t.Errorf("no HTTPRoute %s", name)
+		return
+	}
+	want := []string{path + " inference.networking.k8s.io/InferencePool/" + pool}
+	if holder {
+		want = append(want, "/ inference.networking.k8s.io/InferencePool/"+pool)
+	}
+	var got []string
+	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
+	for _, r := range rules {
+		value, _, _ := unstructured.NestedSlice(r.(map[string]any), "matches")
+		p := ""
+		if len(value) == 1 {
+			p, _, _ = unstructured.NestedString(value[0].(map[string]any), "path", "value")
+		}
+		bs, _, _ := unstructured.NestedSlice(r.(map[string]any), "backendRefs")
+		for _, b := range bs {
+			m, _ := b.(map[string]any)
+			got = append(got, fmt.Sprintf("%s %v/%v/%v", p, m["group"], m["kind"], m["name"]))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("HTTPRoute %s: rules %v, want %v", name, got, want)
+	}
 }
 
 // llmdObjectiveGVR are the InferenceObjectives llm-d's picker v0.9.0 on

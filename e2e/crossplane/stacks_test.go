@@ -310,8 +310,8 @@ func (s *testStack) expect() expectation {
 	if x, ok := spec["inferenceExtension"].(map[string]any); ok && x["enabled"] != false {
 		// Per model a pool and its pickers (picker.replicas each; one
 		// pool for a disaggregated model's groups); the endpoint names the
-		// first parent Gateway and each model's path (/<model>/v1 with
-		// several models, /v1 with one).
+		// first parent Gateway, /v1 with the model that holds it, and each
+		// model's path /<model>/v1.
 		e.extension = true
 		var names []string
 		for _, m := range e.models {
@@ -330,12 +330,14 @@ func (s *testStack) expect() expectation {
 			}
 			gw = fmt.Sprintf("%s/%v", ns, r["name"])
 		}
-		paths := []string{"/v1"}
-		if len(names) > 1 {
-			paths = nil
-			for _, n := range names {
-				paths = append(paths, "/"+n+"/v1")
+		// The first model holds the gateway's root (a stack the test
+		// creates with its models); every model has its own path.
+		var paths []string
+		for i, n := range names {
+			if i == 0 {
+				paths = append(paths, "/v1 ("+n+")")
 			}
+			paths = append(paths, "/"+n+"/v1")
 		}
 		e.endpoint = "gateway " + gw + " " + strings.Join(paths, ", ")
 		return e

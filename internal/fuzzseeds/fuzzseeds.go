@@ -185,3 +185,47 @@ func AsModelsItem(j []byte) ([]byte, error) {
 	spec["models"] = []any{model}
 	return json.Marshal(xr)
 }
+
+// BoundsStack is the stack the seeds of Bounds change: the inference
+// extension's example, whose composed custom kinds (HTTPRoutes,
+// InferencePools, objectives) grow with the models.
+const BoundsStack = "example/stacks/inference-extension.yaml"
+
+// maxModels is the most models the XRD takes (spec.models maxItems).
+const maxModels = 64
+
+// Bounds are seeds at the XRD's bounds on BoundsStack, for the limits of
+// the composed kinds to be reached (issue 38: 17 models made an HTTPRoute
+// of 17 rules, which Gateway API's CRD refuses; a long start-up budget or
+// cold start a timeout of 100000m and more, which its duration pattern
+// refuses): 17 and 64 models, the longest start-up budget the function
+// takes and the longest cold start the XRD takes, alone and with 64
+// models; the longest model names (253 characters), under the longest
+// stack name (63).
+func Bounds(stack func(name string) []byte) ([]Seed, error) {
+	j := stack(BoundsStack)
+	if j == nil {
+		return nil, fmt.Errorf("no stack %s in the corpus", BoundsStack)
+	}
+	models := func(n int) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = fmt.Sprintf(`{"name": "model-%02d", "modelURL": "org/model-%02d"}`, i, i)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	}
+	// Within a Deployment's progress deadline, the function's bound.
+	const startup = `{"initialDelaySeconds": 47, "periodSeconds": 2147483, "failureThreshold": 1000}`
+	const coldStart = `{"maxReplicas": 3, "prometheusAddress": "http://prometheus.monitoring:9090", "coldStartSeconds": 2147483647}`
+	long := func(c string, n int) string { return strings.Repeat(c, n) }
+	longNames := fmt.Sprintf(`[{"name": %q, "modelURL": "org/a"}, {"name": %q, "modelURL": "org/b"}]`, long("a", 253), long("a", 252)+"b")
+	return []Seed{
+		{Stack: j, Path: "spec.models", Value: longNames, Path2: "metadata.name", Value2: fmt.Sprintf("%q", long("s", 63))},
+		{Stack: j, Path: "spec.models", Value: models(17)},
+		{Stack: j, Path: "spec.models", Value: models(maxModels)},
+		{Stack: j, Path: "spec.probes.startup", Value: startup},
+		{Stack: j, Path: "spec.scaleToZero", Value: coldStart},
+		{Stack: j, Path: "spec.models", Value: models(maxModels), Path2: "spec.probes.startup", Value2: startup},
+		{Stack: j, Path: "spec.models", Value: models(maxModels), Path2: "spec.scaleToZero", Value2: coldStart},
+	}, nil
+}

@@ -76,6 +76,14 @@ func ObservedObject(apiVersion, kind, name string) map[string]any {
 	return map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": name, "namespace": "llm"}}
 }
 
+// ObservedRoute is a model's HTTPRoute on the inference extension, saying
+// which model holds the gateway's root path ("" for none).
+func ObservedRoute(name, rootHolder string) map[string]any {
+	r := ObservedObject("gateway.networking.k8s.io/v1", "HTTPRoute", name)
+	r["metadata"].(map[string]any)["annotations"] = map[string]any{"serving.vllm.ai/root-path-model": rootHolder}
+	return r
+}
+
 // ObservedClaim is a PersistentVolumeClaim in phase; "" means no status yet.
 func ObservedClaim(name, phase string) map[string]any {
 	c := ObservedObject("v1", "PersistentVolumeClaim", name)

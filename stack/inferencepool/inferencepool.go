@@ -479,6 +479,7 @@ type Rule struct {
 type Route struct {
 	Name, Namespace string
 	Labels          map[string]string
+	Annotations     map[string]string
 	Parents         []ParentRef
 	Hostnames       []string
 	Rules           []Rule
@@ -518,7 +519,11 @@ func HTTPRoute(r Route) *unstructured.Unstructured {
 		}
 		spec["hostnames"] = hosts
 	}
-	return object("gateway.networking.k8s.io/v1", "HTTPRoute", r.Name, r.Namespace, r.Labels, spec)
+	u := object("gateway.networking.k8s.io/v1", "HTTPRoute", r.Name, r.Namespace, r.Labels, spec)
+	if len(r.Annotations) > 0 {
+		u.SetAnnotations(r.Annotations)
+	}
+	return u
 }
 
 // GatewayRefs are an HTTPRoute's parentRefs to Gateways, as the Gateway

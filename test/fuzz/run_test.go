@@ -49,6 +49,13 @@ func FuzzRunFunction(f *testing.F) {
 	for _, v := range blockSeeds {
 		f.Add(v.Stack, v.Path, v.Value, v.Path2, v.Value2, []byte(nil))
 	}
+	bounds, err := fuzzseeds.Bounds(c.stackOrNil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, v := range bounds {
+		f.Add(v.Stack, v.Path, v.Value, v.Path2, v.Value2, []byte(nil))
+	}
 	for _, s := range c.stacks {
 		if s.name == "example/stacks/multi-node.yaml" {
 			for _, v := range multiNodeSeeds {

@@ -284,10 +284,10 @@ func validateObject(crds map[schema.GroupVersionKind]*crdKind, obj map[string]an
 	kind, _ := obj["kind"].(string)
 	var msgs []string
 	if k, ok := crds[schema.FromAPIVersionAndKind(av, kind)]; ok {
-		for _, e := range k.validate(obj) {
+		for _, e := range k.Validate(obj) {
 			msgs = append(msgs, e.Error())
 		}
-		if k.gvk == lwsGVK {
+		if k.GVK == lwsGVK {
 			msgs = append(msgs, lwsWebhook(crds, obj, nil)...)
 		}
 		return msgs
@@ -419,7 +419,11 @@ func FuzzComposedObjects(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, v := range blockSeeds {
+	bounds, err := fuzzseeds.Bounds(c.stack)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, v := range append(blockSeeds, bounds...) {
 		f.Add(v.Stack, v.Path, v.Value, v.Path2, v.Value2, []byte(nil))
 	}
 	for _, s := range c.stacks {
@@ -428,6 +432,11 @@ func FuzzComposedObjects(f *testing.F) {
 				f.Add(s.json, v.path, v.value, v.path2, v.value2, []byte(nil))
 			}
 		}
+	}
+	// Read before fuzzing: a worker panics on a call that takes more than
+	// 10 s, and reading the CRDs takes seconds.
+	if _, err := loadCRDs(); err != nil {
+		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, xrJSON []byte, path, value, path2, value2 string, inputJSON []byte) {
 		var xr map[string]any

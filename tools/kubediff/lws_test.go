@@ -27,7 +27,7 @@ var lwsGVK = lwsv1.GroupVersion.WithKind("LeaderWorkerSet")
 // defaulted by its CRD, decoded.
 func lwsStored(k *crdKind, obj map[string]any) (*lwsv1.LeaderWorkerSet, error) {
 	l := &lwsv1.LeaderWorkerSet{}
-	return l, runtime.DefaultUnstructuredConverter.FromUnstructured(k.defaulted(obj), l)
+	return l, runtime.DefaultUnstructuredConverter.FromUnstructured(k.Defaulted(obj), l)
 }
 
 // lwsWebhook is what the webhooks refuse in a create of obj; old, when not

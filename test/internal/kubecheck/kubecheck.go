@@ -6,6 +6,8 @@
 // where apimachinery has them, and pod templates with the API server's rules
 // the function checks the spec with (internal/kubeapi: tolerations, affinity,
 // security contexts, volume sources and mounts, pod annotations).
+// Every object of a custom kind is held to its pinned CRD's whole schema and
+// CEL rules, with the API server's own code (crds.go).
 // test/render runs it on every golden render;
 // test/fuzz on every response of a fuzzed RunFunction.
 package kubecheck
@@ -162,6 +164,18 @@ func Check(t TB, s Stack, objects []Doc) {
 	}
 	if len(st.objects) == 0 {
 		t.Fatalf("no composed objects")
+	}
+	for _, o := range st.objects {
+		if !untypedKinds[o.APIVersion()+"/"+o.Kind()] && o.APIVersion() != lwsv1.GroupVersion.String() {
+			continue
+		}
+		problems, err := CRDProblems(o.Obj)
+		if err != nil {
+			t.Fatalf("%s: cannot check it against its CRD: %v", o.id, err)
+		}
+		for _, p := range problems {
+			t.Errorf("%s: its CRD refuses it: %s", o.id, p)
+		}
 	}
 	st.check()
 }
