@@ -184,7 +184,7 @@ var edgeCases = []edgeCase{
 	{
 		name:   "KEDA threshold 0",
 		mutate: setSpec("autoscaling", map[string]any{"maxReplicas": int64(2), "prometheusAddress": "http://prometheus:9090", "threshold": "0"}),
-		fn:     `invalid ProductionStack: spec.autoscaling.threshold "0" is invalid: use a positive number such as "5"`,
+		fn:     `invalid ProductionStack: spec.autoscaling.threshold "0" is invalid: KEDA reads it as a plain number, not a Kubernetes quantity; use a positive number such as "5" or "2.5"`,
 	},
 	{
 		name:   "cache server with 0 replicas",

@@ -32,7 +32,7 @@ func TestRouterIdentity(t *testing.T) {
 	}{
 		"pod-ip":       {stack: "../example/xr.yaml", want: []string{"pods get", "pods watch"}},
 		"pod-ip-sleep": {stack: "../example/xr.yaml", extraArgs: []any{"--enable-sleep-mode"}, want: []string{"pods get", "pods patch", "pods watch"}},
-		"service-name": {stack: "../example/stacks/session.yaml", want: []string{"endpoints get", "pods list", "services get", "services watch"}},
+		"service-name": {stack: "testdata/service-name-discovery.yaml", want: []string{"endpoints get", "pods list", "services get", "services watch"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ns := namespace(t, "router-identity-"+name)
