@@ -90,7 +90,7 @@ func warningsOf(rsp *fnv1.RunFunctionResponse) []string {
 // spec's order; a removed holder hands it to no model, with a warning that
 // names it; the status endpoint says where each model is.
 func TestModelEndpointsStay(t *testing.T) {
-	const removed = "spec.models: a held the gateway's root path (/v1) and is removed: /v1 now answers no model, and is handed to none, so that its clients get no other model's answers; the other models stay at /<model>/v1"
+	const removed = "spec.models: a held the gateway's root path (/v1) and is removed: /v1 now answers no model, and is handed to none, so that its clients get no other model's answers; the other models stay at /<model>/v1; set spec.inferenceExtension.rootModel to give /v1 to one of them"
 	for _, tc := range []struct {
 		name string
 		// from are the specs the stack served, in order (nil: none).
@@ -231,5 +231,69 @@ func TestModelEndpointsFromOneRoute(t *testing.T) {
 				t.Errorf("routes once the models' own are observed (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// rootModelXR is gieModelsXR with spec.inferenceExtension.rootModel.
+func rootModelXR(root string, models ...string) map[string]any {
+	xr := gieModelsXR(models...)
+	stacktest.SetPath(xr, "spec.inferenceExtension.rootModel", root)
+	return xr
+}
+
+// TestRootModel: spec.inferenceExtension.rootModel gives the gateway's /v1
+// to the model it names: away from the model that holds it, or to one
+// again after the holder was removed (without the removal's warning); once
+// observed it stays with that model when rootModel is unset again; a name
+// that is no model of the stack is refused.
+func TestRootModel(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		from     [][]string
+		to       map[string]any
+		want     map[string][]string
+		endpoint string
+	}{
+		{name: "move /v1 to another model", from: [][]string{{"a", "b"}}, to: rootModelXR("b", "a", "b"),
+			want:     map[string][]string{"engine-a-httproute": {"/a s-a-pool"}, "engine-b-httproute": {"/b s-b-pool", "/ s-b-pool"}},
+			endpoint: "gateway llm/gw /v1 (b), /a/v1, /b/v1"},
+		{name: "give /v1 again after its holder was removed", from: [][]string{{"a", "b"}, {"b"}}, to: rootModelXR("b", "b"),
+			want:     map[string][]string{"engine-b-httproute": {"/b s-b-pool", "/ s-b-pool"}},
+			endpoint: "gateway llm/gw /v1 (b), /b/v1"},
+		{name: "a new stack", to: rootModelXR("b", "a", "b"),
+			want:     map[string][]string{"engine-a-httproute": {"/a s-a-pool"}, "engine-b-httproute": {"/b s-b-pool", "/ s-b-pool"}},
+			endpoint: "gateway llm/gw /v1 (b), /a/v1, /b/v1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var observed map[string]map[string]any
+			if tc.from != nil {
+				var changes []map[string]any
+				for _, f := range tc.from[1:] {
+					changes = append(changes, gieModelsXR(f...))
+				}
+				observed = servingLayer(t, gieModelsXR(tc.from[0]...), changes...)
+			}
+			rsp := mustRun(t, req(t, tc.to, nil, observed))
+			if diff := cmp.Diff(tc.want, routes(t, rsp)); diff != "" {
+				t.Errorf("routes (-want +got):\n%s", diff)
+			}
+			if got := xrStatus(rsp)["endpoint"]; got != tc.endpoint {
+				t.Errorf("status.endpoint %q, want %q", got, tc.endpoint)
+			}
+			if w := warningsOf(rsp); len(w) != 0 {
+				t.Errorf("warnings: %q", w)
+			}
+			// Observed, then rootModel unset: /v1 stays where it went.
+			unset := tc.to
+			stacktest.SetPath(unset, "spec.inferenceExtension.rootModel", nil)
+			again := mustRun(t, req(t, unset, nil, observeAll(t, rsp)))
+			if diff := cmp.Diff(tc.want, routes(t, again)); diff != "" {
+				t.Errorf("routes with rootModel unset (-want +got):\n%s", diff)
+			}
+		})
+	}
+	got := fatal(t, run(t, req(t, rootModelXR("c", "a", "b"), nil, nil)))
+	if want := `invalid ProductionStack: spec.inferenceExtension.rootModel "c" is not a model of the stack: name one of "a", "b", or remove rootModel`; got != want {
+		t.Errorf("Fatal message:\n got: %s\nwant: %s", got, want)
 	}
 }

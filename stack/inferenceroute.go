@@ -2,6 +2,8 @@ package stack
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -76,6 +78,10 @@ func resolveRootHolder(s *Stack, o Observed) (holder, note string) {
 		}
 		return false
 	}
+	// The user's choice; validateModelPaths refuses a name no model has.
+	if root := s.extension.spec.RootModel; root != "" && inSpec(root) {
+		return root, ""
+	}
 	for _, e := range models {
 		obj := o.Object(modelRouteKey(e.id))
 		if obj == nil {
@@ -87,7 +93,7 @@ func resolveRootHolder(s *Stack, o Observed) (holder, note string) {
 		if held == "" || inSpec(held) {
 			return held, ""
 		}
-		return "", fmt.Sprintf("spec.models: %s held the gateway's root path (/v1) and is removed: /v1 now answers no model, and is handed to none, so that its clients get no other model's answers; the other models stay at /<model>/v1", held)
+		return "", fmt.Sprintf("spec.models: %s held the gateway's root path (/v1) and is removed: /v1 now answers no model, and is handed to none, so that its clients get no other model's answers; the other models stay at /<model>/v1; set spec.inferenceExtension.rootModel to give /v1 to one of them", held)
 	}
 	if legacy := o.Object(inferenceRouteKey); legacy != nil {
 		pool := rootPool(legacy)
@@ -148,10 +154,17 @@ func legacyRoute(s *Stack, o Observed, desired map[string]bool) []Object {
 // requests clients of the gateway's root send to /v1/...: the longest
 // prefix wins across a Gateway's routes, and the model's route strips it.
 func validateModelPaths(f *Findings, s *Stack) {
+	var names []string
 	for _, e := range poolModels(s) {
 		if modelPath(e) == "/v1" {
 			f.errorf("%s.name %q: behind the inference extension a model is served at /<model>/v1, and /v1 is where the gateway's root serves the OpenAI API: the route of this model would take every /v1/... request; rename the model", e.path, e.model.Name)
 		}
+		if q := fmt.Sprintf("%q", e.model.Name); !slices.Contains(names, q) {
+			names = append(names, q)
+		}
+	}
+	if root := s.extension.spec.RootModel; root != "" && !slices.Contains(names, fmt.Sprintf("%q", root)) {
+		f.errorf("spec.inferenceExtension.rootModel %s is not a model of the stack: name one of %s, or remove rootModel", clipQuote(root), strings.Join(names, ", "))
 	}
 }
 

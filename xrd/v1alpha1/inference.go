@@ -35,6 +35,16 @@ type InferenceExtension struct {
 	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(h|m|s|ms)){1,4}$`
 	RequestTimeout string `json:"requestTimeout,omitempty"`
 
+	// The model the gateway's root path (/v1) serves, by its name in the
+	// stack; every model is also served at /<model>/v1. Unset: the first
+	// model when the stack starts routing through the extension, then the
+	// model that holds /v1, so adding or removing another model never moves
+	// it. Set it to give /v1 to another model, or to one again after its
+	// holder was removed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	RootModel string `json:"rootModel,omitempty"`
+
 	// What the gateway does with a request while the endpoint picker does
 	// not answer: FailClose refuses it, FailOpen sends it to any endpoint
 	// of the pool. Default: FailClose.
