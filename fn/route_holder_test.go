@@ -34,6 +34,20 @@ func servingLayer(t *testing.T, xr map[string]any, changes ...map[string]any) ma
 	return observed
 }
 
+// servedModels is what Crossplane observes of a stack on the inference
+// extension that served each list of models in turn, settled; nil for none.
+func servedModels(t *testing.T, from [][]string) map[string]map[string]any {
+	t.Helper()
+	if from == nil {
+		return nil
+	}
+	var changes []map[string]any
+	for _, f := range from[1:] {
+		changes = append(changes, gieModelsXR(f...))
+	}
+	return servingLayer(t, gieModelsXR(from[0]...), changes...)
+}
+
 // routes are the rules of every model's HTTPRoute in rsp, by key, each as
 // "path pool" ("/" the gateway's root, sent unchanged; any other path
 // stripped by the gateway).
@@ -125,14 +139,7 @@ func TestModelEndpointsStay(t *testing.T) {
 			endpoint: "gateway llm/gw /c/v1, /b/v1", warning: removed, after: "gateway llm/gw /c/v1, /b/v1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var observed map[string]map[string]any
-			if tc.from != nil {
-				var changes []map[string]any
-				for _, f := range tc.from[1:] {
-					changes = append(changes, gieModelsXR(f...))
-				}
-				observed = servingLayer(t, gieModelsXR(tc.from[0]...), changes...)
-			}
+			observed := servedModels(t, tc.from)
 			rsp := mustRun(t, req(t, gieModelsXR(tc.to...), nil, observed))
 			if diff := cmp.Diff(tc.want, routes(t, rsp)); diff != "" {
 				t.Errorf("routes (-want +got):\n%s", diff)
@@ -265,14 +272,7 @@ func TestRootModel(t *testing.T) {
 			endpoint: "gateway llm/gw /v1 (b), /a/v1, /b/v1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var observed map[string]map[string]any
-			if tc.from != nil {
-				var changes []map[string]any
-				for _, f := range tc.from[1:] {
-					changes = append(changes, gieModelsXR(f...))
-				}
-				observed = servingLayer(t, gieModelsXR(tc.from[0]...), changes...)
-			}
+			observed := servedModels(t, tc.from)
 			rsp := mustRun(t, req(t, tc.to, nil, observed))
 			if diff := cmp.Diff(tc.want, routes(t, rsp)); diff != "" {
 				t.Errorf("routes (-want +got):\n%s", diff)
