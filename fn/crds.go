@@ -168,13 +168,22 @@ func checkCRDs(req *fnv1.RunFunctionRequest, kinds []string, preview bool, s *st
 	return warnings, nil
 }
 
-// hasCRD reports whether items hold the CRD named crd: Crossplane sends what
-// the requirement matched, and a broken cluster may send anything.
+// hasCRD reports whether items hold the CRD named crd, of any version of
+// its API group.
 func hasCRD(items []*fnv1.Resource, crd string) bool {
+	return hasObject(items, "CustomResourceDefinition", crd, func(apiVersion string) bool {
+		return strings.HasPrefix(apiVersion, "apiextensions.k8s.io/")
+	})
+}
+
+// hasObject reports whether items hold an object of kind and name whose
+// apiVersion is one apiVersionOK takes: Crossplane sends what a requirement
+// matched, and a broken cluster may send anything.
+func hasObject(items []*fnv1.Resource, kind, name string, apiVersionOK func(string) bool) bool {
 	for _, it := range items {
 		f := it.GetResource().GetFields()
-		if f["kind"].GetStringValue() == "CustomResourceDefinition" && strings.HasPrefix(f["apiVersion"].GetStringValue(), "apiextensions.k8s.io/") &&
-			f["metadata"].GetStructValue().GetFields()["name"].GetStringValue() == crd {
+		if f["kind"].GetStringValue() == kind && apiVersionOK(f["apiVersion"].GetStringValue()) &&
+			f["metadata"].GetStructValue().GetFields()["name"].GetStringValue() == name {
 			return true
 		}
 	}

@@ -50,7 +50,7 @@ func checkSyncPolicy(req *fnv1.RunFunctionRequest, s *stack.Stack, preview bool)
 	var missing []string
 	for _, o := range syncPolicyObjects {
 		found, looked := req.GetRequiredResources()[o.requirement]
-		if hasObject(found.GetItems(), admissionAPIVersion, o.kind, adaptersync.PolicyName) {
+		if hasObject(found.GetItems(), o.kind, adaptersync.PolicyName, func(v string) bool { return v == admissionAPIVersion }) {
 			continue
 		}
 		if preview || looked {
@@ -65,18 +65,4 @@ func checkSyncPolicy(req *fnv1.RunFunctionRequest, s *stack.Stack, preview bool)
 	}
 	return nil, fmt.Errorf("cannot compose the stack: enableRuntimeAdapters needs the %s %s, which the cluster does not have: it confines the adapter sync identity to its own pod's annotations, which its Role alone does not; apply composition/clusterrole.yaml (Kubernetes 1.30 or later), or turn enableRuntimeAdapters off",
 		strings.Join(missing, " and "), adaptersync.PolicyName)
-}
-
-// hasObject reports whether items hold the object of apiVersion, kind and
-// name: Crossplane sends what the requirement matched, and a broken cluster
-// may send anything.
-func hasObject(items []*fnv1.Resource, apiVersion, kind, name string) bool {
-	for _, it := range items {
-		f := it.GetResource().GetFields()
-		if f["kind"].GetStringValue() == kind && f["apiVersion"].GetStringValue() == apiVersion &&
-			f["metadata"].GetStructValue().GetFields()["name"].GetStringValue() == name {
-			return true
-		}
-	}
-	return false
 }
