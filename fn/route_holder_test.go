@@ -34,6 +34,21 @@ func servingLayer(t *testing.T, xr map[string]any, changes ...map[string]any) ma
 	return observed
 }
 
+// checkServed: rsp composes exactly the routes want (as routes gives them),
+// says endpoint in status.endpoint, and warns exactly warnings.
+func checkServed(t *testing.T, rsp *fnv1.RunFunctionResponse, want map[string][]string, endpoint string, warnings []string) {
+	t.Helper()
+	if diff := cmp.Diff(want, routes(t, rsp)); diff != "" {
+		t.Errorf("routes (-want +got):\n%s", diff)
+	}
+	if got := xrStatus(rsp)["endpoint"]; got != endpoint {
+		t.Errorf("status.endpoint %q, want %q", got, endpoint)
+	}
+	if diff := cmp.Diff(warnings, warningsOf(rsp)); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
 // servedModels is what Crossplane observes of a stack on the inference
 // extension that served each list of models in turn, settled; nil for none.
 func servedModels(t *testing.T, from [][]string) map[string]map[string]any {
@@ -141,19 +156,11 @@ func TestModelEndpointsStay(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			observed := servedModels(t, tc.from)
 			rsp := mustRun(t, req(t, gieModelsXR(tc.to...), nil, observed))
-			if diff := cmp.Diff(tc.want, routes(t, rsp)); diff != "" {
-				t.Errorf("routes (-want +got):\n%s", diff)
-			}
-			if got := xrStatus(rsp)["endpoint"]; got != tc.endpoint {
-				t.Errorf("status.endpoint %q, want %q", got, tc.endpoint)
-			}
-			var want []string
+			var warnings []string
 			if tc.warning != "" {
-				want = []string{tc.warning}
+				warnings = []string{tc.warning}
 			}
-			if diff := cmp.Diff(want, warningsOf(rsp)); diff != "" {
-				t.Errorf("warnings (-want +got):\n%s", diff)
-			}
+			checkServed(t, rsp, tc.want, tc.endpoint, warnings)
 			// The change observed (the removed model's route deleted):
 			// nothing moves, and the warning is not repeated.
 			again := mustRun(t, req(t, gieModelsXR(tc.to...), nil, observeAll(t, rsp)))
@@ -274,15 +281,7 @@ func TestRootModel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			observed := servedModels(t, tc.from)
 			rsp := mustRun(t, req(t, tc.to, nil, observed))
-			if diff := cmp.Diff(tc.want, routes(t, rsp)); diff != "" {
-				t.Errorf("routes (-want +got):\n%s", diff)
-			}
-			if got := xrStatus(rsp)["endpoint"]; got != tc.endpoint {
-				t.Errorf("status.endpoint %q, want %q", got, tc.endpoint)
-			}
-			if w := warningsOf(rsp); len(w) != 0 {
-				t.Errorf("warnings: %q", w)
-			}
+			checkServed(t, rsp, tc.want, tc.endpoint, nil)
 			// Observed, then rootModel unset: /v1 stays where it went.
 			unset := tc.to
 			stacktest.SetPath(unset, "spec.inferenceExtension.rootModel", nil)
