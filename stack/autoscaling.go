@@ -30,14 +30,14 @@ func autoscaled(e engine) bool {
 	return a != nil && (a.Enabled == nil || *a.Enabled) || scaleToZero(e) != nil
 }
 
-func routerAutoscaled(s *Stack) bool {
+func routerAutoscaled(s *resolvedStack) bool {
 	a := s.router.autoscaling
 	return a != nil && (a.Enabled == nil || *a.Enabled)
 }
 
 // engineAutoscaler builds the model's KEDA ScaledObject or
 // HorizontalPodAutoscaler.
-func engineAutoscaler(s *Stack, e engine) Object {
+func engineAutoscaler(s *resolvedStack, e engine) Object {
 	if scaleToZero(e) != nil {
 		return Object{engineScaledObjectKey(e.id), scaleToZeroObject(s, e)}
 	}
@@ -76,7 +76,7 @@ func engineMinReplicas(e engine) int32 {
 // the signal that a model needs more replicas (GPU utilisation is always
 // high under load and says nothing about latency). KEDA is a CRD, so the
 // object is built unstructured.
-func scaledObject(s *Stack, e engine) *unstructured.Unstructured {
+func scaledObject(s *resolvedStack, e engine) *unstructured.Unstructured {
 	a := e.cfg.Autoscaling
 	query := a.Query
 	if query == "" {
@@ -107,7 +107,7 @@ func scaledObject(s *Stack, e engine) *unstructured.Unstructured {
 }
 
 // hpa scales a Deployment on average CPU utilisation.
-func hpa(s *Stack, name string, labels map[string]string, target string, minReplicas *int32, maxReplicas int32, cpu *int32) *autoscalingv2.HorizontalPodAutoscaler {
+func hpa(s *resolvedStack, name string, labels map[string]string, target string, minReplicas *int32, maxReplicas int32, cpu *int32) *autoscalingv2.HorizontalPodAutoscaler {
 	return &autoscalingv2.HorizontalPodAutoscaler{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
 		ObjectMeta: s.meta(name, labels),
@@ -126,7 +126,7 @@ func hpa(s *Stack, name string, labels map[string]string, target string, minRepl
 	}
 }
 
-func routerHPA(s *Stack) *autoscalingv2.HorizontalPodAutoscaler {
+func routerHPA(s *resolvedStack) *autoscalingv2.HorizontalPodAutoscaler {
 	a := s.router.autoscaling
 	return hpa(s, s.names.routerHPA(), routerLabels(s), s.names.routerDeployment(), a.MinReplicas, *a.MaxReplicas, a.TargetCPUUtilizationPercentage)
 }

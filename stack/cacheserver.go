@@ -24,17 +24,17 @@ const (
 )
 
 // cacheServerOn reports whether the stack runs an LMCache cache server.
-func cacheServerOn(s *Stack) bool {
+func cacheServerOn(s *resolvedStack) bool {
 	c := s.cacheServer
 	return c != nil && (c.Enabled == nil || *c.Enabled)
 }
 
 // cacheServerURL is what engines use as LMCACHE_REMOTE_URL.
-func cacheServerURL(s *Stack) string {
+func cacheServerURL(s *resolvedStack) string {
 	return "lm://" + s.names.cacheServerService() + ":" + strconv.Itoa(servicePort)
 }
 
-func cacheServerLabels(s *Stack) map[string]string {
+func cacheServerLabels(s *resolvedStack) map[string]string {
 	return labels(s.name, componentCacheServer, componentCacheServer)
 }
 
@@ -53,7 +53,7 @@ func cacheServerCommand(image string) []string {
 
 // cacheServerDeployment runs the LMCache server the engines share KV cache
 // through.
-func cacheServerDeployment(s *Stack) *appsv1.Deployment {
+func cacheServerDeployment(s *resolvedStack) *appsv1.Deployment {
 	c := s.cacheServer
 	image := or(c.Image, defaultCacheServerImg)
 	l := cacheServerLabels(s)
@@ -94,7 +94,7 @@ func cacheServerDeployment(s *Stack) *appsv1.Deployment {
 	return d
 }
 
-func cacheServerService(s *Stack) *corev1.Service {
+func cacheServerService(s *resolvedStack) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: s.meta(s.names.cacheServerService(), cacheServerLabels(s)),

@@ -22,12 +22,12 @@ import (
 // and the PrometheusRule.
 const ComponentMonitoring = "monitoring"
 
-func dashboardOn(s *Stack) bool {
+func dashboardOn(s *resolvedStack) bool {
 	m := s.spec.Monitoring
 	return m != nil && on(m.Dashboard != nil, m.Dashboard.GetEnabled())
 }
 
-func alertsOn(s *Stack) bool {
+func alertsOn(s *resolvedStack) bool {
 	m := s.spec.Monitoring
 	return m != nil && on(m.Alerts != nil, m.Alerts.GetEnabled())
 }
@@ -35,7 +35,7 @@ func alertsOn(s *Stack) bool {
 // observabilityTarget is what the stack runs, as stack/observability takes
 // it: every engine's Service and vLLM release, the router's or each
 // model's picker's, and the models that always run an engine.
-func observabilityTarget(s *Stack) observability.Target {
+func observabilityTarget(s *resolvedStack) observability.Target {
 	t := observability.Target{Namespace: s.namespace, Name: s.name}
 	for _, e := range s.engines {
 		svc := s.names.engineService(e.id)
@@ -73,7 +73,7 @@ func mayBeAtZero(e engine) bool {
 }
 
 // dashboardConfigMap is the stack's Grafana dashboard.
-func dashboardConfigMap(s *Stack) *corev1.ConfigMap {
+func dashboardConfigMap(s *resolvedStack) *corev1.ConfigMap {
 	d := s.spec.Monitoring.Dashboard
 	l := labels(s.name, ComponentMonitoring, ComponentMonitoring)
 	sidecar := d.Labels
@@ -104,7 +104,7 @@ func alertThresholds(a *v1alpha1.Alerts) observability.Thresholds {
 }
 
 // prometheusRule is the stack's alerts.
-func prometheusRule(s *Stack) *unstructured.Unstructured {
+func prometheusRule(s *resolvedStack) *unstructured.Unstructured {
 	a := s.spec.Monitoring.Alerts
 	l := labels(s.name, ComponentMonitoring, ComponentMonitoring)
 	for k, v := range a.Labels {
@@ -119,6 +119,6 @@ func prometheusRule(s *Stack) *unstructured.Unstructured {
 // pickerServiceMonitor scrapes the endpoint pickers' metrics port (served
 // without authentication, --metrics-endpoint-auth=false): with the
 // inference extension they take the router's place.
-func pickerServiceMonitor(s *Stack, m *v1alpha1.ServiceMonitor) *unstructured.Unstructured {
+func pickerServiceMonitor(s *resolvedStack, m *v1alpha1.ServiceMonitor) *unstructured.Unstructured {
 	return serviceMonitor(s, s.names.pickerServiceMonitor(), ComponentPicker, inferencepool.MetricsPortName, m)
 }

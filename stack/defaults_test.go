@@ -21,15 +21,15 @@ func TestDefaultsMatchAPI(t *testing.T) {
 	spec := &v1alpha1.ProductionStackSpec{Model: &v1alpha1.Model{Name: "m", ModelURL: "org/m"}}
 	spec.VLLMConfig = &v1alpha1.VLLMConfig{HFTokenSecret: &v1alpha1.SecretKeySelector{Name: "hf"}}
 	s := New(Identity{Name: "s", Namespace: "llm"}, spec, nil)
-	cfg := s.engines[0].cfg
+	cfg := s.r.engines[0].cfg
 	resolved := map[string]any{
 		"spec.deploymentStrategy":           cfg.DeploymentStrategy,
 		"spec.replicas":                     *cfg.Replicas,
 		"spec.vllmConfig.image":             cfg.VLLMConfig.Image,
 		"spec.vllmConfig.imagePullRegistry": cfg.VLLMConfig.ImagePullRegistry,
 		"spec.vllmConfig.hfTokenSecret.key": cfg.VLLMConfig.HFTokenSecret.Key,
-		"spec.routerConfig.routerType":      s.router.routerType,
-		"spec.routerConfig.sessionKey":      s.router.sessionKey,
+		"spec.routerConfig.routerType":      s.r.router.routerType,
+		"spec.routerConfig.sessionKey":      s.r.router.sessionKey,
 		"spec.resources.gpuType":            cfg.Resources.GPUType,
 		"spec.storage.enabled":              *cfg.Storage.Enabled,
 		"spec.storage.size":                 cfg.Storage.Size,

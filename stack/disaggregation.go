@@ -110,7 +110,7 @@ func transferArgs(e engine) []string {
 	return nixlArgs(e)
 }
 
-func transferEnv(s *Stack, e engine) []corev1.EnvVar {
+func transferEnv(s *resolvedStack, e engine) []corev1.EnvVar {
 	switch {
 	case e.role == "":
 		return nil
@@ -265,7 +265,7 @@ func routerTypeChosen(rc *v1alpha1.RouterConfig) bool {
 
 // disaggregatedLabels are the values of the pod label "model" of the
 // stack's prefill and decode engines, for the router's flags.
-func disaggregatedLabels(s *Stack) (prefill, decode string, ok bool) {
+func disaggregatedLabels(s *resolvedStack) (prefill, decode string, ok bool) {
 	for _, e := range s.engines {
 		switch e.role {
 		case rolePrefill:
@@ -279,7 +279,7 @@ func disaggregatedLabels(s *Stack) (prefill, decode string, ok bool) {
 
 // validateDisaggregation refuses a disaggregated model the programs could not
 // serve as asked, naming the release or setting that stands in the way.
-func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack) {
+func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *resolvedStack) {
 	var groups []engine
 	for _, e := range s.engines {
 		if e.role != "" {

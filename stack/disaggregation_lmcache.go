@@ -109,7 +109,7 @@ func lmcachePDArgs(e engine) []string {
 // GPU), NIXL on with the group's role, the receiver's address (the decode
 // Service for the sender; every interface for the receiver, which binds
 // it), the chart's buffer on the GPU, and its garbage collection on.
-func lmcachePDEnv(s *Stack, e engine) []corev1.EnvVar {
+func lmcachePDEnv(s *resolvedStack, e engine) []corev1.EnvVar {
 	nixlRole, _ := lmcachePDRole(e)
 	receiver := "0.0.0.0"
 	if e.role == rolePrefill {
@@ -136,7 +136,7 @@ func lmcachePDEnv(s *Stack, e engine) []corev1.EnvVar {
 
 // decodeEngine is the stack's decode group's engine; validation allows one
 // disaggregated model per stack.
-func decodeEngine(s *Stack) engine {
+func decodeEngine(s *resolvedStack) engine {
 	for _, e := range s.engines {
 		if e.role == roleDecode {
 			return e
@@ -166,7 +166,7 @@ func lmcachePDServicePorts(e engine) []corev1.ServicePort {
 
 // validateLMCacheTransfer refuses what LMCache's mid-2025 path and the
 // router's disaggregated_prefill logic cannot serve as asked.
-func validateLMCacheTransfer(f *Findings, s *Stack, groups []engine) {
+func validateLMCacheTransfer(f *Findings, s *resolvedStack, groups []engine) {
 	e := groups[0]
 	p := e.block + ".disaggregation"
 	if image, date, ok := lmcacheTransferImageDate(e); !ok {

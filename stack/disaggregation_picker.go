@@ -76,7 +76,7 @@ func vllmPort(e engine) int32 {
 
 // routingSidecar is the sidecar container of a decode pod: on the engine
 // port, which the pool and the engine Service target, in front of vLLM.
-func routingSidecar(s *Stack) corev1.Container {
+func routingSidecar(s *resolvedStack) corev1.Container {
 	sc := s.extension.sidecar
 	return inferencepool.SidecarContainer(inferencepool.Sidecar{
 		Image: sc.image, PullPolicy: sc.pullPolicy, Release: sc.release,
@@ -114,7 +114,7 @@ func poolModel(e engine) (engine, bool) {
 }
 
 // poolModels are the engines that stand for the stack's models.
-func poolModels(s *Stack) []engine {
+func poolModels(s *resolvedStack) []engine {
 	out := make([]engine, 0, len(s.engines))
 	for _, e := range s.engines {
 		if m, ok := poolModel(e); ok {
@@ -129,7 +129,7 @@ func poolModels(s *Stack) []engine {
 // stack with a disaggregated model serves that model alone
 // (validateDisaggregation) and a multi-node group's workers are another
 // component.
-func poolSelector(s *Stack, e engine) map[string]string {
+func poolSelector(s *resolvedStack, e engine) map[string]string {
 	if e.role == "" {
 		return engineSelector(s.name, e)
 	}
@@ -139,7 +139,7 @@ func poolSelector(s *Stack, e engine) map[string]string {
 // validatePickerPD refuses a disaggregated model the picker or its sidecar
 // cannot serve, naming the release or setting in the way; e is the
 // model's prefill group.
-func validatePickerPD(f *Findings, s *Stack, e engine) {
+func validatePickerPD(f *Findings, s *resolvedStack, e engine) {
 	x := s.extension
 	const p = "spec.inferenceExtension"
 	if x.releaseErr == nil && !upstream.PickerPD(x.release) {

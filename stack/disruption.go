@@ -17,7 +17,7 @@ func wantsPDB(p *v1alpha1.PodDisruptionBudget) bool {
 
 // podDisruptionBudget keeps enough pods of one component serving while
 // nodes are drained. Without bounds it allows one pod down at a time.
-func podDisruptionBudget(s *Stack, name string, labels, sel map[string]string, p *v1alpha1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
+func podDisruptionBudget(s *resolvedStack, name string, labels, sel map[string]string, p *v1alpha1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
 	pdb := &policyv1.PodDisruptionBudget{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
 		ObjectMeta: s.meta(name, labels),
@@ -33,10 +33,10 @@ func podDisruptionBudget(s *Stack, name string, labels, sel map[string]string, p
 	return pdb
 }
 
-func enginePDB(s *Stack, e engine) *policyv1.PodDisruptionBudget {
+func enginePDB(s *resolvedStack, e engine) *policyv1.PodDisruptionBudget {
 	return podDisruptionBudget(s, s.names.enginePDB(e.id), engineLabels(s.name, e), engineSelector(s.name, e), e.cfg.PodDisruptionBudget)
 }
 
-func routerPDB(s *Stack) *policyv1.PodDisruptionBudget {
+func routerPDB(s *resolvedStack) *policyv1.PodDisruptionBudget {
 	return podDisruptionBudget(s, s.names.routerPDB(), routerLabels(s), selector(s.name, ComponentRouter, ComponentRouter), s.router.pdb)
 }

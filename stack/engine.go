@@ -33,7 +33,7 @@ const (
 )
 
 // engineTemplate is the pod template of one model's vLLM engines.
-func engineTemplate(s *Stack, e engine) corev1.PodTemplateSpec {
+func engineTemplate(s *resolvedStack, e engine) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: withExtraLabels(enginePodLabels(s.name, e), e.cfg.Pod.Labels), Annotations: e.cfg.Pod.Annotations},
 		Spec:       enginePod(s, e),
@@ -41,7 +41,7 @@ func engineTemplate(s *Stack, e engine) corev1.PodTemplateSpec {
 }
 
 // engineDeployment builds the Deployment of one model's vLLM engines.
-func engineDeployment(s *Stack, e engine) *appsv1.Deployment {
+func engineDeployment(s *resolvedStack, e engine) *appsv1.Deployment {
 	podLabels := engineLabels(s.name, e)
 	tmpl := engineTemplate(s, e)
 	d := &appsv1.Deployment{
@@ -58,8 +58,8 @@ func engineDeployment(s *Stack, e engine) *appsv1.Deployment {
 		},
 	}
 	if autoscaled(e) {
-		// The autoscaler owns them, once handed over (handover.go).
-		d.Spec.Replicas = autoscaledReplicas(s.observed, engineKey(e.id), engineAutoscalerKey(e), engineHPATarget(e), engineMinReplicas(e))
+		// The autoscaler owns them, once handed over (handOver).
+		d.Spec.Replicas = nil
 	}
 	return d
 }
@@ -83,7 +83,7 @@ func strategy(kind string, ru *v1alpha1.RollingUpdate) appsv1.DeploymentStrategy
 	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: r}
 }
 
-func enginePod(s *Stack, e engine) corev1.PodSpec {
+func enginePod(s *resolvedStack, e engine) corev1.PodSpec {
 	v := e.cfg.VLLMConfig
 	pod := corev1.PodSpec{
 		InitContainers: e.cfg.Pod.InitContainers,
@@ -108,7 +108,7 @@ func enginePod(s *Stack, e engine) corev1.PodSpec {
 	return pod
 }
 
-func engineContainerSpec(s *Stack, e engine) corev1.Container {
+func engineContainerSpec(s *resolvedStack, e engine) corev1.Container {
 	v := e.cfg.VLLMConfig
 	image := imageRef(v.ImagePullRegistry, v.Image)
 	command := []string{"vllm", "serve"}
@@ -141,7 +141,7 @@ func engineContainerSpec(s *Stack, e engine) corev1.Container {
 }
 
 // enginePorts: the API port, and with kvaware routing the LMCache worker's.
-func enginePorts(s *Stack, e engine) []corev1.ContainerPort {
+func enginePorts(s *resolvedStack, e engine) []corev1.ContainerPort {
 	ports := []corev1.ContainerPort{{Name: enginePortName, ContainerPort: vllmPort(e), Protocol: corev1.ProtocolTCP}}
 	if kvAware(s, e) {
 		ports = append(ports, corev1.ContainerPort{Name: lmcacheWorkerPortName, ContainerPort: workerPort(e), Protocol: corev1.ProtocolTCP})
@@ -240,7 +240,7 @@ func appendSwitch(args []string, name string, b *bool) []string {
 
 // engineEnv computes the engine's environment, then applies the user's env:
 // an entry named like a computed variable replaces it in place.
-func engineEnv(s *Stack, e engine) []corev1.EnvVar {
+func engineEnv(s *resolvedStack, e engine) []corev1.EnvVar {
 	v := e.cfg.VLLMConfig
 	// POD_IP comes first, as in the chart: Kubernetes expands $(POD_IP) only
 	// in variables after it, such as a user's LMCACHE_P2P_HOST: $(POD_IP).
@@ -302,7 +302,7 @@ func engineResources(e engine) corev1.ResourceRequirements {
 }
 
 // engineService builds the ClusterIP Service of one model's engines.
-func engineService(s *Stack, e engine) *corev1.Service {
+func engineService(s *resolvedStack, e engine) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: withAnnotations(s.meta(s.names.engineService(e.id), engineLabels(s.name, e)), e.cfg.Service.Annotations),
@@ -319,7 +319,7 @@ func engineService(s *Stack, e engine) *corev1.Service {
 
 // chatTemplateConfigMap holds the model's chat template, mounted at
 // /templates.
-func chatTemplateConfigMap(s *Stack, e engine) *corev1.ConfigMap {
+func chatTemplateConfigMap(s *resolvedStack, e engine) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: s.meta(s.names.chatTemplates(e.id), engineLabels(s.name, e)),

@@ -21,7 +21,7 @@ const defaultScrapeInterval = "30s"
 func on(set bool, enabled *bool) bool { return set && (enabled == nil || *enabled) }
 
 // routerIngress exposes the router's Service through an Ingress controller.
-func routerIngress(s *Stack, in *v1alpha1.Ingress) *networkingv1.Ingress {
+func routerIngress(s *resolvedStack, in *v1alpha1.Ingress) *networkingv1.Ingress {
 	ing := &networkingv1.Ingress{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
 		ObjectMeta: withAnnotations(s.meta(s.names.routerIngress(), routerLabels(s)), in.Annotations),
@@ -56,7 +56,7 @@ func routerIngress(s *Stack, in *v1alpha1.Ingress) *networkingv1.Ingress {
 
 // routerHTTPRoute attaches the router's Service to Gateways. Gateway API
 // types are CRDs, so the object is built unstructured.
-func routerHTTPRoute(s *Stack, r *v1alpha1.HTTPRoute) *unstructured.Unstructured {
+func routerHTTPRoute(s *resolvedStack, r *v1alpha1.HTTPRoute) *unstructured.Unstructured {
 	parents := inferencepool.GatewayRefs(gatewayRefs(r.ParentRefs))
 	spec := map[string]any{
 		"parentRefs": parents,
@@ -86,7 +86,7 @@ func gatewayRefs(refs []v1alpha1.ParentRef) []inferencepool.ParentRef {
 
 // serviceMonitor scrapes /metrics of the Services of one component: vLLM
 // serves its metrics on the same port as the API.
-func serviceMonitor(s *Stack, name, component, port string, m *v1alpha1.ServiceMonitor) *unstructured.Unstructured {
+func serviceMonitor(s *resolvedStack, name, component, port string, m *v1alpha1.ServiceMonitor) *unstructured.Unstructured {
 	l := labels(s.name, component, component)
 	if component == ComponentEngine {
 		// It scrapes every model's engines: no single model names it.
@@ -106,7 +106,7 @@ func serviceMonitor(s *Stack, name, component, port string, m *v1alpha1.ServiceM
 	return crd(s, "monitoring.coreos.com/v1", "ServiceMonitor", name, l, spec)
 }
 
-func crd(s *Stack, apiVersion, kind, name string, labels map[string]string, spec map[string]any) *unstructured.Unstructured {
+func crd(s *resolvedStack, apiVersion, kind, name string, labels map[string]string, spec map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetAPIVersion(apiVersion)
 	u.SetKind(kind)
@@ -119,7 +119,7 @@ func crd(s *Stack, apiVersion, kind, name string, labels map[string]string, spec
 // engineNetworkPolicy lets only the stack's router, and the sources the user
 // names (e.g. Prometheus), reach the engines' port. Engines are otherwise
 // open to every pod of the cluster: vLLM has no authentication by default.
-func engineNetworkPolicy(s *Stack, np *v1alpha1.NetworkPolicy) *networkingv1.NetworkPolicy {
+func engineNetworkPolicy(s *resolvedStack, np *v1alpha1.NetworkPolicy) *networkingv1.NetworkPolicy {
 	from := append([]networkingv1.NetworkPolicyPeer{{
 		PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: s.name, LabelComponent: ComponentRouter}},
 	}}, np.AllowFrom...)
@@ -138,7 +138,7 @@ func engineNetworkPolicy(s *Stack, np *v1alpha1.NetworkPolicy) *networkingv1.Net
 
 // enginePodsSelector selects the stack's engine pods, and with a multi-node
 // model its workers too.
-func enginePodsSelector(s *Stack) metav1.LabelSelector {
+func enginePodsSelector(s *resolvedStack) metav1.LabelSelector {
 	if !multiNodeOn(s) {
 		return metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: s.name, LabelComponent: ComponentEngine}}
 	}
@@ -155,7 +155,7 @@ func enginePodsSelector(s *Stack) metav1.LabelSelector {
 // routing also the LMCache workers' ports, from the router only,
 // where the LMCache controller calls back: each model's range, one port per
 // tensor-parallel worker.
-func engineIngress(s *Stack, from []networkingv1.NetworkPolicyPeer) []networkingv1.NetworkPolicyIngressRule {
+func engineIngress(s *resolvedStack, from []networkingv1.NetworkPolicyPeer) []networkingv1.NetworkPolicyIngressRule {
 	rules := []networkingv1.NetworkPolicyIngressRule{{
 		From:  from,
 		Ports: []networkingv1.NetworkPolicyPort{{Port: ptr.To(intstr.FromInt32(enginePort))}},

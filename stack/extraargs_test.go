@@ -183,7 +183,7 @@ func TestWiredOptionsNamed(t *testing.T) {
 		"Ray":       mnXR("vllmConfig.image", "vllm/vllm-openai:v0.11.0"),
 	} {
 		spec := asJSON[v1alpha1.ProductionStackSpec](t, xr["spec"])
-		for _, e := range New(Identity{Name: "s", Namespace: "llm"}, &spec, nil).engines {
+		for _, e := range New(Identity{Name: "s", Namespace: "llm"}, &spec, nil).r.engines {
 			wired := wiredOptions(e)
 			if len(wired) < 4 {
 				t.Errorf("%s: wired options %v: want at least --model, --served-model-name, --host and --port", name, wired)

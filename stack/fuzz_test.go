@@ -109,16 +109,16 @@ func FuzzNames(f *testing.F) {
 			return
 		}
 		s := New(id, &v1alpha1.ProductionStackSpec{Model: &v1alpha1.Model{Name: model}}, nil)
-		e := s.engines[0]
-		for _, n := range []string{s.names.engineDeployment(m), s.names.storageClaim(m), s.names.chatTemplates(m), s.names.enginePDB(m),
-			s.names.engineScaledObject(m), s.names.engineHPA(m), s.names.routerHPA(), s.names.routerIngress(), s.names.routerHTTPRoute(),
-			s.names.engineServiceMonitor(), s.names.routerServiceMonitor(), s.names.cacheServerDeployment(), s.names.routerPDB(), s.names.routerServiceAccount(),
-			s.names.routerRole(), s.names.routerRoleBinding(), s.names.routerDeployment()} {
+		e := s.r.engines[0]
+		for _, n := range []string{s.r.names.engineDeployment(m), s.r.names.storageClaim(m), s.r.names.chatTemplates(m), s.r.names.enginePDB(m),
+			s.r.names.engineScaledObject(m), s.r.names.engineHPA(m), s.r.names.routerHPA(), s.r.names.routerIngress(), s.r.names.routerHTTPRoute(),
+			s.r.names.engineServiceMonitor(), s.r.names.routerServiceMonitor(), s.r.names.cacheServerDeployment(), s.r.names.routerPDB(), s.r.names.routerServiceAccount(),
+			s.r.names.routerRole(), s.r.names.routerRoleBinding(), s.r.names.routerDeployment()} {
 			if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
 				t.Errorf("object name %q: %v", n, msgs)
 			}
 		}
-		for _, n := range []string{s.names.engineService(m), s.names.cacheServerService(), s.names.routerService()} {
+		for _, n := range []string{s.r.names.engineService(m), s.r.names.cacheServerService(), s.r.names.routerService()} {
 			if msgs := validation.IsDNS1035Label(n); len(msgs) > 0 {
 				t.Errorf("Service name %q: %v", n, msgs)
 			}
@@ -129,7 +129,7 @@ func FuzzNames(f *testing.F) {
 				t.Errorf("volume name %q: %v", n, msgs)
 			}
 		}
-		for k, v := range engineLabels(s.name, e) {
+		for k, v := range engineLabels(s.r.name, e) {
 			if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
 				t.Errorf("label %s=%q: %v", k, v, msgs)
 			}

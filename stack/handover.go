@@ -1,6 +1,7 @@
 package stack
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	"strings"
 
 	"k8s.io/utils/ptr"
@@ -37,6 +38,29 @@ import (
 // FieldOwnerComposedPrefix in internal/controller/apiextensions/composite/
 // composition_functions.go@v2.4.0).
 const composedFieldManager = "apiextensions.crossplane.io/composed/"
+
+// handOver sets the replicas of the autoscaled Deployments among objs, which
+// their builders leave out, to what the hand-over sends (autoscaledReplicas).
+func handOver(s *resolvedStack, o Observed, objs []Object) {
+	replicas := map[string]func() *int32{}
+	for _, e := range s.engines {
+		if autoscaled(e) {
+			replicas[engineKey(e.id)] = func() *int32 {
+				return autoscaledReplicas(o, engineKey(e.id), engineAutoscalerKey(e), engineHPATarget(e), engineMinReplicas(e))
+			}
+		}
+	}
+	if routerAutoscaled(s) {
+		replicas[routerKey] = func() *int32 {
+			return autoscaledReplicas(o, routerKey, routerAutoscalerKey, true, ptr.Deref(s.router.autoscaling.MinReplicas, 1))
+		}
+	}
+	for _, ob := range objs {
+		if d, ok := ob.Obj.(*appsv1.Deployment); ok && replicas[ob.Key] != nil {
+			d.Spec.Replicas = replicas[ob.Key]()
+		}
+	}
+}
 
 // autoscaledReplicas is what an autoscaled Deployment (key workload) sends
 // as spec.replicas while its autoscaler (key autoscaler) takes the field

@@ -48,7 +48,7 @@ var DefaultPickerImage = upstream.LLMDPickerImage + ":v" + upstream.DefaultPicke
 
 // extensionOn reports whether the stack routes through the inference
 // extension.
-func extensionOn(s *Stack) bool { return s.extension != nil }
+func extensionOn(s *resolvedStack) bool { return s.extension != nil }
 
 // resolveExtension applies the defaults of an enabled inferenceExtension
 // block; nil when the stack runs the router.
@@ -109,7 +109,7 @@ func checkPickerSupported(r upstream.PickerRelease, from string) (upstream.Picke
 
 // pool is the InferencePool and picker of one model; e stands for the
 // model (poolModel).
-func pool(s *Stack, e engine) inferencepool.Pool {
+func pool(s *resolvedStack, e engine) inferencepool.Pool {
 	x := s.extension
 	p := x.spec.Picker
 	if p == nil {
@@ -170,7 +170,7 @@ func pickerKVCacheMetric(r upstream.PickerRelease, e engine) string {
 // poolObjects are the objects of one model's pool, under keys of the
 // model's; e stands for the model (poolModel). The RoleBinding waits for
 // its Role, as the router's does.
-func poolObjects(s *Stack, e engine) []Object {
+func poolObjects(s *resolvedStack, e engine, o Observed) []Object {
 	p := pool(s, e)
 	objs := []Object{
 		{engineKey(e.id) + "-inferencepool", inferencepool.InferencePool(p)},
@@ -180,7 +180,7 @@ func poolObjects(s *Stack, e engine) []Object {
 		{pickerKey(e.id) + "-config", inferencepool.ConfigMap(p)},
 		{pickerKey(e.id) + "-role", inferencepool.Role(p)},
 	}
-	if s.observed.Has(pickerKey(e.id) + "-role") {
+	if o.Has(pickerKey(e.id) + "-role") {
 		objs = append(objs, Object{pickerKey(e.id) + "-rolebinding", inferencepool.RoleBinding(p)})
 	}
 	for _, o := range objectives(s, e) {
@@ -210,7 +210,7 @@ type objective struct {
 // objectives are a model's inferenceObjectives, in the group the picker's
 // release watches; none without the inference extension. A disaggregated
 // model's are its prefill group's (its decode group has none: one pool).
-func objectives(s *Stack, e engine) []objective {
+func objectives(s *resolvedStack, e engine) []objective {
 	if !extensionOn(s) || e.role == roleDecode {
 		return nil
 	}
@@ -237,7 +237,7 @@ func pickerKey(model string) string { return "engine-" + model + "-epp" }
 
 // validateExtension checks spec.inferenceExtension and refuses what the
 // routing layer cannot do yet, with the reason.
-func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack) {
+func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *resolvedStack) {
 	x := s.extension
 	if x == nil {
 		return
@@ -312,7 +312,7 @@ func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *Stack
 // the inference extension, whose pickers read them; names that are DNS
 // labels, unique per model, whose objects' names (what clients send) are
 // DNS subdomains.
-func validateObjectives(f *Findings, s *Stack) {
+func validateObjectives(f *Findings, s *resolvedStack) {
 	for _, e := range s.engines {
 		if e.role == roleDecode {
 			continue // a disaggregated model is checked once, with its prefill group
@@ -346,7 +346,7 @@ func validateObjectives(f *Findings, s *Stack) {
 
 // InferenceExtension reports whether the stack routes through the inference
 // extension instead of the production-stack router.
-func (s *Stack) InferenceExtension() bool { return extensionOn(s) }
+func (s *Stack) InferenceExtension() bool { return extensionOn(s.r) }
 
 // routerFieldsUsedByExtension are the routerConfig fields a stack on the
 // inference extension reads or refuses: apiKeySecret is the engines'

@@ -40,19 +40,19 @@ func modelRouteKey(model string) string { return "engine-" + model + "-httproute
 
 // modelRoute is a model's HTTPRoute: /<model> to its pool, and / too when
 // the model holds the gateway's root path.
-func modelRoute(s *Stack, e engine) runtime.Object {
+func modelRoute(s *resolvedStack, e engine, rootHolder string) runtime.Object {
 	x := s.extension.spec
 	r := inferencepool.Route{
 		Name: s.names.modelRoute(e.id), Namespace: s.namespace,
 		Labels:         pool(s, e).Labels,
-		Annotations:    map[string]string{annotationRootHolder: s.rootHolder},
+		Annotations:    map[string]string{annotationRootHolder: rootHolder},
 		Hostnames:      x.Hostnames,
 		RequestTimeout: or(x.RequestTimeout, routeTimeout(s)),
 	}
 	r.Parents = gatewayRefs(x.ParentRefs)
 	pool := s.names.inferencePool(e.id)
 	r.Rules = append(r.Rules, inferencepool.Rule{Pool: pool, PathPrefix: modelPath(e)})
-	if e.model.Name == s.rootHolder {
+	if e.model.Name == rootHolder {
 		r.Rules = append(r.Rules, inferencepool.Rule{Pool: pool})
 	}
 	return inferencepool.HTTPRoute(r)
@@ -68,7 +68,7 @@ func modelPath(e engine) string { return "/" + e.id }
 // for / of the HTTPRoute of earlier releases (inference-httproute, one
 // route for every model); else, when no route of the stack is observed,
 // the first model.
-func resolveRootHolder(s *Stack, o Observed) (holder, note string) {
+func resolveRootHolder(s *resolvedStack, o Observed) (holder, note string) {
 	models := poolModels(s)
 	inSpec := func(name string) bool {
 		for _, e := range models {
@@ -138,7 +138,7 @@ func rootPool(route map[string]any) string {
 // until every model's own route is observed: the two serve the same paths
 // meanwhile (the Gateway gives a conflicting match to the older route), so
 // no request finds no route.
-func legacyRoute(s *Stack, o Observed, desired map[string]bool) []Object {
+func legacyRoute(s *resolvedStack, o Observed, desired map[string]bool) []Object {
 	for _, e := range poolModels(s) {
 		if !o.Has(modelRouteKey(e.id)) {
 			if obj, ok := keptObject(o, keyed{inferenceRouteKey, routeAPIVersion, routeKind}, desired); ok {
@@ -153,7 +153,7 @@ func legacyRoute(s *Stack, o Observed, desired map[string]bool) []Object {
 // validateModelPaths refuses a model whose path (/<model>) would take the
 // requests clients of the gateway's root send to /v1/...: the longest
 // prefix wins across a Gateway's routes, and the model's route strips it.
-func validateModelPaths(f *Findings, s *Stack) {
+func validateModelPaths(f *Findings, s *resolvedStack) {
 	var names []string
 	for _, e := range poolModels(s) {
 		if modelPath(e) == "/v1" {
@@ -177,7 +177,7 @@ const maxGatewayDuration = 99999
 // that scales to zero, a minute more than the time its picker holds a
 // request for a cold start, so the picker's answer (the engine's, or 503 at
 // the TTL) comes before the gateway's timeout.
-func routeTimeout(s *Stack) string {
+func routeTimeout(s *resolvedStack) string {
 	longest := int64(600)
 	for _, e := range s.engines {
 		if p := startupProbe(e); p != nil {

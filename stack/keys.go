@@ -29,7 +29,7 @@ import (
 
 // withhold drops from objs what must wait for an observed object to go, and
 // returns their keys.
-func withhold(s *Stack, o Observed, objs []Object) (kept []Object, withheld []string) {
+func withhold(s *resolvedStack, o Observed, objs []Object) (kept []Object, withheld []string) {
 	waits := map[string]bool{}
 	for _, e := range s.engines {
 		if !autoscaled(e) {

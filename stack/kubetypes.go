@@ -95,7 +95,7 @@ func validateRouterVolumes(f *Findings, p string, extra []corev1.Volume, mounts 
 // profiles, tolerations, deletion cost) against the pods they go on. A pod
 // without annotations has nothing to check, so it is not built twice on
 // every call (here and when the stack is composed).
-func validatePodAnnotations(f *Findings, s *Stack) {
+func validatePodAnnotations(f *Findings, s *resolvedStack) {
 	for _, e := range s.engines {
 		if len(e.cfg.Pod.Annotations) == 0 {
 			continue
@@ -294,7 +294,7 @@ func podVolumes(e engine) map[string]bool {
 // validateInitContainers checks a merged engine's init containers against
 // the pod they join: unique container names, port names not taken by the
 // engine's containers, volumes the pod has.
-func validateInitContainers(f *Findings, s *Stack, e engine) {
+func validateInitContainers(f *Findings, s *resolvedStack, e engine) {
 	vols := podVolumes(e)
 	taken := map[string]string{engineContainer: "the engine"}
 	if loraSidecarOn(e) {

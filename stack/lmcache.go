@@ -33,7 +33,7 @@ func lmcacheArgs(e engine) []string {
 
 // lmcacheEnv configures LMCache. Buffer sizes are passed as numbers of GiB:
 // LMCache parses LMCACHE_MAX_LOCAL_*_SIZE as a number and rejects "4Gi".
-func lmcacheEnv(s *Stack, e engine) []corev1.EnvVar {
+func lmcacheEnv(s *resolvedStack, e engine) []corev1.EnvVar {
 	if !lmcacheOn(e) {
 		return nil
 	}
@@ -77,7 +77,7 @@ func lmcacheEnv(s *Stack, e engine) []corev1.EnvVar {
 // kvAware reports whether the engine takes part in kvaware routing: it then
 // registers its LMCache worker with the LMCache controller in the router.
 // Validation requires LMCache on every model with kvaware.
-func kvAware(s *Stack, e engine) bool {
+func kvAware(s *resolvedStack, e engine) bool {
 	return s.router.routerType == routingKVAware && lmcacheOn(e)
 }
 
@@ -107,7 +107,7 @@ func workerPorts(e engine) (first, last int64) {
 // Each tensor-parallel worker of a pod listens on its own port. Workers send
 // a heartbeat every workerHeartbeatTime seconds; the controller drops a
 // worker it has not heard from in 30 seconds (--lmcache-worker-timeout).
-func lmcacheControllerEnv(s *Stack, e engine) []corev1.EnvVar {
+func lmcacheControllerEnv(s *resolvedStack, e engine) []corev1.EnvVar {
 	if !kvAware(s, e) {
 		return nil
 	}

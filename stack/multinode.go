@@ -114,7 +114,7 @@ func multiNodeArgs(e engine) []string {
 // RecreateGroupOnPodRestart) and the worker component, so only leaders are
 // discovered and load balanced. Workers are created with the leader
 // (LeaderCreated): the leader is Ready only once they joined.
-func engineLeaderWorkerSet(s *Stack, e engine) *lwsv1.LeaderWorkerSet {
+func engineLeaderWorkerSet(s *resolvedStack, e engine) *lwsv1.LeaderWorkerSet {
 	n, _ := multiNode(e)
 	leader := engineTemplate(s, e)
 	w := e
@@ -173,7 +173,7 @@ func engineWorkerLabels(stack string, e engine) map[string]string {
 }
 
 // multiNodeOn reports whether any model of the stack spans nodes.
-func multiNodeOn(s *Stack) bool {
+func multiNodeOn(s *resolvedStack) bool {
 	for _, e := range s.engines {
 		if _, ok := multiNode(e); ok {
 			return true

@@ -74,8 +74,12 @@ type RouterPart struct {
 }
 
 // Parts lists what the stack composes that has a state to observe.
-func (s *Stack) Parts() Parts {
-	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines)), Moves: s.moves, RoutingMove: s.layerMove}
+func (s *Stack) Parts() Parts { return parts(s.r, s.last) }
+
+// parts are the Parts of a resolved stack, as the transition t of its last
+// Compose left it.
+func parts(s *resolvedStack, t transitionResult) Parts {
+	p := Parts{Endpoint: endpoint(s, t.rootHolder), Engines: make([]EnginePart, 0, len(s.engines)), Moves: t.moves, RoutingMove: t.layerMove}
 	for _, e := range s.engines {
 		ep := EnginePart{
 			Model: e.model.Name, ServedModelName: e.served, Role: e.role,
@@ -111,7 +115,7 @@ func (s *Stack) Parts() Parts {
 		return p
 	}
 	p.Router = RouterPart{
-		RouterType: cmp.Or(s.keptRouterType, s.router.routerType), Replicas: s.router.replicas, Autoscaled: routerAutoscaled(s),
+		RouterType: cmp.Or(t.keptRouterType, s.router.routerType), Replicas: s.router.replicas, Autoscaled: routerAutoscaled(s),
 		Key: routerKey, Deployment: s.names.routerDeployment(),
 		ServiceKey: routerServiceKey, Service: s.names.routerService(),
 	}
@@ -121,7 +125,7 @@ func (s *Stack) Parts() Parts {
 // endpoint is the router's OpenAI-compatible URL inside the cluster; with
 // the inference extension, the Gateway and the path of each model's API,
 // since the Gateway's address is its own.
-func endpoint(s *Stack) string {
+func endpoint(s *resolvedStack, rootHolder string) string {
 	if extensionOn(s) {
 		x := s.extension.spec
 		gw := ""
@@ -130,8 +134,8 @@ func endpoint(s *Stack) string {
 		}
 		models := poolModels(s)
 		paths := make([]string, 0, len(models)+1)
-		if s.rootHolder != "" {
-			paths = append(paths, "/v1 ("+s.rootHolder+")")
+		if rootHolder != "" {
+			paths = append(paths, "/v1 ("+rootHolder+")")
 		}
 		for _, e := range models {
 			paths = append(paths, modelPath(e)+"/v1")
@@ -149,8 +153,8 @@ func endpoint(s *Stack) string {
 // (ComponentEngine or ComponentRouter); an engine's pods also carry
 // LabelName with their EnginePart's PodName.
 func (s *Stack) PodLabels(component string) map[string]string {
-	return map[string]string{LabelInstance: s.name, LabelComponent: component}
+	return map[string]string{LabelInstance: s.r.name, LabelComponent: component}
 }
 
 // Namespace is where the stack's objects live.
-func (s *Stack) Namespace() string { return s.namespace }
+func (s *Stack) Namespace() string { return s.r.namespace }

@@ -145,7 +145,7 @@ func imageRepo(image string) string {
 // router and engine LMCache "in lockstep"). Every router that kvaware can
 // use here (0.1.11 and later) runs LMCache 0.3.11, so the fix offered is
 // the engines' image.
-func validateLMCacheLockstep(f *Findings, s *Stack) {
+func validateLMCacheLockstep(f *Findings, s *resolvedStack) {
 	r := s.router
 	if r.routerType != routingKVAware || r.versionErr != nil {
 		return

@@ -58,13 +58,13 @@ func defaultRouterResources() corev1.ResourceRequirements {
 	}
 }
 
-func routerLabels(s *Stack) map[string]string {
+func routerLabels(s *resolvedStack) map[string]string {
 	return labels(s.name, ComponentRouter, ComponentRouter)
 }
 
 // routerServiceAccount is the identity the router discovers engine pods
 // with, unless routerConfig.serviceAccountName names one of the user's.
-func routerServiceAccount(s *Stack) *corev1.ServiceAccount {
+func routerServiceAccount(s *resolvedStack) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 		ObjectMeta: s.meta(s.names.routerServiceAccount(), routerLabels(s)),
@@ -79,7 +79,7 @@ func routerServiceAccount(s *Stack) *corev1.ServiceAccount {
 // each one's Endpoints and the Service, lists the pods behind it, and, only
 // for engines that can sleep, patches the Service's label. A watch is a
 // watch request alone (the Python client's Watch.stream), so no list.
-func routerRole(s *Stack) *rbacv1.Role {
+func routerRole(s *resolvedStack) *rbacv1.Role {
 	core := func(resource string, verbs ...string) rbacv1.PolicyRule {
 		return rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{resource}, Verbs: verbs}
 	}
@@ -110,11 +110,11 @@ func routerRole(s *Stack) *rbacv1.Role {
 
 // routerServiceAccountName is the ServiceAccount the router runs as: the
 // user's, or the stack's own.
-func routerServiceAccountName(s *Stack) string {
+func routerServiceAccountName(s *resolvedStack) string {
 	return or(s.router.serviceAccount, s.names.routerServiceAccount())
 }
 
-func routerRoleBinding(s *Stack) *rbacv1.RoleBinding {
+func routerRoleBinding(s *resolvedStack) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 		ObjectMeta: s.meta(s.names.routerRoleBinding(), routerLabels(s)),
@@ -126,7 +126,7 @@ func routerRoleBinding(s *Stack) *rbacv1.RoleBinding {
 }
 
 // routerDeployment builds the vLLM production-stack router.
-func routerDeployment(s *Stack) *appsv1.Deployment {
+func routerDeployment(s *resolvedStack) *appsv1.Deployment {
 	l := routerLabels(s)
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
@@ -179,14 +179,14 @@ func routerDeployment(s *Stack) *appsv1.Deployment {
 		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: s.router.pullSecret}}
 	}
 	if routerAutoscaled(s) {
-		// The HorizontalPodAutoscaler owns them, once handed over (handover.go).
-		d.Spec.Replicas = autoscaledReplicas(s.observed, routerKey, routerAutoscalerKey, true, ptr.Deref(s.router.autoscaling.MinReplicas, 1))
+		// The HorizontalPodAutoscaler owns them, once handed over (handOver).
+		d.Spec.Replicas = nil
 	}
 	return d
 }
 
 // routerPorts: the API port, and with kvaware the LMCache controller's.
-func routerPorts(s *Stack) []corev1.ContainerPort {
+func routerPorts(s *resolvedStack) []corev1.ContainerPort {
 	ports := []corev1.ContainerPort{{Name: routerPortName, ContainerPort: routerPort, Protocol: corev1.ProtocolTCP}}
 	for _, p := range controllerPorts(s) {
 		ports = append(ports, corev1.ContainerPort{Name: p.name, ContainerPort: p.port, Protocol: corev1.ProtocolTCP})
@@ -197,7 +197,7 @@ func routerPorts(s *Stack) []corev1.ContainerPort {
 // controllerPorts are the ports the LMCache controller in the router binds
 // with kvaware routing: engines push cache events to the first, register and
 // are answered on the reply port, and send heartbeats to the last.
-func controllerPorts(s *Stack) []namedPort {
+func controllerPorts(s *resolvedStack) []namedPort {
 	r := s.router
 	if r.controllerPort == 0 {
 		return nil
@@ -215,7 +215,7 @@ type namedPort struct {
 // to one of them by the routing logic. Values from the spec or the XR are
 // --name=value (see opt); constants stay --name value; extraArgs are the
 // user's own options, verbatim at the end.
-func routerArgs(s *Stack) []string {
+func routerArgs(s *resolvedStack) []string {
 	args := []string{
 		"--host", "0.0.0.0",
 		"--port", strconv.Itoa(routerPort),
@@ -267,7 +267,7 @@ func routerArgs(s *Stack) []string {
 // that require it; with kvaware, the engines' hash seed and their Hugging
 // Face token (the router downloads the models' tokenizers); then the user's
 // variables, replacing a computed one of the same name.
-func routerEnv(s *Stack) []corev1.EnvVar {
+func routerEnv(s *resolvedStack) []corev1.EnvVar {
 	env := []corev1.EnvVar{{Name: "HOME", Value: routerHome}}
 	if k := s.router.apiKey; k != nil {
 		env = append(env, secretEnv("VLLM_API_KEY", k))
@@ -281,7 +281,7 @@ func routerEnv(s *Stack) []corev1.EnvVar {
 	return overrideEnv(env, s.router.env)
 }
 
-func routerService(s *Stack) *corev1.Service {
+func routerService(s *resolvedStack) *corev1.Service {
 	ports := []corev1.ServicePort{{
 		Name: routerSvcPortName, Port: s.router.servicePort, Protocol: corev1.ProtocolTCP,
 		TargetPort: intstr.FromInt32(routerPort), NodePort: ptr.Deref(s.router.nodePort, 0),
@@ -307,7 +307,7 @@ func routerService(s *Stack) *corev1.Service {
 
 // controllerURL is where engines find a port of the LMCache controller:
 // host:port, the form LMCache's ZeroMQ sockets take.
-func controllerURL(s *Stack, port int32) string {
+func controllerURL(s *resolvedStack, port int32) string {
 	return s.names.routerService() + ":" + strconv.Itoa(int(port))
 }
 

@@ -46,7 +46,7 @@ func checkRouterSupported(p programVersion) (programVersion, error) {
 // validateRouterVersion refuses a stack whose router arguments the router
 // release would reject: it exits at start-up on a flag or routing logic it
 // does not know.
-func validateRouterVersion(f *Findings, s *Stack) {
+func validateRouterVersion(f *Findings, s *resolvedStack) {
 	const p = "spec.routerConfig"
 	r := s.router
 	if r.versionErr != nil {

@@ -26,7 +26,7 @@ var routerLayerKeys = []keyed{
 }
 
 // extensionLayerKeys are the extension's objects of the stack's models.
-func extensionLayerKeys(s *Stack) []keyed {
+func extensionLayerKeys(s *resolvedStack) []keyed {
 	keys := []keyed{{inferenceRouteKey, routeAPIVersion, routeKind}}
 	for _, e := range poolModels(s) {
 		p := pickerKey(e.id)
@@ -44,7 +44,7 @@ func extensionLayerKeys(s *Stack) []keyed {
 }
 
 // extensionObserved: an HTTPRoute of the extension's layer is observed.
-func extensionObserved(s *Stack, o Observed) bool {
+func extensionObserved(s *resolvedStack, o Observed) bool {
 	if o.Has(inferenceRouteKey) {
 		return true
 	}
@@ -58,7 +58,7 @@ func extensionObserved(s *Stack, o Observed) bool {
 
 // routingMove keeps the old routing layer's observed objects while the new
 // one is not ready, and says so; nothing when the stack does not switch.
-func routingMove(s *Stack, o Observed, desired map[string]bool) ([]Object, string) {
+func routingMove(s *resolvedStack, o Observed, desired map[string]bool) ([]Object, string) {
 	var old []keyed
 	var note string
 	if extensionOn(s) {

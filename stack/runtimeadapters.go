@@ -45,7 +45,7 @@ func (n names) adapterSyncRoleBinding() string {
 func runtimeAdaptersOn(e engine) bool { return e.model.EnableRuntimeAdapters }
 
 // runtimeAdaptersAny: some engine of the stack does.
-func runtimeAdaptersAny(s *Stack) bool {
+func runtimeAdaptersAny(s *resolvedStack) bool {
 	return slices.ContainsFunc(s.engines, runtimeAdaptersOn)
 }
 
@@ -65,7 +65,7 @@ func adapterValues(e engine) []adaptersync.Adapter {
 
 // adaptersConfigMap is the engine's adapter list. Its content is never
 // hashed into the pod template: the adapters change without a restart.
-func adaptersConfigMap(s *Stack, e engine) *corev1.ConfigMap {
+func adaptersConfigMap(s *resolvedStack, e engine) *corev1.ConfigMap {
 	return adaptersync.ConfigMap(s.names.engineAdapters(e.id), s.namespace, engineLabels(s.name, e), adapterValues(e))
 }
 
@@ -77,7 +77,7 @@ const runtimeAdaptersDir = "/lora-adapters"
 
 // withAdapterSync adds the sync container, its volumes and identity to an
 // engine pod.
-func withAdapterSync(s *Stack, e engine, pod *corev1.PodSpec) {
+func withAdapterSync(s *resolvedStack, e engine, pod *corev1.PodSpec) {
 	var env []corev1.EnvVar
 	if t := e.cfg.VLLMConfig.HFTokenSecret; t != nil {
 		env = append(env, secretEnv("HF_TOKEN", t))
@@ -104,7 +104,7 @@ func withAdapterSync(s *Stack, e engine, pod *corev1.PodSpec) {
 // adapterSyncObjects are the stack's RBAC for the sync containers: its
 // ServiceAccount, the Role, and the RoleBinding once the Role is observed
 // (as the router's: see stackObjects).
-func adapterSyncObjects(s *Stack) []Object {
+func adapterSyncObjects(s *resolvedStack, o Observed) []Object {
 	if !runtimeAdaptersAny(s) {
 		return nil
 	}
@@ -114,7 +114,7 @@ func adapterSyncObjects(s *Stack) []Object {
 		{adapterSyncServiceAccountKey, adaptersync.ServiceAccount(sa, s.namespace, labels)},
 		{adapterSyncRoleKey, adaptersync.Role(s.names.adapterSyncRole(), s.namespace, labels)},
 	}
-	if s.observed.Has(adapterSyncRoleKey) {
+	if o.Has(adapterSyncRoleKey) {
 		objs = append(objs, Object{adapterSyncRoleBindingKey, adaptersync.RoleBinding(s.names.adapterSyncRoleBinding(), s.namespace, labels, s.names.adapterSyncRole(), sa)})
 	}
 	return objs
@@ -123,7 +123,7 @@ func adapterSyncObjects(s *Stack) []Object {
 // RuntimeAdapters reports whether some model of the stack runs the adapter
 // sync container, whose identity the admission policy
 // adaptersync.PolicyName confines: the function requires it on the cluster.
-func (s *Stack) RuntimeAdapters() bool { return runtimeAdaptersAny(s) }
+func (s *Stack) RuntimeAdapters() bool { return runtimeAdaptersAny(s.r) }
 
 // loraRankOneSince: --max-lora-rank 1 is accepted from vLLM 0.12.0
 // (vllm-flags.tsv).
@@ -131,7 +131,7 @@ var loraRankOneSince = upstream.V(0, 12, 0)
 
 // validateRuntimeAdapters checks a model's runtime adapters and the LoRA
 // limits of its merged engine.
-func validateRuntimeAdapters(f *Findings, s *Stack, e engine) {
+func validateRuntimeAdapters(f *Findings, s *resolvedStack, e engine) {
 	m, p := e.model, e.path
 	v := e.cfg.VLLMConfig
 	if e.role != roleDecode {
@@ -207,7 +207,7 @@ func validateRuntimeAdapters(f *Findings, s *Stack, e engine) {
 // vllm-stack-0.1.12, `requested_model in x.model_names`), so a name two models
 // list is routed to either. Behind the inference extension each model has
 // its own route and pool, so names do not meet.
-func routerNameOwner(s *Stack, e engine, name string) (what, other string) {
+func routerNameOwner(s *resolvedStack, e engine, name string) (what, other string) {
 	if extensionOn(s) {
 		return "", ""
 	}
@@ -235,7 +235,7 @@ func routerNameOwner(s *Stack, e engine, name string) (what, other string) {
 // validateSyncIdentity: the sync container's token is the stack's own
 // ServiceAccount's, the one identity the admission policy confines, and it
 // reaches no other container of the pod.
-func validateSyncIdentity(f *Findings, s *Stack, e engine) {
+func validateSyncIdentity(f *Findings, s *resolvedStack, e engine) {
 	p := e.path + ".enableRuntimeAdapters"
 	// Where the value is written: the top-level block of models[] too
 	// (e.origin names an item's own block for it).

@@ -65,7 +65,7 @@ func pickerRequestTTL(e engine) int64 {
 }
 
 // scaleToZeroObject is the model's ScaledObject.
-func scaleToZeroObject(s *Stack, e engine) *unstructured.Unstructured {
+func scaleToZeroObject(s *resolvedStack, e engine) *unstructured.Unstructured {
 	z := scaleToZero(e)
 	threshold := or(z.Threshold, defaultQueueThreshold)
 	waiting := fmt.Sprintf(`sum(vllm:num_requests_waiting{model_name=%q,namespace=%q})`, e.served, s.namespace)
@@ -95,7 +95,7 @@ func scaleToZeroObject(s *Stack, e engine) *unstructured.Unstructured {
 // name) or the engines run; with the router, requests it received for the
 // model in the last minute (counted also when no engine is ready). With
 // threshold 1 it asks for one replica; the waiting trigger scales out.
-func wakeQuery(s *Stack, e engine) string {
+func wakeQuery(s *resolvedStack, e engine) string {
 	if extensionOn(s) {
 		return fmt.Sprintf(`(sum(%s{namespace=%q,inference_pool=%q}) or vector(0)) + (sum(vllm:num_requests_running{model_name=%q,namespace=%q}) or vector(0)) > bool 0`,
 			upstream.PickerQueueMetric(s.extension.release), s.namespace, s.names.inferencePool(e.id), e.served, s.namespace)
@@ -105,7 +105,7 @@ func wakeQuery(s *Stack, e engine) string {
 
 // validateScaleToZero checks each model's scaleToZero against its engine
 // and the routing layer.
-func validateScaleToZero(f *Findings, s *Stack) {
+func validateScaleToZero(f *Findings, s *resolvedStack) {
 	warned := false
 	for _, e := range s.engines {
 		z := e.cfg.ScaleToZero
@@ -158,7 +158,11 @@ func validateScaleToZero(f *Findings, s *Stack) {
 // ScaledObjectFields are the fields that make the stack compose KEDA
 // ScaledObjects, as a message names them: autoscaling.type keda and
 // scaleToZero.
-func (s *Stack) ScaledObjectFields() string {
+func (s *Stack) ScaledObjectFields() string { return scaledObjectFields(s.r) }
+
+// scaledObjectFields are the fields that make a stack compose KEDA
+// ScaledObjects (ScaledObjectFields).
+func scaledObjectFields(s *resolvedStack) string {
 	var keda, zero bool
 	for _, e := range s.engines {
 		switch {

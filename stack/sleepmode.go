@@ -22,7 +22,7 @@ func sleepMode(e engine) bool {
 
 // stackSleepMode reports whether some engine of the stack can sleep, so
 // the router labels sleeping engines (its Role's patch).
-func stackSleepMode(s *Stack) bool {
+func stackSleepMode(s *resolvedStack) bool {
 	return slices.ContainsFunc(s.engines, sleepMode)
 }
 
@@ -42,7 +42,7 @@ func sleepModeCommand(e engine, command, args []string) ([]string, []string) {
 // validateSleepMode warns where the router cannot learn that an engine
 // sleeps, so it keeps sending it requests: a router before 0.1.6, or a
 // multi-node engine on Ray, whose command is a shell script.
-func validateSleepMode(f *Findings, s *Stack) {
+func validateSleepMode(f *Findings, s *resolvedStack) {
 	if extensionOn(s) {
 		return
 	}

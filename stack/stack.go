@@ -13,43 +13,28 @@ import (
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
-// Stack is a ProductionStack resolved for building: names, namespace, and
-// every model's engine with defaults applied.
+// Stack is a ProductionStack resolved for building, and what its last
+// Compose found of the stack's change in progress.
 type Stack struct {
+	r *resolvedStack
+	// last is what the last Compose found (transition.go): the facade
+	// keeps it for Parts, Moves, Notes and Withheld; the resolved stack
+	// is never changed after New.
+	last transitionResult
+}
+
+// resolvedStack is a ProductionStack resolved for building: names,
+// namespace, and every model's engine with defaults applied.
+type resolvedStack struct {
 	name      string // S: the stack's name as a DNS label, at most 63 characters
 	namespace string
 	names     names
 	engines   []engine
 	router    router
 
-	// routerRoleExists: Crossplane observed the router's Role, so its
-	// RoleBinding may be composed.
-	routerRoleExists bool
-	// moves are the models changing topology, as Compose saw them;
-	// frozenPools are the models whose pool and picker are kept as
-	// observed while their disaggregation changes (transition.go).
-	frozenPools []string
-	// keptRouterType the routing logic of a router kept as observed.
-	moves          []Move
-	keptRouterType string
-	// layerMove says how the stack moves between routing layers, "" when
-	// it does not (routingMove).
-	layerMove string
-	// observed is what Crossplane observed of the composed objects (set
-	// by Compose).
-	observed Observed
-	// withheld are the keys Compose withheld until an observed object of
-	// another kind is gone (keys.go).
-	withheld []string
-
 	// extension is the inference extension's routing layer, nil when the
 	// stack runs the production-stack router.
 	extension *extension
-	// rootHolder is the model that holds the gateway's root path on the
-	// extension, "" when none does (set by Compose: resolveRootHolder).
-	rootHolder string
-	// notes are Compose's warnings.
-	notes []string
 
 	serviceMonitor *v1alpha1.ServiceMonitor
 	// adapterSyncImage is the function's own image, from the Input, for
@@ -66,13 +51,13 @@ type Stack struct {
 // XRD's rules on raw, the spec as written (DecodeSpec returns it). Errors
 // name the field and the fix; a stack with errors must not be composed.
 func (s *Stack) Validate(raw map[string]any) Findings {
-	f := validate(s.id, s.spec, s)
+	f := validate(s.r.id, s.r.spec, s.r)
 	f.addSchemaViolations(raw)
 	return f
 }
 
 // Models is how many models the stack serves.
-func (s *Stack) Models() int { return len(s.engines) }
+func (s *Stack) Models() int { return len(s.r.engines) }
 
 // Compose builds every object of a valid stack, in a fixed order with keys
 // (composition resource names) stable for the life of the stack, or explains
@@ -81,71 +66,52 @@ func (s *Stack) Models() int { return len(s.engines) }
 // model whose topology changes keeps its old workload, as observed, until
 // the new one is ready (Moves; see transition.go).
 func (s *Stack) Compose(observed Observed) ([]Object, error) {
-	s.routerRoleExists = observed.Has(routerRoleKey)
-	s.observed = observed
-	s.notes = nil
-	if extensionOn(s) {
-		var note string
-		s.rootHolder, note = resolveRootHolder(s, observed)
-		if note != "" {
-			s.notes = append(s.notes, note)
-		}
+	r := s.r
+	s.last = transitionResult{}
+	var rootHolder, note string
+	if extensionOn(r) {
+		rootHolder, note = resolveRootHolder(r, observed)
 	}
-	groups := composeGroups(s)
-	if err := clashes(s, groups); err != nil {
+	groups := composeGroups(r, observed, rootHolder)
+	if err := clashes(r, groups); err != nil {
 		return nil, err
 	}
 	objs := slices.Concat(groups...)
-	desired := make(map[string]bool, len(objs))
-	for _, o := range objs {
-		desired[o.Key] = true
+	handOver(r, observed, objs)
+	s.last = transit(r, observed, objs)
+	s.last.rootHolder = rootHolder
+	if note != "" {
+		s.last.notes = []string{note}
 	}
-	var keep []Object
-	var freezeRouter bool
-	s.keptRouterType = ""
-	s.frozenPools = nil
-	s.moves, keep, freezeRouter = moves(s, observed, desired)
-	if freezeRouter {
-		// The router keeps the logic it runs, as observed.
-		objs = slices.DeleteFunc(objs, func(o Object) bool { return o.Key == routerKey })
-	}
-	if frozen := frozenPoolObjects(s, observed); len(frozen) > 0 {
-		// A pool and its picker keep serving the old workload, as observed.
-		for i, o := range objs {
-			if f, ok := frozen[o.Key]; ok {
-				objs[i] = f
-			}
-		}
-	}
-	var keepLayer, keepRoute []Object
-	keepLayer, s.layerMove = routingMove(s, observed, desired)
-	if extensionOn(s) {
-		keepRoute = legacyRoute(s, observed, desired)
-	}
-	objs, s.withheld = withhold(s, observed, objs)
-	return slices.Concat(objs, keep, keepLayer, keepRoute), nil
+	return s.last.objects, nil
 }
 
 // Withheld are the keys the last Compose withheld until an observed object
 // is gone (keys.go).
-func (s *Stack) Withheld() []string { return s.withheld }
+func (s *Stack) Withheld() []string { return s.last.withheld }
 
 // Notes are warnings of the last Compose: what changes for clients that
 // the spec alone does not say (a removed model that held the gateway's
 // root path).
-func (s *Stack) Notes() []string { return s.notes }
+func (s *Stack) Notes() []string { return s.last.notes }
 
 // Moves are the models whose change of topology is in progress, as the last
 // Compose saw them.
-func (s *Stack) Moves() []Move { return s.moves }
+func (s *Stack) Moves() []Move { return s.last.moves }
 
 // New resolves a decoded spec for building: the stack's names, and every
 // model's engine with the spec's and the Input's defaults applied. It
 // refuses nothing: Validate says what is wrong.
 func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *Stack {
+	return &Stack{r: resolveStack(id, spec, in)}
+}
+
+// resolveStack is the stack's names, and every model's engine with the
+// spec's and the Input's defaults applied.
+func resolveStack(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *resolvedStack {
 	name := shorten(dnsLabel(id.Name), maxLabelLength)
 	n := names{stack: name}
-	st := &Stack{
+	st := &resolvedStack{
 		name:      name,
 		namespace: id.Namespace,
 		names:     n,
@@ -185,13 +151,13 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 
 // meta is the metadata of every object of the stack. The namespace is set
 // explicitly: a legacy XR is cluster scoped, so Crossplane cannot infer it.
-func (s *Stack) meta(name string, labels map[string]string) metav1.ObjectMeta {
+func (s *resolvedStack) meta(name string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: s.namespace, Labels: labels}
 }
 
 // hfTokenSecret is the Hugging Face token of the stack's first engine that
 // has one, for the router: kvaware routing downloads the models' tokenizers.
-func (s *Stack) hfTokenSecret() *v1alpha1.SecretKeySelector {
+func (s *resolvedStack) hfTokenSecret() *v1alpha1.SecretKeySelector {
 	for _, e := range s.engines {
 		if t := e.cfg.VLLMConfig.HFTokenSecret; t != nil {
 			return t
@@ -208,7 +174,7 @@ type Object struct {
 
 // composeGroups builds the objects of each model, in the order of
 // s.engines, then the stack's own.
-func composeGroups(s *Stack) [][]Object {
+func composeGroups(s *resolvedStack, o Observed, rootHolder string) [][]Object {
 	groups := make([][]Object, 0, len(s.engines)+1)
 	for _, e := range s.engines {
 		objs := make([]Object, 0, 6)
@@ -234,20 +200,20 @@ func composeGroups(s *Stack) [][]Object {
 			objs = append(objs, engineAutoscaler(s, e))
 		}
 		if m, ok := poolModel(e); ok && extensionOn(s) {
-			objs = append(objs, poolObjects(s, m)...)
-			objs = append(objs, Object{modelRouteKey(m.id), modelRoute(s, m)})
+			objs = append(objs, poolObjects(s, m, o)...)
+			objs = append(objs, Object{modelRouteKey(m.id), modelRoute(s, m, rootHolder)})
 		}
 		groups = append(groups, objs)
 	}
-	return append(groups, stackObjects(s))
+	return append(groups, stackObjects(s, o))
 }
 
 // stackObjects builds the objects the models share: the router's, the cache
 // server's, the monitors and the network policy.
-func stackObjects(s *Stack) []Object {
+func stackObjects(s *resolvedStack, o Observed) []Object {
 	objs := make([]Object, 0, 8)
 	if !extensionOn(s) {
-		objs = append(objs, routerObjects(s)...)
+		objs = append(objs, routerObjects(s, o)...)
 	}
 	if m := s.serviceMonitor; on(m != nil, m.GetEnabled()) {
 		objs = append(objs, Object{engineMonitorKey, serviceMonitor(s, s.names.engineServiceMonitor(), ComponentEngine, servicePortName, m)})
@@ -271,17 +237,17 @@ func stackObjects(s *Stack) []Object {
 	if np := s.networkPolicy; on(np != nil, np.GetEnabled()) {
 		objs = append(objs, Object{engineNetworkPolicyKey, engineNetworkPolicy(s, np)})
 	}
-	return append(objs, adapterSyncObjects(s)...)
+	return append(objs, adapterSyncObjects(s, o)...)
 }
 
 // routerObjects are the production-stack router's objects.
-func routerObjects(s *Stack) []Object {
+func routerObjects(s *resolvedStack, o Observed) []Object {
 	var objs []Object
 	if s.router.serviceAccount == "" {
 		objs = append(objs, Object{routerServiceAccountKey, routerServiceAccount(s)})
 	}
 	objs = append(objs, Object{routerRoleKey, routerRole(s)})
-	if s.routerRoleExists {
+	if o.Has(routerRoleKey) {
 		// The API server refuses a RoleBinding to a Role it cannot find
 		// unless its creator may bind any Role, which Crossplane may not
 		// (RBAC escalation prevention): Crossplane applies the composed
@@ -312,7 +278,7 @@ func routerObjects(s *Stack) []Object {
 // DNS labels differ ("a" and "a-service" both make engine-a-service), or a
 // model named like one of the router's objects. Crossplane would compose
 // only one of them, or apply both to the same object.
-func clashes(s *Stack, groups [][]Object) error {
+func clashes(s *resolvedStack, groups [][]Object) error {
 	var msgs []string
 	byKey := map[string]int{}
 	byName := map[string]int{}
@@ -341,7 +307,7 @@ func clashes(s *Stack, groups [][]Object) error {
 // clash explains objects of groups a and b (models by index in s.engines;
 // the last group is the stack's own objects, of which only the router's
 // names can meet a model's) that clash on what.
-func clash(s *Stack, a, b int, what string) string {
+func clash(s *resolvedStack, a, b int, what string) string {
 	from := func(g int) string {
 		if g >= len(s.engines) {
 			return "the router"

@@ -46,7 +46,7 @@ func ownsClaimKey(e engine) bool {
 }
 
 // modelCacheVolume is the volume mounted at /data, if storage is enabled.
-func modelCacheVolume(s *Stack, e engine) (corev1.Volume, bool) {
+func modelCacheVolume(s *resolvedStack, e engine) (corev1.Volume, bool) {
 	st := e.cfg.Storage
 	var src corev1.VolumeSource
 	switch {
@@ -67,7 +67,7 @@ func modelCacheVolume(s *Stack, e engine) (corev1.Volume, bool) {
 
 // storageClaim builds the model cache claim. Model weights are downloaded
 // into it once (HF_HOME=/data) and survive pod restarts and rollouts.
-func storageClaim(s *Stack, e engine) *corev1.PersistentVolumeClaim {
+func storageClaim(s *resolvedStack, e engine) *corev1.PersistentVolumeClaim {
 	e = claimEngine(e)
 	st := e.cfg.Storage
 	pvc := &corev1.PersistentVolumeClaim{
@@ -89,7 +89,7 @@ func storageClaim(s *Stack, e engine) *corev1.PersistentVolumeClaim {
 }
 
 // engineVolumes lists the engine pod's volumes in a fixed order.
-func engineVolumes(s *Stack, e engine) []corev1.Volume {
+func engineVolumes(s *resolvedStack, e engine) []corev1.Volume {
 	var vols []corev1.Volume
 	if v, ok := modelCacheVolume(s, e); ok {
 		vols = append(vols, v)

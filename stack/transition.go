@@ -30,6 +30,65 @@ func (k Keys) Has(key string) bool        { return k(key) }
 func (Keys) Ready(string) bool            { return false }
 func (Keys) Object(string) map[string]any { return nil }
 
+// transitionResult is what make before break decides over the objects a
+// stack builds and what Crossplane observed: the objects to compose, and
+// what the status says of the change in progress.
+type transitionResult struct {
+	objects []Object
+	// moves are the models changing topology.
+	moves []Move
+	// keptRouterType is the routing logic of a router kept as observed.
+	keptRouterType string
+	// layerMove says how the stack moves between routing layers, "" when
+	// it does not (routingMove).
+	layerMove string
+	// withheld are the keys withheld until an observed object of another
+	// kind is gone (keys.go).
+	withheld []string
+	// rootHolder is the model that holds the gateway's root path on the
+	// extension, "" when none does (resolveRootHolder); notes are the
+	// warnings of the change.
+	rootHolder string
+	notes      []string
+}
+
+// transit decides, over the objects built for the stack (objs) and what
+// Crossplane observed, what to compose: a model whose topology changes
+// keeps its old workload, a router or pool keeps the logic it runs, a layer
+// of routing keeps serving until its successor is ready, and a key never
+// changes kind.
+func transit(s *resolvedStack, observed Observed, objs []Object) transitionResult {
+	desired := make(map[string]bool, len(objs))
+	for _, o := range objs {
+		desired[o.Key] = true
+	}
+	var t transitionResult
+	var keep []Object
+	var freezeRouter bool
+	var frozenPools []string
+	t.moves, keep, freezeRouter, frozenPools, t.keptRouterType = moves(s, observed, desired)
+	if freezeRouter {
+		// The router keeps the logic it runs, as observed.
+		objs = slices.DeleteFunc(objs, func(o Object) bool { return o.Key == routerKey })
+	}
+	if frozen := frozenPoolObjects(observed, frozenPools); len(frozen) > 0 {
+		// A pool and its picker keep serving the old workload, as observed.
+		for i, o := range objs {
+			if f, ok := frozen[o.Key]; ok {
+				objs[i] = f
+			}
+		}
+	}
+	var keepLayer, keepRoute []Object
+	keepLayer, t.layerMove = routingMove(s, observed, desired)
+	if extensionOn(s) {
+		keepRoute = legacyRoute(s, observed, desired)
+	}
+	objs, t.withheld = withhold(s, observed, objs)
+	t.objects = slices.Concat(objs, keep, keepLayer, keepRoute)
+	return t
+}
+
 // A model's workload changes kind or key when its topology changes: one
 // Deployment (engine-M), a LeaderWorkerSet (engine-M-leaderworkerset, with
 // multiNode) or two groups' Deployments (engine-M-prefill and
@@ -125,7 +184,7 @@ type Move struct {
 // moves finds each model's topology change in progress and the observed
 // objects to keep for it, given the keys of the objects composed for the
 // new topology. freezeRouter: the router must keep its observed logic.
-func moves(s *Stack, o Observed, desired map[string]bool) (ms []Move, keep []Object, freezeRouter bool) {
+func moves(s *resolvedStack, o Observed, desired map[string]bool) (ms []Move, keep []Object, freezeRouter bool, frozenPools []string, keptRouterType string) {
 	routerCurrent := -1 // unknown until a move asks
 	for i := 0; i < len(s.engines); {
 		e := s.engines[i]
@@ -176,7 +235,7 @@ func moves(s *Stack, o Observed, desired map[string]bool) (ms []Move, keep []Obj
 		if switchLogic && extensionOn(s) {
 			if !newReady {
 				// The pool and picker keep serving the old workload.
-				s.frozenPools = append(s.frozenPools, e.modelID)
+				frozenPools = append(frozenPools, e.modelID)
 			} else if pickerRuns(s, o, e) {
 				continue // made; the old one goes
 			}
@@ -209,10 +268,10 @@ func moves(s *Stack, o Observed, desired map[string]bool) (ms []Move, keep []Obj
 			freezeRouter = false
 		} else {
 			keep = append(keep, Object{routerKey, obj})
-			s.keptRouterType = observedRoutingLogic(o)
+			keptRouterType = observedRoutingLogic(o)
 		}
 	}
-	return ms, keep, freezeRouter
+	return ms, keep, freezeRouter, frozenPools, keptRouterType
 }
 
 // observedRouterArgs are the arguments of the observed router's container.
@@ -253,9 +312,9 @@ func poolKeys(modelID string) []keyed {
 // disaggregation changes while their new workload is not ready: kept as
 // observed, in place of the new ones, so the picker keeps serving the old
 // workload, as the router keeps its logic.
-func frozenPoolObjects(s *Stack, o Observed) map[string]Object {
+func frozenPoolObjects(o Observed, frozenPools []string) map[string]Object {
 	out := map[string]Object{}
-	for _, id := range s.frozenPools {
+	for _, id := range frozenPools {
 		for _, k := range poolKeys(id) {
 			if obj, ok := keptObject(o, k, nil); ok {
 				out[k.key] = Object{k.key, obj}
@@ -268,7 +327,7 @@ func frozenPoolObjects(s *Stack, o Observed) map[string]Object {
 // pickerRuns reports whether the observed pool of e's model selects as the
 // stack renders it now and its picker is ready with the configuration and
 // pod annotations rendered now.
-func pickerRuns(s *Stack, o Observed, e engine) bool {
+func pickerRuns(s *resolvedStack, o Observed, e engine) bool {
 	m, _ := poolModel(e)
 	p := pool(s, m)
 	id := m.id
@@ -284,7 +343,7 @@ func pickerRuns(s *Stack, o Observed, e engine) bool {
 
 // routerRuns reports whether the observed router is ready and runs the
 // arguments the stack renders for it now.
-func routerRuns(s *Stack, o Observed) bool {
+func routerRuns(s *resolvedStack, o Observed) bool {
 	if !o.Ready(routerKey) {
 		return false
 	}

@@ -46,7 +46,7 @@ func TestMoveRule(t *testing.T) {
 	router := func(s *Stack) map[string]any {
 		return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "s-deployment-router"},
 			"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{
-				map[string]any{"name": routerContainer, "args": toAny(routerArgs(s))}}}}}}
+				map[string]any{"name": routerContainer, "args": toAny(routerArgs(s.r))}}}}}}
 	}
 	oldRouter := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "s-deployment-router"},
 		"spec": map[string]any{"replicas": float64(1)}}

@@ -36,7 +36,7 @@ var (
 // validate checks a decoded spec and its resolved engines. Checks on a single
 // field name the field where the user wrote it; checks across fields run on
 // the merged engine, so a models[] item is checked with what it inherits.
-func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *Stack) Findings {
+func validate(id Identity, spec *v1alpha1.ProductionStackSpec, s *resolvedStack) Findings {
 	var f Findings
 	engs, r := s.engines, s.router
 	validateStackName(&f, id)
