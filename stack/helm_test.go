@@ -19,6 +19,7 @@ import (
 
 	"github.com/vllm-project/function-vllm-stack/internal/chartkeys"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
 )
 
 // The "Coming from the Helm chart" table of docs/helm.md maps every key of the
@@ -29,10 +30,10 @@ import (
 
 // Fatal messages the Helm rows rely on.
 const (
-	// routerType kvaware on a stack whose engine (spec.model of
+	// RouterType kvaware on a stack whose engine (spec.model of
 	// minimalXR) has no LMCache.
 	helmMsgKVAwareNeedsLMCache = helmInvalid + "spec.lmcacheConfig.enabled must be true with routerConfig.routerType kvaware: the router finds cached prefixes through each engine's LMCache; enable LMCache for m or use routerType prefixaware"
-	// prefixMinMatchLength with the default routerType.
+	// prefixMinMatchLength with the default RouterType.
 	helmMsgPrefixMinMatchNeedsPrefixAware = helmInvalid + "spec.routerConfig.prefixMinMatchLength applies to routerType prefixaware only, and routerType is roundrobin: set routerType to prefixaware or remove prefixMinMatchLength"
 	// Two router replicas with kvaware.
 	helmMsgKVAwareOneRouter = helmInvalid + "spec.routerConfig.replicas 2 is invalid with routerType kvaware: the LMCache controller runs inside the router and each engine registers with one router pod; use 1 replica"
@@ -142,7 +143,7 @@ var (
 		"router", "router-role", "router-rolebinding", "router-service", "router-serviceaccount"}
 )
 
-// helmKVAwareEnv is what an engine gets with routerType kvaware, after the
+// helmKVAwareEnv is what an engine gets with RouterType kvaware, after the
 // LMCache variables, for the router Service s-router-service.
 func helmKVAwareEnv(controllerPort, replyPort, workerPorts, heartbeat string) []corev1.EnvVar {
 	return []corev1.EnvVar{
@@ -855,8 +856,8 @@ func helmRows() map[string]func(t *testing.T) {
 			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": "cache", "emptyDir": map[string]any{}}},
 				"routerConfig.extraVolumeMounts", []any{map[string]any{"name": "cache", "mountPath": "/home/router"}}),
 				helmInvalid+`spec.routerConfig.extraVolumeMounts[0].mountPath "/home/router" is already mounted in the container: use another path`)
-			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": volumeRouterHome, "emptyDir": map[string]any{}}}),
-				helmInvalid+`spec.routerConfig.extraVolumes[0].name "`+volumeRouterHome+`" is used by the stack itself: choose another name`)
+			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": build.VolumeRouterHome, "emptyDir": map[string]any{}}}),
+				helmInvalid+`spec.routerConfig.extraVolumes[0].name "`+build.VolumeRouterHome+`" is used by the stack itself: choose another name`)
 			// The API server's mount rules (internal/kubeapi) hold for the router's mounts too.
 			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": "tmp", "emptyDir": map[string]any{}}},
 				"routerConfig.extraVolumeMounts", []any{map[string]any{"name": "tmp", "mountPath": "/tmp", "subPath": "../x"}}),

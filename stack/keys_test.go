@@ -10,6 +10,7 @@ import (
 
 	"github.com/vllm-project/function-vllm-stack/internal/fuzzseeds"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // keyKinds records the API group and kind each composition resource name
@@ -38,7 +39,7 @@ func (k *keyKinds) add(where string, rsp response) {
 		} else if prev[0] != gk {
 			k.t.Errorf("composition resource name %s is %s in %s and %s in %s: a key never changes kind or API group", key, prev[0], prev[1], gk, where)
 		}
-		if strings.HasSuffix(key, "-autoscaler") && key != routerAutoscalerKey {
+		if strings.HasSuffix(key, "-autoscaler") && key != names.RouterAutoscalerKey {
 			k.t.Errorf("%s: composes %s, a retired key (retiredEngineAutoscalerKey)", where, key)
 		}
 	}
