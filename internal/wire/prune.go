@@ -1,4 +1,4 @@
-package fn
+package wire
 
 import (
 	"errors"
@@ -9,11 +9,11 @@ import (
 // A request carries every observed object whole: a Deployment's pod
 // template, every object's managedFields and ownerReferences, the XR's own
 // status and managedFields. The function reads a few fields of each
-// (observedFields, compositeFields, podFields), yet the gRPC server's
+// (ObservedFields, CompositeFields, PodFields), yet the gRPC server's
 // proto.Unmarshal builds a structpb value for every field of every object,
-// and that was most of a steady-state call's decode (issue 34). pruneRequest
+// and that was most of a steady-state call's decode (issue 34). PruneRequest
 // drops, in the wire form, the fields of observed and required objects that
-// decodeFields would drop, so they are never decoded; what the function reads
+// DecodeFields would drop, so they are never decoded; what the function reads
 // is byte for byte what it read before. The desired state, the Input, the
 // context and the credentials are kept whole: the response carries the
 // desired state and the context on.
@@ -35,7 +35,7 @@ const (
 )
 
 // keptFields are what the function reads of an observed composed resource
-// (observedFields) and, whole, every field of the object a change of
+// (ObservedFields) and, whole, every field of the object a change of
 // topology keeps as it is observed (stack/transition.go keptObject: the
 // old workload, its Service, claim, chat template, the router, a routing
 // layer's objects): its spec, data, rules, subjects, roleRef and the
@@ -44,7 +44,7 @@ const (
 // most of an object's size besides its spec, but for the owners of
 // spec.replicas (replicasOwners): which field managers own it decides when
 // an autoscaler has taken a Deployment's replicas over (stack/handover.go).
-var keptFields = fieldSet{
+var keptFields = FieldSet{
 	"apiVersion": nil,
 	"kind":       nil,
 	"metadata":   keptMetadata,
@@ -56,34 +56,34 @@ var keptFields = fieldSet{
 	"rules": nil, "subjects": nil, "roleRef": nil,
 }
 
-// keptMetadata is observedFields' metadata and, of each managedFields
+// keptMetadata is ObservedFields' metadata and, of each managedFields
 // entry, its manager, operation and subresource, and whether it owns
 // spec.replicas.
-var keptMetadata = func() fieldSet {
-	m := fieldSet{"managedFields": replicasOwnerFields}
-	for k, v := range observedFields["metadata"] {
+var keptMetadata = func() FieldSet {
+	m := FieldSet{"managedFields": replicasOwnerFields}
+	for k, v := range ObservedFields["metadata"] {
 		m[k] = v
 	}
 	return m
 }()
 
-var replicasOwnerFields = fieldSet{
+var replicasOwnerFields = FieldSet{
 	"manager": nil, "operation": nil, "subresource": nil,
 	"fieldsV1": {"f:spec": {"f:replicas": nil}},
 }
 
-// requiredFields are what the function reads of a required resource: a
-// pod's podFields, which hold a CRD's kind, apiVersion and metadata.name.
-var requiredFields = podFields
+// RequiredFields are what the function reads of a required resource: a
+// pod's PodFields, which hold a CRD's kind, apiVersion and metadata.name.
+var RequiredFields = PodFields
 
 // errMalformed: the wire form does not parse; proto.Unmarshal says why.
 var errMalformed = errors.New("malformed wire form")
 
-// pruneRequest returns the wire form of a RunFunctionRequest without the
+// PruneRequest returns the wire form of a RunFunctionRequest without the
 // fields of observed and required objects the function does not read. An
 // error says b is not well-formed; it is then decoded as it is, and
 // proto.Unmarshal says what is wrong.
-func pruneRequest(b []byte) ([]byte, error) {
+func PruneRequest(b []byte) ([]byte, error) {
 	return rewrite(make([]byte, 0, len(b)), b, func(dst []byte, num protowire.Number, v []byte) ([]byte, action, error) {
 		switch num {
 		case requestObserved:
@@ -94,7 +94,7 @@ func pruneRequest(b []byte) ([]byte, error) {
 					if num != resourcesItems {
 						return dst, keep, nil
 					}
-					return replaced(pruneResource(dst, v, requiredFields))
+					return replaced(pruneResource(dst, v, RequiredFields))
 				})
 			})))
 		}
@@ -102,12 +102,12 @@ func pruneRequest(b []byte) ([]byte, error) {
 	})
 }
 
-// pruneState prunes the observed XR to compositeFields and each observed
-// composed resource to observedFields.
+// pruneState prunes the observed XR to CompositeFields and each observed
+// composed resource to ObservedFields.
 func pruneState(dst []byte, num protowire.Number, v []byte) ([]byte, action, error) {
 	switch num {
 	case stateComposite:
-		return replaced(pruneResource(dst, v, compositeFields))
+		return replaced(pruneResource(dst, v, CompositeFields))
 	case stateResources:
 		return replaced(rewrite(dst, v, mapValue(func(dst, v []byte) ([]byte, error) { return pruneResource(dst, v, keptFields) })))
 	}
@@ -116,7 +116,7 @@ func pruneState(dst []byte, num protowire.Number, v []byte) ([]byte, action, err
 
 // pruneResource prunes a Resource's object; its connection details and
 // readiness stay.
-func pruneResource(dst, v []byte, fs fieldSet) ([]byte, error) {
+func pruneResource(dst, v []byte, fs FieldSet) ([]byte, error) {
 	return rewrite(dst, v, func(dst []byte, num protowire.Number, v []byte) ([]byte, action, error) {
 		if num != resourceResource {
 			return dst, keep, nil
@@ -125,9 +125,9 @@ func pruneResource(dst, v []byte, fs fieldSet) ([]byte, error) {
 	})
 }
 
-// pruneStruct keeps the members of a Struct that decodeFields keeps for fs,
-// each pruned as decodeFields prunes it.
-func pruneStruct(dst, v []byte, fs fieldSet) ([]byte, error) {
+// pruneStruct keeps the members of a Struct that DecodeFields keeps for fs,
+// each pruned as DecodeFields prunes it.
+func pruneStruct(dst, v []byte, fs FieldSet) ([]byte, error) {
 	return rewrite(dst, v, func(dst []byte, num protowire.Number, entry []byte) ([]byte, action, error) {
 		if num != structFields {
 			return dst, keep, nil
@@ -148,8 +148,8 @@ func pruneStruct(dst, v []byte, fs fieldSet) ([]byte, error) {
 }
 
 // pruneValue prunes a Value that is an object, or a list, to fs: the items
-// of a list that are objects, as decodeFields does.
-func pruneValue(dst, v []byte, fs fieldSet) ([]byte, error) {
+// of a list that are objects, as DecodeFields does.
+func pruneValue(dst, v []byte, fs FieldSet) ([]byte, error) {
 	return rewrite(dst, v, func(dst []byte, num protowire.Number, v []byte) ([]byte, action, error) {
 		switch num {
 		case valueStruct:

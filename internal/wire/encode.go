@@ -1,4 +1,4 @@
-package fn
+package wire
 
 import (
 	"encoding"
@@ -20,18 +20,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// encodeComposed is composedStruct without the JSON in between: it walks the
+// Encode is EncodeViaJSON without the JSON in between: it walks the
 // typed object and builds the Struct that encoding/json's output, decoded
-// and pruned by composedStruct, would give. Writing JSON and reading it back
+// and pruned by EncodeViaJSON, would give. Writing JSON and reading it back
 // took a third of RunFunction's time.
 //
 // It follows encoding/json's rules (json tags, omitempty, embedded structs,
 // invalid UTF-8 written as U+FFFD, []byte as base64, numbers as float64);
 // a value that marshals itself (a Quantity, an IntOrString, a Time) still
 // goes through its MarshalJSON and the decoder, and so does any type the
-// walk does not know how to take (see fieldsOf): composedStruct stays the
+// walk does not know how to take (see collectFields): EncodeViaJSON stays the
 // definition, and TestEncoderIsJSON and FuzzEncoder hold the two together.
-func encodeComposed(o runtime.Object) (*structpb.Struct, error) {
+func Encode(o runtime.Object) (*structpb.Struct, error) {
 	var v reflect.Value
 	if u, ok := o.(*unstructured.Unstructured); ok {
 		v = reflect.ValueOf(u.Object) // what its MarshalJSON writes

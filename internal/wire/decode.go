@@ -1,4 +1,4 @@
-package fn
+package wire
 
 import (
 	"encoding/json"
@@ -8,14 +8,9 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
-	"github.com/crossplane/function-sdk-go/resource/composite"
 )
 
-// composedStruct converts a typed object into the protobuf Struct of a desired
+// EncodeViaJSON converts a typed object into the protobuf Struct of a desired
 // composed resource, holding only the fields the function has an opinion
 // about.
 //
@@ -30,7 +25,7 @@ import (
 // The JSON is decoded straight into a Struct: decoding it into a
 // map[string]any and converting that with structpb.NewStruct builds every
 // value twice, and took most of the function's time.
-func composedStruct(o runtime.Object) (*structpb.Struct, error) {
+func EncodeViaJSON(o runtime.Object) (*structpb.Struct, error) {
 	b, err := json.Marshal(o)
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode %T: %w", o, err)
@@ -235,120 +230,4 @@ func (d *decoder) literal(lit string) bool {
 
 func isNumberByte(c byte) bool {
 	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
-}
-
-// Observed objects are decoded only in part. Crossplane sends them whole, as
-// the API server returns them: a Deployment is mostly its pod template and
-// managedFields, which the function never reads, and decoding them took
-// more time than composing the stack.
-
-// A fieldSet names the fields of an object to decode; a nil fieldSet decodes
-// the whole value.
-type fieldSet map[string]fieldSet
-
-// observedFields are the fields readiness and status read of an observed
-// composed resource. Add any other field they come to need.
-var observedFields = fieldSet{
-	"apiVersion": nil,
-	"kind":       nil,
-	"metadata":   {"name": nil, "namespace": nil, "generation": nil, "labels": nil, "annotations": nil},
-	"spec":       {"replicas": nil},
-	"status":     nil,
-}
-
-// compositeFields are the fields the function reads of the observed XR: its
-// identity and spec. Add any other field it comes to need.
-var compositeFields = fieldSet{
-	"apiVersion": nil,
-	"kind":       nil,
-	"metadata":   {"name": nil, "namespace": nil, "uid": nil, "labels": nil, "annotations": nil},
-	"spec":       nil,
-}
-
-// containerStatusFields are the fields the status reads of a container's
-// status. Not its resources: a quantity can take apimachinery seconds to
-// parse (1e-17170000), and a pod of a broken or hostile cluster could hold
-// many.
-var containerStatusFields = fieldSet{
-	"name": nil, "image": nil, "ready": nil, "started": nil, "state": nil, "lastState": nil,
-}
-
-// podFields are the fields the status reads of a pod.
-var podFields = fieldSet{
-	"apiVersion": nil,
-	"kind":       nil,
-	"metadata":   {"name": nil, "namespace": nil, "labels": nil, "annotations": nil, "deletionTimestamp": nil},
-	"status": {
-		"phase": nil, "reason": nil, "message": nil, "conditions": nil,
-		"containerStatuses": containerStatusFields, "initContainerStatuses": containerStatusFields,
-	},
-}
-
-// decodeFields decodes the fields fs of s into the map form of an
-// unstructured object. The fields of a list's objects are selected alike.
-func decodeFields(s *structpb.Struct, fs fieldSet) map[string]any {
-	m := make(map[string]any, len(fs))
-	for k, sub := range fs {
-		v, ok := s.GetFields()[k]
-		if !ok {
-			continue
-		}
-		if o := v.GetStructValue(); o != nil && sub != nil {
-			m[k] = decodeFields(o, sub)
-			continue
-		}
-		if l := v.GetListValue(); l != nil && sub != nil {
-			items := make([]any, 0, len(l.GetValues()))
-			for _, it := range l.GetValues() {
-				if o := it.GetStructValue(); o != nil {
-					items = append(items, decodeFields(o, sub))
-				} else {
-					items = append(items, it.AsInterface())
-				}
-			}
-			m[k] = items
-			continue
-		}
-		m[k] = v.AsInterface()
-	}
-	return m
-}
-
-// observedComposite returns the observed XR, as
-// request.GetObservedCompositeResource does, with only compositeFields.
-func observedComposite(req *fnv1.RunFunctionRequest) *resource.Composite {
-	xr := composite.New()
-	xr.SetUnstructuredContent(decodeFields(req.GetObserved().GetComposite().GetResource(), compositeFields))
-	cds := req.GetObserved().GetComposite().GetConnectionDetails()
-	if cds == nil {
-		cds = resource.ConnectionDetails{}
-	}
-	return &resource.Composite{Resource: xr, ConnectionDetails: cds}
-}
-
-// observedComposed returns the observed composed resources of req, as
-// request.GetObservedComposedResources does, with only observedFields.
-func observedComposed(req *fnv1.RunFunctionRequest) map[resource.Name]resource.ObservedComposed {
-	ocds := make(map[resource.Name]resource.ObservedComposed, len(req.GetObserved().GetResources()))
-	for name, r := range req.GetObserved().GetResources() {
-		cd := composed.New()
-		cd.SetUnstructuredContent(decodeFields(r.GetResource(), observedFields))
-		cds := r.GetConnectionDetails()
-		if cds == nil {
-			cds = resource.ConnectionDetails{}
-		}
-		ocds[resource.Name(name)] = resource.ObservedComposed{Resource: cd, ConnectionDetails: cds}
-	}
-	return ocds
-}
-
-// requiredResources returns the resources Crossplane sent for requirement,
-// as they are.
-func requiredResources(req *fnv1.RunFunctionRequest, requirement string) []*structpb.Struct {
-	items := req.GetRequiredResources()[requirement].GetItems()
-	rs := make([]*structpb.Struct, 0, len(items))
-	for _, r := range items {
-		rs = append(rs, r.GetResource())
-	}
-	return rs
 }
