@@ -158,7 +158,7 @@ func TestArgvCheckCatchesInjection(t *testing.T) {
 	}
 }
 
-// TestArgvOverridden: the invariant holds after the user's ExtraArgs too:
+// TestArgvOverridden: the invariant holds after the user's extraArgs too:
 // an element that gives a spec value's option again, in a spelling the
 // program reads as it, is a problem.
 func TestArgvOverridden(t *testing.T) {

@@ -120,7 +120,7 @@ func namesVersion(msg, ver string) bool {
 	return regexp.MustCompile(`(^|[^0-9.])v?` + regexp.QuoteMeta(ver) + `($|[^0-9.]|\.($|[^0-9]))`).MatchString(msg)
 }
 
-// extraArgsOf reads a stack's ExtraArgs: a model's vllmConfig.ExtraArgs
+// extraArgsOf reads a stack's extraArgs: a model's vllmConfig.extraArgs
 // replace the top level's (MergeConfig replaces lists).
 func extraArgsOf(xr map[string]any) stackExtraArgs {
 	spec := xr["spec"].(map[string]any)

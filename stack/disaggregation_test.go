@@ -167,7 +167,7 @@ func TestDisaggregatedExample(t *testing.T) {
 }
 
 // TestDisaggregationTakesDefaultRouterType: the API server writes the XRD's
-// default RouterType, roundrobin, into every stack that sets none; a
+// default routerType, roundrobin, into every stack that sets none; a
 // disaggregated stack then routes as it must.
 func TestDisaggregationTakesDefaultRouterType(t *testing.T) {
 	router := engineContainer0(t, mustRun(t, req(t, pdXR("routerConfig.routerType", "roundrobin"), nil, nil)), "router")

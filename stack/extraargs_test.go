@@ -9,7 +9,7 @@ import (
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
-// TestExtraArgsWired: an ExtraArgs item that vLLM's parser reads as an
+// TestExtraArgsWired: an extraArgs item that vLLM's parser reads as an
 // option the stack renders (its last occurrence wins) is refused, naming the
 // item where the user wrote it and the field that sets the option, in
 // whichever spelling vLLM takes for it.
@@ -72,7 +72,7 @@ func TestExtraArgsWired(t *testing.T) {
 	}
 }
 
-// TestExtraArgsMultiNode: with MultiNode the options that place a pod in its
+// TestExtraArgsMultiNode: with multiNode the options that place a pod in its
 // group are the stack's, --headless is the workers' alone, and an
 // --api-server-count would reach the headless workers, which vLLM refuses
 // from 0.12.0 (the Ray form's workers run no vllm serve).

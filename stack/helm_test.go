@@ -30,10 +30,10 @@ import (
 
 // Fatal messages the Helm rows rely on.
 const (
-	// RouterType kvaware on a stack whose engine (spec.model of
+	// routerType kvaware on a stack whose engine (spec.model of
 	// minimalXR) has no LMCache.
 	helmMsgKVAwareNeedsLMCache = helmInvalid + "spec.lmcacheConfig.enabled must be true with routerConfig.routerType kvaware: the router finds cached prefixes through each engine's LMCache; enable LMCache for m or use routerType prefixaware"
-	// prefixMinMatchLength with the default RouterType.
+	// prefixMinMatchLength with the default routerType.
 	helmMsgPrefixMinMatchNeedsPrefixAware = helmInvalid + "spec.routerConfig.prefixMinMatchLength applies to routerType prefixaware only, and routerType is roundrobin: set routerType to prefixaware or remove prefixMinMatchLength"
 	// Two router replicas with kvaware.
 	helmMsgKVAwareOneRouter = helmInvalid + "spec.routerConfig.replicas 2 is invalid with routerType kvaware: the LMCache controller runs inside the router and each engine registers with one router pod; use 1 replica"
@@ -143,7 +143,7 @@ var (
 		"router", "router-role", "router-rolebinding", "router-service", "router-serviceaccount"}
 )
 
-// helmKVAwareEnv is what an engine gets with RouterType kvaware, after the
+// helmKVAwareEnv is what an engine gets with routerType kvaware, after the
 // LMCache variables, for the router Service s-router-service.
 func helmKVAwareEnv(controllerPort, replyPort, workerPorts, heartbeat string) []corev1.EnvVar {
 	return []corev1.EnvVar{

@@ -130,7 +130,7 @@ func TestMultiNodeNetworkPolicy(t *testing.T) {
 }
 
 // TestMultiNodeRefusals: the arithmetic, the release, and what does not go
-// with MultiNode yet, each naming the field.
+// with multiNode yet, each naming the field.
 func TestMultiNodeRefusals(t *testing.T) {
 	const prefix = "invalid ProductionStack: "
 	for name, tc := range map[string]struct {

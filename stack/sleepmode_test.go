@@ -10,7 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
-// TestSleepModeCommand: with --enable-sleep-mode in ExtraArgs the whole
+// TestSleepModeCommand: with --enable-sleep-mode in extraArgs the whole
 // argv of vllm serve is the engine container's command, where the router
 // reads it (router-sleep-detection.tsv), the user's items verbatim and in
 // order; without it, command vllm serve and the arguments in args.
@@ -30,7 +30,7 @@ func TestSleepModeCommand(t *testing.T) {
 		t.Errorf("without sleep mode the command is %q, want vllm serve", p.Command)
 	}
 	// The same argv as without sleep mode, with the flag where the user
-	// put it among the ExtraArgs.
+	// put it among the extraArgs.
 	want := append(append(slices.Clone(p.Command), p.Args[:len(p.Args)-3]...), "--enable-sleep-mode", "--max-num-seqs=8", "--swap-space", "4")
 	if diff := cmp.Diff(want, c.Command); diff != "" {
 		t.Errorf("command (-want +got):\n%s", diff)

@@ -80,7 +80,7 @@ func (s *Stack) RuntimeAdapters() bool { return resolve.RuntimeAdaptersAny(s.r) 
 
 // ScaledObjectFields are the fields that make the stack compose KEDA
 // ScaledObjects, as a message names them: autoscaling.type keda and
-// ScaleToZero.
+// scaleToZero.
 func (s *Stack) ScaledObjectFields() string { return validate.ScaledObjectFields(s.r) }
 
 // Stack is a ProductionStack resolved for building, and what its last

@@ -80,7 +80,7 @@ func lmcachePDArgs(e resolve.Engine) []string {
 // EngineArgs are the arguments of `vllm serve`, in a fixed order so the
 // Deployment does not roll when nothing changed. The model is the positional
 // (validated not to read as an option); every other value from the spec is
-// --name=value (see opt); constants stay --name value; ExtraArgs are the
+// --name=value (see opt); constants stay --name value; extraArgs are the
 // user's own options, verbatim at the end.
 func EngineArgs(e resolve.Engine) []string {
 	m, v := e.Model, e.Cfg.VLLMConfig

@@ -82,7 +82,7 @@ func gatewayRefs(refs []v1alpha1.ParentRef) []inferencepool.ParentRef {
 	return out
 }
 
-// ServiceMonitor scrapes /metrics of the Services of one component: vLLM
+// serviceMonitor scrapes /metrics of the Services of one component: vLLM
 // serves its metrics on the same port as the API.
 func serviceMonitor(s *resolve.Stack, name, component, port string, m *v1alpha1.ServiceMonitor) *unstructured.Unstructured {
 	l := names.Labels(s.Name, component, component)

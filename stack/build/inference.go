@@ -148,7 +148,7 @@ func Objectives(s *resolve.Stack, e resolve.Engine) []objective {
 
 // routerFieldsUsedByExtension are the routerConfig fields a stack on the
 // inference extension reads or refuses: apiKeySecret is the engines'
-// VLLM_API_KEY; RouterType, ingress and HttpRoute are refused when they
+// VLLM_API_KEY; routerType, ingress and httpRoute are refused when they
 // would act (validateExtension), the routing logics' knobs by their own
 // rules (validateRouting, the XRD's CEL rules).
 var routerFieldsUsedByExtension = map[string]bool{

@@ -53,7 +53,7 @@ func StartupBudget(e resolve.Engine) int64 {
 }
 
 // ColdStartSeconds is how long a request may wait for the model to start
-// from zero: ColdStartSeconds, else the start-up budget.
+// from zero: coldStartSeconds, else the start-up budget.
 func ColdStartSeconds(e resolve.Engine) int64 {
 	if z := resolve.ScaleToZero(e); z != nil && z.ColdStartSeconds != nil {
 		return int64(*z.ColdStartSeconds)

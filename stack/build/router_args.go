@@ -59,7 +59,7 @@ type namedPort struct {
 // RouterArgs are the arguments of vllm-router (the image's entrypoint). The
 // router discovers this stack's engine pods by label and sends each request
 // to one of them by the routing logic. Values from the spec or the XR are
-// --name=value (see opt); constants stay --name value; ExtraArgs are the
+// --name=value (see opt); constants stay --name value; extraArgs are the
 // user's own options, verbatim at the end.
 func RouterArgs(s *resolve.Stack) []string {
 	args := []string{

@@ -149,7 +149,7 @@ func routerPDB(s *resolve.Stack) *policyv1.PodDisruptionBudget {
 	return podDisruptionBudget(s, s.Names.RouterPDB(), routerLabels(s), names.Selector(s.Name, names.ComponentRouter, names.ComponentRouter), s.Router.PDB)
 }
 
-// Scale to zero (ScaleToZero): a KEDA ScaledObject with minReplicaCount 0
+// Scale to zero (scaleToZero): a KEDA ScaledObject with minReplicaCount 0
 // on the model's engine Deployment. Two triggers: one that wakes the model
 // and keeps it up while it is used (with the inference extension the
 // requests its picker holds or the engines run; with the router the

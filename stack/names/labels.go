@@ -59,7 +59,7 @@ func Labels(stack, name, component string) map[string]string {
 	return l
 }
 
-// A multi-node model (MultiNode) is a LeaderWorkerSet (kubernetes-sigs/lws
+// A multi-node model (multiNode) is a LeaderWorkerSet (kubernetes-sigs/lws
 // v0.7.0) instead of a Deployment: each replica is a group of
 // podsPerReplica pods, a leader that serves the API and workers that join
 // it, running one engine with vLLM's multi-node (mp) backend: every pod runs

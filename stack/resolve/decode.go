@@ -93,7 +93,7 @@ func specPathError(msg string) string {
 	for _, p := range []string{`unknown field "`, `duplicate field "`} {
 		msg = strings.ReplaceAll(msg, p, p+"spec.")
 	}
-	// "Go struct field VLLMConfig.vllmConfig.HFTokenSecret": the innermost
+	// "Go struct field VLLMConfig.vllmConfig.hfTokenSecret": the innermost
 	// Go type, then the path from the spec.
 	msg = goStructField.ReplaceAllString(msg, "spec.")
 	// Inline structs show in the decoder's paths ("spec.EngineConfig.replicas",

@@ -132,7 +132,7 @@ func WorkerPort(e Engine) int32 {
 }
 
 // WorkerPorts is the range of ports the engine's LMCache workers listen on:
-// WorkerPort and one more per further tensor-parallel worker. It is int64 so
+// workerPort and one more per further tensor-parallel worker. It is int64 so
 // validation can see a range that runs past 65535.
 func WorkerPorts(e Engine) (first, last int64) {
 	first = int64(WorkerPort(e))
@@ -226,7 +226,7 @@ func RuntimeAdaptersAny(s *Stack) bool {
 	return slices.ContainsFunc(s.Engines, RuntimeAdaptersOn)
 }
 
-// ScaleToZero is the model's ScaleToZero block when enabled, else nil.
+// ScaleToZero is the model's scaleToZero block when enabled, else nil.
 func ScaleToZero(e Engine) *v1alpha1.ScaleToZero {
 	z := e.Cfg.ScaleToZero
 	if z == nil || !ptr.Deref(z.Enabled, true) {
@@ -235,7 +235,7 @@ func ScaleToZero(e Engine) *v1alpha1.ScaleToZero {
 	return z
 }
 
-// Sleep mode (vLLM's --enable-sleep-mode, in vllmConfig.ExtraArgs): the
+// Sleep mode (vLLM's --enable-sleep-mode, in vllmConfig.extraArgs): the
 // router sends no request to an engine it knows asleep, and it knows an
 // engine can sleep only by the exact item --enable-sleep-mode in the
 // command of the pod's container named vllm (router 0.1.6 on; before,
@@ -244,7 +244,7 @@ func ScaleToZero(e Engine) *v1alpha1.ScaleToZero {
 // SleepModeFlag is vLLM's flag, a store-true option: the only form.
 const SleepModeFlag = "--enable-sleep-mode"
 
-// SleepMode reports whether an engine can sleep: the user's ExtraArgs say so.
+// SleepMode reports whether an engine can sleep: the user's extraArgs say so.
 func SleepMode(e Engine) bool {
 	return slices.Contains(e.Cfg.VLLMConfig.ExtraArgs, SleepModeFlag)
 }

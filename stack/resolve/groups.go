@@ -84,7 +84,7 @@ func RoutingFor(transfer string) string {
 }
 
 // IsDisaggregatedRouting reports whether the router's logic is one the
-// stack sets for a disaggregated model (never chosen by RouterType).
+// stack sets for a disaggregated model (never chosen by routerType).
 func IsDisaggregatedRouting(routerType string) bool {
 	return routerType == RoutingDisaggregated || routerType == RoutingDisaggregatedLMCache
 }
@@ -113,7 +113,7 @@ func split(e Engine, n names.Names) []Engine {
 
 // groupConfig is a model's merged engine configuration with a group's
 // settings over it, merged as a models[] item's are over the top level
-// (MergeConfig); the group's ExtraArgs come after the model's. Nothing of c
+// (MergeConfig); the group's extraArgs come after the model's. Nothing of c
 // is changed.
 func groupConfig(c v1alpha1.EngineConfig, g *v1alpha1.DisaggregationGroup) v1alpha1.EngineConfig {
 	over := groupBlocks(g)

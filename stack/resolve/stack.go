@@ -83,7 +83,7 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 	}
 	if _, _, ok := DisaggregatedLabels(st); ok && !RouterTypeChosen(spec.RouterConfig) {
 		// The router's logic for a disaggregated model's transfer; another
-		// RouterType is refused (validateDisaggregation).
+		// routerType is refused (validateDisaggregation).
 		for _, e := range st.Engines {
 			if e.Role != "" {
 				st.Router.RouterType = RoutingFor(TransferOf(e))

@@ -58,7 +58,7 @@ type Layer struct {
 	Path string                // "spec", "spec.models[0]", "spec.disaggregation.decode"
 	Cfg  v1alpha1.EngineConfig // what the block sets, as engine blocks
 	// flat are the engine blocks whose fields the block holds directly: a
-	// group's TensorParallelSize and ExtraArgs are vllmConfig's, its
+	// group's tensorParallelSize and extraArgs are vllmConfig's, its
 	// nodeSelector and tolerations scheduling's.
 	flat []string
 }
@@ -68,7 +68,7 @@ type Layer struct {
 func (l Layer) IsGroup() bool { return l.flat != nil }
 
 // At is the path of a field of the engine blocks (such as
-// "vllmConfig.ExtraArgs") where the layer's user writes it.
+// "vllmConfig.extraArgs") where the layer's user writes it.
 func (l Layer) At(field string) string {
 	for _, b := range l.flat {
 		if field == b {

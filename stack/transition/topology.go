@@ -10,7 +10,7 @@ import (
 
 // A model's workload changes kind or key when its topology changes: one
 // Deployment (engine-M), a LeaderWorkerSet (engine-M-leaderworkerset, with
-// MultiNode) or two groups' Deployments (engine-M-prefill and
+// multiNode) or two groups' Deployments (engine-M-prefill and
 // engine-M-decode, with disaggregation). Crossplane deletes whatever the
 // desired state no longer holds, so rendering only the new topology would
 // delete the serving workload at once. Make before break: while the old

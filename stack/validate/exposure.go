@@ -271,7 +271,7 @@ func promDurationField(f *Findings, field, v, examples, use string) {
 
 // validateDashboardAlerts checks monitoring.dashboard and
 // monitoring.alerts: their queries select the series by the labels the
-// ServiceMonitors' scrape gives them, so both need ServiceMonitor.
+// ServiceMonitors' scrape gives them, so both need serviceMonitor.
 func validateDashboardAlerts(f *Findings, m *v1alpha1.Monitoring) {
 	scraped := resolve.On(m.ServiceMonitor != nil, m.ServiceMonitor.GetEnabled())
 	if d := m.Dashboard; resolve.On(d != nil, d.GetEnabled()) {

@@ -11,14 +11,14 @@ import (
 	"github.com/vllm-project/function-vllm-stack/upstream"
 )
 
-// ExtraArgs are the user's own options of `vllm serve`, appended last, and
-// vLLM's argparse keeps the last occurrence of an option: an ExtraArgs item
+// extraArgs are the user's own options of `vllm serve`, appended last, and
+// vLLM's argparse keeps the last occurrence of an option: an extraArgs item
 // that names an option the stack renders would silently undo it (the LMCache
 // or NIXL connector, a group's place in a multi-node replica, the name the
 // router and the status use). So one rule: for each engine, the options the
-// stack renders itself (EngineArgs without ExtraArgs, for the leader and the
+// stack renders itself (EngineArgs without extraArgs, for the leader and the
 // workers of a multi-node model, for each group of a disaggregated one) are
-// wired, and an ExtraArgs item that vLLM's parser reads as a wired option is
+// wired, and an extraArgs item that vLLM's parser reads as a wired option is
 // refused, naming the item where the user wrote it and the field that sets
 // the option. Options that make sense on one kind of pod only (--headless,
 // --api-server-count) have their own rules below.
@@ -46,7 +46,7 @@ import (
 //     abbreviation, or ambiguous, which vLLM refuses at start anyway.
 
 // extraArgAt is the field and index, as the user wrote them, of item i of
-// an engine's ExtraArgs: the model's vllmConfig.ExtraArgs, then its group's
+// an engine's extraArgs: the model's vllmConfig.extraArgs, then its group's
 // (groupConfig), each from the last layer that sets the list, which
 // replaces the lists before it (MergeConfig).
 func extraArgAt(e resolve.Engine, i int) (string, int) {
@@ -91,7 +91,7 @@ var shortAliases = map[string]struct {
 	"-r":   {"--node-rank", nodeAliasesSince},
 }
 
-// multiNodeOptions place a pod in its group: with MultiNode the stack's,
+// multiNodeOptions place a pod in its group: with multiNode the stack's,
 // in the Ray form too (where Ray takes the group from the LeaderWorkerSet),
 // but for --headless there, as the Ray workers run no vllm serve.
 var multiNodeOptions = []string{"--distributed-executor-backend", "--nnodes", "--node-rank", "--master-addr", "--headless"}
@@ -105,7 +105,7 @@ type wiredOption struct {
 // WiredOptions are the options of `vllm serve` the stack renders for an
 // engine, on every pod: the positional model counts as --model, which it
 // overrides; --served-model-name always, since the status and the KEDA
-// query use the name the stack serves; with MultiNode every option that
+// query use the name the stack serves; with multiNode every option that
 // places a pod in its group.
 func WiredOptions(e resolve.Engine) []wiredOption {
 	var out []wiredOption
@@ -155,7 +155,7 @@ func optionKey(name string) string {
 	return name
 }
 
-// How an ExtraArgs item reads as an option.
+// How an extraArgs item reads as an option.
 const (
 	noMatch  = iota
 	asIs     // the option as the stack writes it
@@ -163,7 +163,7 @@ const (
 	abbrevOf // a prefix argparse takes for the option
 )
 
-// readsAs says whether vLLM e's parser reads ExtraArgs item a as option key
+// readsAs says whether vLLM e's parser reads extraArgs item a as option key
 // (a long option), and how.
 func readsAs(e resolve.Engine, a, key string) int {
 	switch {
@@ -197,7 +197,7 @@ func readsAs(e resolve.Engine, a, key string) int {
 	return noMatch
 }
 
-// validateExtraArgs refuses ExtraArgs items that undo what the stack
+// validateExtraArgs refuses extraArgs items that undo what the stack
 // renders for engine e, or that one kind of its pods cannot take.
 func validateExtraArgs(f *Findings, e resolve.Engine) {
 	args := e.Cfg.VLLMConfig.ExtraArgs
@@ -231,7 +231,7 @@ func validateExtraArgs(f *Findings, e resolve.Engine) {
 		case multi && !resolve.RayBackend(e) && e.VLLMErr == nil:
 			// Keeping it off the workers would mean editing the user's
 			// arguments per pod (an option and maybe its value in the next
-			// item), and ExtraArgs are passed verbatim, last, to every pod:
+			// item), and extraArgs are passed verbatim, last, to every pod:
 			// refused, naming what the release does.
 			refusal := fmt.Sprintf("refuses an --api-server-count above 1 there (\"api_server_count can't be set in headless mode\"; any count from %s)", apiServerCountHeadlessAny)
 			if e.VLLM.Version.AtLeast(apiServerCountHeadlessAny) {

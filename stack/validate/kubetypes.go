@@ -26,7 +26,7 @@ import (
 // stack's other objects. test/internal/kubecheck checks the same in every
 // composed object; test/fuzz holds the function to it.
 
-// validateVolume checks one of storage.ExtraVolumes at p: its name, its
+// validateVolume checks one of storage.extraVolumes at p: its name, its
 // source as the API server checks it (internal/kubeapi), and what the
 // function asks more of references and quantities.
 func validateVolume(f *Findings, p string, v corev1.Volume) {
@@ -54,7 +54,7 @@ func validateVolume(f *Findings, p string, v corev1.Volume) {
 	}
 }
 
-// validateExtraVolumes checks the ExtraVolumes of the block at p: valid
+// validateExtraVolumes checks the extraVolumes of the block at p: valid
 // volumes, with unique names none of which the stack's own volumes of the
 // pod (reserved) take.
 func validateExtraVolumes(f *Findings, p string, vols []corev1.Volume, reserved map[string]bool) {
@@ -72,7 +72,7 @@ func validateExtraVolumes(f *Findings, p string, vols []corev1.Volume, reserved 
 	}
 }
 
-// validateRouterVolumes checks routerConfig.ExtraVolumes and
+// validateRouterVolumes checks routerConfig.extraVolumes and
 // extraVolumeMounts: mounts of volumes the pod has, at absolute paths other
 // than the router's HOME.
 func validateRouterVolumes(f *Findings, p string, extra []corev1.Volume, mounts []corev1.VolumeMount) {

@@ -74,7 +74,7 @@ func validateRouting(f *Findings, rc *v1alpha1.RouterConfig, r resolve.Router, e
 	}
 	for _, e := range engs {
 		if e.Role != "" {
-			continue // no RouterType routes a disaggregated model (validateDisaggregation says so)
+			continue // no routerType routes a disaggregated model (validateDisaggregation says so)
 		}
 		if !resolve.LMCacheOn(e) {
 			f.errorf("%s.lmcacheConfig.enabled must be true with routerConfig.routerType kvaware: the router finds cached prefixes through each engine's LMCache; enable LMCache for %s or use routerType prefixaware", e.Block, e.ID)
@@ -84,7 +84,7 @@ func validateRouting(f *Findings, rc *v1alpha1.RouterConfig, r resolve.Router, e
 	}
 }
 
-// validateWorkerPorts: the LMCache workers of a pod listen on WorkerPort and
+// validateWorkerPorts: the LMCache workers of a pod listen on workerPort and
 // the ports above it, one per tensor-parallel worker; none may be a port the
 // pod already uses.
 func validateWorkerPorts(f *Findings, e resolve.Engine) {
@@ -124,7 +124,7 @@ func validateStickyDiscovery(f *Findings, r resolve.Router, engs []resolve.Engin
 	}
 	for _, e := range engs {
 		if e.Role != "" {
-			continue // no RouterType routes a disaggregated model (validateDisaggregation says so)
+			continue // no routerType routes a disaggregated model (validateDisaggregation says so)
 		}
 		if n, field := mostEngines(e); n > 1 {
 			at, name := e.Where(field)

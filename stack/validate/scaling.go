@@ -121,7 +121,7 @@ const (
 // vllm:num_incoming_requests_total.
 var routerIncomingAt = upstream.V(0, 1, routerIncomingMinor)
 
-// validateScaleToZero checks each model's ScaleToZero against its engine
+// validateScaleToZero checks each model's scaleToZero against its engine
 // and the routing layer.
 func validateScaleToZero(f *Findings, s *resolve.Stack) {
 	warned := false

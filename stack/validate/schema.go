@@ -257,7 +257,7 @@ func Number(v float64) string {
 // something that does not continue it (so "spec.models" is not named by
 // "spec.models[1].name"), or its last two fields after the block they are
 // in, as messages about an engine block say it ("spec.models[1]:
-// vllmConfig.TensorParallelSize ...").
+// vllmConfig.tensorParallelSize ...").
 func NamesPath(msg, path string) bool {
 	if hasPathToken(msg, path) {
 		return true

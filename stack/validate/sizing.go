@@ -116,7 +116,7 @@ func warnTensorParallelHeads(f *Findings, e resolve.Engine) {
 // warnKVCache warns when one request of maxModelLen tokens needs more KV
 // cache than the GPUs of a replica leave after the weights, by llm-d's
 // capacity planner (sizing.tsv "formula" rows): KV bytes per token are
-// layers × 2 × head dim × KV heads × bytes (2, or 1 where ExtraArgs set a
+// layers × 2 × head dim × KV heads × bytes (2, or 1 where extraArgs set a
 // --kv-cache-dtype, the least); the memory left is GPU memory ×
 // utilization × GPUs − weights − activations − non-torch memory per GPU.
 // vLLM then refuses to start: its KV cache cannot hold one request.
