@@ -1,9 +1,11 @@
 package stack
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
+	"github.com/vllm-project/function-vllm-stack/stack/build"
 	"github.com/vllm-project/function-vllm-stack/stack/names"
 	"github.com/vllm-project/function-vllm-stack/stack/resolve"
 	"github.com/vllm-project/function-vllm-stack/stack/transition"
@@ -78,6 +80,52 @@ type RouterPart struct {
 
 // Parts lists what the stack composes that has a state to observe.
 func (s *Stack) Parts() Parts { return parts(s.r, s.last) }
+
+// parts are the Parts of a resolved stack, as the transition t of its last
+// Compose left it.
+func parts(s *resolve.Stack, t transition.Result) Parts {
+	p := Parts{Endpoint: endpoint(s, t.RootHolder), Engines: make([]EnginePart, 0, len(s.Engines)), Moves: t.Moves, RoutingMove: t.LayerMove}
+	for _, e := range s.Engines {
+		ep := EnginePart{
+			Model: e.Model.Name, ServedModelName: e.Served, Role: e.Role,
+			Replicas: *e.Cfg.Replicas, Autoscaled: resolve.Autoscaled(e), ScaleToZero: resolve.ScaleToZero(e) != nil,
+			Key: names.EngineKey(e.ID), Deployment: s.Names.EngineDeployment(e.ID),
+			PodName: names.Shorten(e.ID, names.MaxLabelLength),
+		}
+		if n, ok := resolve.MultiNode(e); ok {
+			ep.Key, ep.Deployment = names.EngineLWSKey(e.ID), ""
+			ep.LeaderWorkerSet, ep.PodsPerReplica = s.Names.EngineLeaderWorkerSet(e.ID), n
+		}
+		if resolve.OwnsClaimKey(e) {
+			id := resolve.ClaimEngine(e).ID
+			ep.ClaimKey, ep.Claim = names.EngineStorageKey(id), s.Names.StorageClaim(id)
+		}
+		if resolve.RuntimeAdaptersOn(e) {
+			for _, a := range e.Model.Adapters {
+				ep.Adapters = append(ep.Adapters, a.Name)
+			}
+		}
+		for _, o := range build.Objectives(s, e) {
+			ep.Objectives = append(ep.Objectives, ObjectivePart{Name: o.Spec.Name, Header: o.Header})
+		}
+		p.Engines = append(p.Engines, ep)
+	}
+	if resolve.ExtensionOn(s) {
+		for _, e := range resolve.PoolModels(s) {
+			p.Pools = append(p.Pools, PoolPart{
+				Model: e.Model.Name, Key: names.EngineKey(e.ID) + "-inferencepool", Pool: s.Names.InferencePool(e.ID),
+				PickerKey: names.PickerKey(e.ID), Picker: s.Names.Picker(e.ID), PickerReplicas: s.Extension.Replicas,
+			})
+		}
+		return p
+	}
+	p.Router = RouterPart{
+		RouterType: cmp.Or(t.KeptRouterType, s.Router.RouterType), Replicas: s.Router.Replicas, Autoscaled: resolve.RouterAutoscaled(s),
+		Key: names.RouterKey, Deployment: s.Names.RouterDeployment(),
+		ServiceKey: names.RouterServiceKey, Service: s.Names.RouterService(),
+	}
+	return p
+}
 
 // endpoint is the router's OpenAI-compatible URL inside the cluster; with
 // the inference extension, the Gateway and the path of each model's API,

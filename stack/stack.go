@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
@@ -13,90 +12,27 @@ import (
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
-// InferenceExtension reports whether the stack routes through the inference
-// extension instead of the production-stack router.
-func (s *Stack) InferenceExtension() bool { return resolve.ExtensionOn(s.r) }
-
-// parts are the Parts of a resolved stack, as the transition t of its last
-// Compose left it.
-func parts(s *resolve.Stack, t transition.Result) Parts {
-	p := Parts{Endpoint: endpoint(s, t.RootHolder), Engines: make([]EnginePart, 0, len(s.Engines)), Moves: t.Moves, RoutingMove: t.LayerMove}
-	for _, e := range s.Engines {
-		ep := EnginePart{
-			Model: e.Model.Name, ServedModelName: e.Served, Role: e.Role,
-			Replicas: *e.Cfg.Replicas, Autoscaled: resolve.Autoscaled(e), ScaleToZero: resolve.ScaleToZero(e) != nil,
-			Key: names.EngineKey(e.ID), Deployment: s.Names.EngineDeployment(e.ID),
-			PodName: names.Shorten(e.ID, names.MaxLabelLength),
-		}
-		if n, ok := resolve.MultiNode(e); ok {
-			ep.Key, ep.Deployment = names.EngineLWSKey(e.ID), ""
-			ep.LeaderWorkerSet, ep.PodsPerReplica = s.Names.EngineLeaderWorkerSet(e.ID), n
-		}
-		if resolve.OwnsClaimKey(e) {
-			id := resolve.ClaimEngine(e).ID
-			ep.ClaimKey, ep.Claim = names.EngineStorageKey(id), s.Names.StorageClaim(id)
-		}
-		if resolve.RuntimeAdaptersOn(e) {
-			for _, a := range e.Model.Adapters {
-				ep.Adapters = append(ep.Adapters, a.Name)
-			}
-		}
-		for _, o := range build.Objectives(s, e) {
-			ep.Objectives = append(ep.Objectives, ObjectivePart{Name: o.Spec.Name, Header: o.Header})
-		}
-		p.Engines = append(p.Engines, ep)
-	}
-	if resolve.ExtensionOn(s) {
-		for _, e := range resolve.PoolModels(s) {
-			p.Pools = append(p.Pools, PoolPart{
-				Model: e.Model.Name, Key: names.EngineKey(e.ID) + "-inferencepool", Pool: s.Names.InferencePool(e.ID),
-				PickerKey: names.PickerKey(e.ID), Picker: s.Names.Picker(e.ID), PickerReplicas: s.Extension.Replicas,
-			})
-		}
-		return p
-	}
-	p.Router = RouterPart{
-		RouterType: cmp.Or(t.KeptRouterType, s.Router.RouterType), Replicas: s.Router.Replicas, Autoscaled: resolve.RouterAutoscaled(s),
-		Key: names.RouterKey, Deployment: s.Names.RouterDeployment(),
-		ServiceKey: names.RouterServiceKey, Service: s.Names.RouterService(),
-	}
-	return p
-}
-
-// PodLabels are the labels of the stack's pods of a component
-// (ComponentEngine or ComponentRouter); an engine's pods also carry
-// LabelName with their EnginePart's PodName.
-func (s *Stack) PodLabels(component string) map[string]string {
-	return map[string]string{names.LabelInstance: s.r.Name, names.LabelComponent: component}
-}
-
-// Namespace is where the stack's objects live.
-func (s *Stack) Namespace() string { return s.r.Namespace }
-
-// RuntimeAdapters reports whether some model of the stack runs the adapter
-// sync container, whose identity the admission policy
-// adaptersync.PolicyName confines: the function requires it on the cluster.
-func (s *Stack) RuntimeAdapters() bool { return resolve.RuntimeAdaptersAny(s.r) }
-
-// ScaledObjectFields are the fields that make the stack compose KEDA
-// ScaledObjects, as a message names them: autoscaling.type keda and
-// scaleToZero.
-func (s *Stack) ScaledObjectFields() string { return validate.ScaledObjectFields(s.r) }
-
 // Stack is a ProductionStack resolved for building, and what its last
 // Compose found of the stack's change in progress.
 type Stack struct {
 	r *resolve.Stack
-	// last is what the last Compose found (transition.go): the facade
-	// keeps it for Parts, Moves, Notes and Withheld; the resolved stack
-	// is never changed after New.
+	// last is what the last Compose decided (transition.Result): the
+	// facade keeps it for Parts, Moves, Notes and Withheld; the resolved
+	// stack is never changed after New.
 	last transition.Result
+}
+
+// New resolves a decoded spec for building: the stack's names, and every
+// model's engine with the spec's and the Input's defaults applied. It
+// refuses nothing: Validate says what is wrong.
+func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *Stack {
+	return &Stack{r: resolve.New(id, spec, in)}
 }
 
 // Validate checks the stack: its decoded spec and resolved engines, and the
 // XRD's rules on raw, the spec as written (DecodeSpec returns it). Errors
 // name the field and the fix; a stack with errors must not be composed.
-func (s *Stack) Validate(raw map[string]any) validate.Findings {
+func (s *Stack) Validate(raw map[string]any) Findings {
 	f := validate.Validate(s.r.ID, s.r.Spec, s.r)
 	f.AddSchemaViolations(raw)
 	return f
@@ -110,8 +46,8 @@ func (s *Stack) Models() int { return len(s.r.Engines) }
 // objects that would clash. observed is what Crossplane observed of the
 // composed objects: the router's RoleBinding waits for its Role, and a
 // model whose topology changes keeps its old workload, as observed, until
-// the new one is ready (Moves; see transition.go).
-func (s *Stack) Compose(observed build.Observed) ([]build.Object, error) {
+// the new one is ready (Moves; package transition).
+func (s *Stack) Compose(observed Observed) ([]Object, error) {
 	r := s.r
 	s.last = transition.Result{}
 	var rootHolder, note string
@@ -122,9 +58,7 @@ func (s *Stack) Compose(observed build.Observed) ([]build.Object, error) {
 	if err := build.Clashes(r, groups); err != nil {
 		return nil, err
 	}
-	objs := slices.Concat(groups...)
-	transition.HandOver(r, observed, objs)
-	s.last = transition.Decide(r, observed, objs)
+	s.last = transition.Decide(r, observed, slices.Concat(groups...))
 	s.last.RootHolder = rootHolder
 	if note != "" {
 		s.last.Notes = []string{note}
@@ -133,7 +67,7 @@ func (s *Stack) Compose(observed build.Observed) ([]build.Object, error) {
 }
 
 // Withheld are the keys the last Compose withheld until an observed object
-// is gone (keys.go).
+// is gone (transition/keys.go).
 func (s *Stack) Withheld() []string { return s.last.Withheld }
 
 // Notes are warnings of the last Compose: what changes for clients that
@@ -143,11 +77,28 @@ func (s *Stack) Notes() []string { return s.last.Notes }
 
 // Moves are the models whose change of topology is in progress, as the last
 // Compose saw them.
-func (s *Stack) Moves() []transition.Move { return s.last.Moves }
+func (s *Stack) Moves() []Move { return s.last.Moves }
 
-// New resolves a decoded spec for building: the stack's names, and every
-// model's engine with the spec's and the Input's defaults applied. It
-// refuses nothing: Validate says what is wrong.
-func New(id resolve.Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *Stack {
-	return &Stack{r: resolve.New(id, spec, in)}
+// Namespace is where the stack's objects live.
+func (s *Stack) Namespace() string { return s.r.Namespace }
+
+// PodLabels are the labels of the stack's pods of a component
+// (ComponentEngine or ComponentRouter); an engine's pods also carry
+// LabelName with their EnginePart's PodName.
+func (s *Stack) PodLabels(component string) map[string]string {
+	return map[string]string{names.LabelInstance: s.r.Name, names.LabelComponent: component}
 }
+
+// InferenceExtension reports whether the stack routes through the inference
+// extension instead of the production-stack router.
+func (s *Stack) InferenceExtension() bool { return resolve.ExtensionOn(s.r) }
+
+// RuntimeAdapters reports whether some model of the stack runs the adapter
+// sync container, whose identity the admission policy
+// adaptersync.PolicyName confines: the function requires it on the cluster.
+func (s *Stack) RuntimeAdapters() bool { return resolve.RuntimeAdaptersAny(s.r) }
+
+// ScaledObjectFields are the fields that make the stack compose KEDA
+// ScaledObjects, as a message names them: autoscaling.type keda and
+// scaleToZero.
+func (s *Stack) ScaledObjectFields() string { return validate.ScaledObjectFields(s.r) }

@@ -43,9 +43,9 @@ import (
 // composition_functions.go@v2.4.0).
 const composedFieldManager = "apiextensions.crossplane.io/composed/"
 
-// HandOver sets the replicas of the autoscaled Deployments among objs, which
+// handOver sets the replicas of the autoscaled Deployments among objs, which
 // their builders leave out, to what the hand-over sends (AutoscaledReplicas).
-func HandOver(s *resolve.Stack, o build.Observed, objs []build.Object) {
+func handOver(s *resolve.Stack, o build.Observed, objs []build.Object) {
 	replicas := map[string]func() *int32{}
 	for _, e := range s.Engines {
 		if resolve.Autoscaled(e) {

@@ -36,11 +36,12 @@ type Result struct {
 }
 
 // Decide decides, over the objects built for the stack (objs) and what
-// Crossplane observed, what to compose: a model whose topology changes
-// keeps its old workload, a router or pool keeps the logic it runs, a layer
-// of routing keeps serving until its successor is ready, and a key never
-// changes kind.
+// Crossplane observed, what to compose: an autoscaled Deployment's replicas
+// are handed over, a model whose topology changes keeps its old workload, a
+// router or pool keeps the logic it runs, a layer of routing keeps serving
+// until its successor is ready, and a key never changes kind.
 func Decide(s *resolve.Stack, observed build.Observed, objs []build.Object) Result {
+	handOver(s, observed, objs)
 	desired := make(map[string]bool, len(objs))
 	for _, o := range objs {
 		desired[o.Key] = true
