@@ -29,7 +29,7 @@ func engineDeployment(s *resolve.Stack, e resolve.Engine) *appsv1.Deployment {
 		},
 	}
 	if resolve.Autoscaled(e) {
-		// The autoscaler owns them, once handed over (HandOver).
+		// The autoscaler owns them, once handed over (transition/handover.go).
 		d.Spec.Replicas = nil
 	}
 	return d

@@ -140,7 +140,7 @@ func RouterDeployment(s *resolve.Stack) *appsv1.Deployment {
 		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: s.Router.PullSecret}}
 	}
 	if resolve.RouterAutoscaled(s) {
-		// The HorizontalPodAutoscaler owns them, once handed over (HandOver).
+		// The HorizontalPodAutoscaler owns them, once handed over (transition/handover.go).
 		d.Spec.Replicas = nil
 	}
 	return d
