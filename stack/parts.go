@@ -88,11 +88,11 @@ func parts(s *resolve.Stack, t transition.Result) Parts {
 	for _, e := range s.Engines {
 		ep := EnginePart{
 			Model: e.Model.Name, ServedModelName: e.Served, Role: e.Role,
-			Replicas: *e.Cfg.Replicas, Autoscaled: resolve.Autoscaled(e), ScaleToZero: resolve.ScaleToZero(e) != nil,
+			Replicas: *e.Cfg.Replicas, Autoscaled: e.Autoscaled, ScaleToZero: e.ScaleToZero != nil,
 			Key: names.EngineKey(e.ID), Deployment: s.Names.EngineDeployment(e.ID),
 			PodName: names.Shorten(e.ID, names.MaxLabelLength),
 		}
-		if n, ok := resolve.MultiNode(e); ok {
+		if n, ok := e.PodsPerReplica, e.MultiNode; ok {
 			ep.Key, ep.Deployment = names.EngineLWSKey(e.ID), ""
 			ep.LeaderWorkerSet, ep.PodsPerReplica = s.Names.EngineLeaderWorkerSet(e.ID), n
 		}
@@ -100,7 +100,7 @@ func parts(s *resolve.Stack, t transition.Result) Parts {
 			id := resolve.ClaimEngine(e).ID
 			ep.ClaimKey, ep.Claim = names.EngineStorageKey(id), s.Names.StorageClaim(id)
 		}
-		if resolve.RuntimeAdaptersOn(e) {
+		if e.RuntimeAdapters {
 			for _, a := range e.Model.Adapters {
 				ep.Adapters = append(ep.Adapters, a.Name)
 			}

@@ -15,7 +15,7 @@ func ComposeGroups(s *resolve.Stack, o Observed, rootHolder string) [][]Object {
 	groups := make([][]Object, 0, len(s.Engines)+1)
 	for _, e := range s.Engines {
 		objs := make([]Object, 0, 6)
-		if _, ok := resolve.MultiNode(e); ok {
+		if ok := e.MultiNode; ok {
 			objs = append(objs, Object{names.EngineLWSKey(e.ID), engineLeaderWorkerSet(s, e)})
 		} else {
 			objs = append(objs, Object{names.EngineKey(e.ID), engineDeployment(s, e)})
@@ -27,13 +27,13 @@ func ComposeGroups(s *resolve.Stack, o Observed, rootHolder string) [][]Object {
 		if e.Model.ChatTemplate != "" {
 			objs = append(objs, Object{names.EngineTemplateKey(e.ID), chatTemplateConfigMap(s, e)})
 		}
-		if resolve.RuntimeAdaptersOn(e) {
+		if e.RuntimeAdapters {
 			objs = append(objs, Object{names.EngineAdaptersKey(e.ID), adaptersConfigMap(s, e)})
 		}
 		if resolve.WantsPDB(e.Cfg.PodDisruptionBudget) {
 			objs = append(objs, Object{names.EnginePDBKey(e.ID), enginePDB(s, e)})
 		}
-		if resolve.Autoscaled(e) {
+		if e.Autoscaled {
 			objs = append(objs, engineAutoscaler(s, e))
 		}
 		if m, ok := resolve.PoolModel(e); ok && resolve.ExtensionOn(s) {

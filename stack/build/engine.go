@@ -28,7 +28,7 @@ func engineDeployment(s *resolve.Stack, e resolve.Engine) *appsv1.Deployment {
 			Template:                tmpl,
 		},
 	}
-	if resolve.Autoscaled(e) {
+	if e.Autoscaled {
 		// The autoscaler owns them, once handed over (transition/handover.go).
 		d.Spec.Replicas = nil
 	}

@@ -43,7 +43,7 @@ func transferArgs(e resolve.Engine) []string {
 	switch {
 	case e.Role == "":
 		return nil
-	case resolve.TransferOf(e) == resolve.TransferLMCache:
+	case e.Transfer == resolve.TransferLMCache:
 		return lmcachePDArgs(e)
 	}
 	return nixlArgs(e)
@@ -96,7 +96,7 @@ func EngineArgs(e resolve.Engine) []string {
 	if m.Revision != "" {
 		args = append(args, opt("--revision", m.Revision))
 	}
-	args = append(args, "--host", "0.0.0.0", "--port", strconv.Itoa(int(resolve.VLLMPort(e))))
+	args = append(args, "--host", "0.0.0.0", "--port", strconv.Itoa(int(e.VLLMPort)))
 	if m.EnableLoRA {
 		args = append(args, "--enable-lora")
 	}
@@ -167,7 +167,7 @@ func boolDigit(b bool) string {
 
 // lmcacheArgs wires vLLM to LMCache. Nothing is rendered when LMCache is off.
 func lmcacheArgs(e resolve.Engine) []string {
-	if !resolve.LMCacheOn(e) {
+	if !e.LMCache {
 		return nil
 	}
 	return []string{"--kv-transfer-config", kvTransferConfig(e)}
@@ -222,7 +222,7 @@ const rayLeaderScript = `bash ` + RayScript + ` leader --ray_cluster_size="$` + 
 // leader's wrap `vllm serve` (serve then args as the arguments of sh -c)
 // and a worker's join the leader's Ray head.
 func multiNodeCommand(e resolve.Engine, serve []string, args []string) (command, rest []string) {
-	if !resolve.RayBackend(e) {
+	if !e.Ray {
 		return serve, args
 	}
 	if e.LWSWorker {
@@ -234,11 +234,11 @@ func multiNodeCommand(e resolve.Engine, serve []string, args []string) (command,
 // multiNodeArgs place an engine pod in its group: the leader is node rank
 // 0, a worker its LWS worker index, headless (no API server).
 func multiNodeArgs(e resolve.Engine) []string {
-	n, ok := resolve.MultiNode(e)
+	n, ok := e.PodsPerReplica, e.MultiNode
 	if !ok {
 		return nil
 	}
-	if resolve.RayBackend(e) {
+	if e.Ray {
 		return []string{"--distributed-executor-backend", "ray"}
 	}
 	rank := "0"
@@ -275,7 +275,7 @@ func loraLimitArgs(e resolve.Engine) []string {
 // is sh -c with its script, which the router does not read
 // (validateSleepMode warns).
 func sleepModeCommand(e resolve.Engine, command, args []string) ([]string, []string) {
-	if !resolve.SleepMode(e) || resolve.RayBackend(e) {
+	if !e.SleepMode || e.Ray {
 		return command, args
 	}
 	return append(slices.Clone(command), args...), nil
@@ -298,7 +298,7 @@ func chunkedPrefillArg(e resolve.Engine) []string {
 
 // kvTransferConfig is the LMCache connector of the engine's engine (V0 or V1).
 func kvTransferConfig(e resolve.Engine) string {
-	if resolve.UsesV0Engine(e) {
+	if e.V0Engine {
 		return upstream.KVTransferV0
 	}
 	return upstream.KVTransferV1

@@ -21,7 +21,7 @@ func transferEnv(s *resolve.Stack, e resolve.Engine) []corev1.EnvVar {
 	switch {
 	case e.Role == "":
 		return nil
-	case resolve.TransferOf(e) == resolve.TransferLMCache:
+	case e.Transfer == resolve.TransferLMCache:
 		return lmcachePDEnv(s, e)
 	}
 	return nixlEnv(e)
@@ -107,14 +107,14 @@ const lmcacheRPCTimeout = "1000000"
 // lmcacheEnv configures LMCache. Buffer sizes are passed as numbers of GiB:
 // LMCache parses LMCACHE_MAX_LOCAL_*_SIZE as a number and rejects "4Gi".
 func lmcacheEnv(s *resolve.Stack, e resolve.Engine) []corev1.EnvVar {
-	if !resolve.LMCacheOn(e) {
+	if !e.LMCache {
 		return nil
 	}
 	l := e.Cfg.LMCacheConfig
 	env := []corev1.EnvVar{
 		{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"},
 	}
-	if resolve.UsesV0Engine(e) {
+	if e.V0Engine {
 		// The V0 engine's RPC timeout in milliseconds (default 10000),
 		// raised as the chart raises it with LMCache. Only the V0 engine's
 		// multiprocessing client reads it; the V1 engine never did, and
@@ -162,7 +162,7 @@ func lmcacheEnv(s *resolve.Stack, e resolve.Engine) []corev1.EnvVar {
 // a heartbeat every workerHeartbeatTime seconds; the controller drops a
 // worker it has not heard from in 30 seconds (--lmcache-worker-timeout).
 func lmcacheControllerEnv(s *resolve.Stack, e resolve.Engine) []corev1.EnvVar {
-	if !resolve.KVAware(s, e) {
+	if !e.KVAware {
 		return nil
 	}
 	first, last := resolve.WorkerPorts(e)

@@ -17,14 +17,14 @@ func transferPorts(e resolve.Engine) []corev1.ContainerPort {
 	switch {
 	case e.Role == "":
 		return nil
-	case resolve.TransferOf(e) == resolve.TransferLMCache:
+	case e.Transfer == resolve.TransferLMCache:
 		return lmcachePDPorts(e)
 	}
 	return nixlPorts(e)
 }
 
 func transferServicePorts(e resolve.Engine) []corev1.ServicePort {
-	if e.Role == "" || resolve.TransferOf(e) != resolve.TransferLMCache {
+	if e.Role == "" || e.Transfer != resolve.TransferLMCache {
 		return nil
 	}
 	return lmcachePDServicePorts(e)
@@ -104,15 +104,15 @@ func EnginePod(s *resolve.Stack, e resolve.Engine) corev1.PodSpec {
 	if v.ImagePullSecretName != "" {
 		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: v.ImagePullSecretName}}
 	}
-	if resolve.LoRASidecarOn(e) {
+	if e.LoRASidecar {
 		pod.Containers = append(pod.Containers, loraSidecar(e))
 	}
-	if resolve.RoutingSidecarOn(e) {
+	if e.RoutingSidecar {
 		pod.Containers = append(pod.Containers, routingSidecar(s))
 	}
 	schedule(&pod, e.Cfg.Scheduling)
 	podIdentity(&pod, e.Cfg.Pod)
-	if resolve.RuntimeAdaptersOn(e) {
+	if e.RuntimeAdapters {
 		withAdapterSync(s, e, &pod)
 	}
 	hostNamespaces(&pod, e)
@@ -145,17 +145,17 @@ func engineContainerSpec(s *resolve.Stack, e resolve.Engine) corev1.Container {
 		// Large models take minutes to download and load: the startup
 		// probe's budget grows with the model's size; see StartupProbe.
 		StartupProbe:    StartupProbe(e),
-		ReadinessProbe:  tune(httpProbe(resolve.VLLMPort(e), 5, 3), p.Readiness),
-		LivenessProbe:   tune(httpProbe(resolve.VLLMPort(e), 10, 3), p.Liveness),
+		ReadinessProbe:  tune(httpProbe(e.VLLMPort, 5, 3), p.Readiness),
+		LivenessProbe:   tune(httpProbe(e.VLLMPort, 10, 3), p.Liveness),
 		SecurityContext: e.Cfg.Pod.ContainerSecurityContext,
 	}
 }
 
 // EnginePorts: the API port, and with kvaware routing the LMCache worker's.
 func EnginePorts(s *resolve.Stack, e resolve.Engine) []corev1.ContainerPort {
-	ports := []corev1.ContainerPort{{Name: names.EnginePortName, ContainerPort: resolve.VLLMPort(e), Protocol: corev1.ProtocolTCP}}
-	if resolve.KVAware(s, e) {
-		ports = append(ports, corev1.ContainerPort{Name: names.LMCacheWorkerPortName, ContainerPort: resolve.WorkerPort(e), Protocol: corev1.ProtocolTCP})
+	ports := []corev1.ContainerPort{{Name: names.EnginePortName, ContainerPort: e.VLLMPort, Protocol: corev1.ProtocolTCP}}
+	if e.KVAware {
+		ports = append(ports, corev1.ContainerPort{Name: names.LMCacheWorkerPortName, ContainerPort: e.WorkerPort, Protocol: corev1.ProtocolTCP})
 	}
 	return append(ports, transferPorts(e)...)
 }

@@ -150,7 +150,7 @@ func engineIngress(s *resolve.Stack, from []networkingv1.NetworkPolicyPeer) []ne
 	}
 	var ranges [][2]int32
 	for _, e := range s.Engines {
-		if resolve.KVAware(s, e) {
+		if e.KVAware {
 			first, last := resolve.WorkerPorts(e) // validated: within int32
 			ranges = append(ranges, [2]int32{int32(first), int32(last)})
 		}

@@ -176,7 +176,7 @@ func RouterFieldsUnused(rc *v1alpha1.RouterConfig) []string {
 // PickerRequestTTL is the request TTL of the model's picker: the cold-start
 // time when the model scales to zero, else 0 (flow control off).
 func PickerRequestTTL(e resolve.Engine) int64 {
-	if resolve.ScaleToZero(e) == nil {
+	if e.ScaleToZero == nil {
 		return 0
 	}
 	return ColdStartSeconds(e)

@@ -19,7 +19,7 @@ import (
 // discovered and load balanced. Workers are created with the leader
 // (LeaderCreated): the leader is Ready only once they joined.
 func engineLeaderWorkerSet(s *resolve.Stack, e resolve.Engine) *lwsv1.LeaderWorkerSet {
-	n, _ := resolve.MultiNode(e)
+	n := e.PodsPerReplica
 	leader := engineTemplate(s, e)
 	w := e
 	w.LWSWorker = true

@@ -44,10 +44,10 @@ func observabilityTarget(s *resolve.Stack) observability.Target {
 // replicas 0, scale to zero, or a KEDA autoscaler idle at 0 replicas.
 // VLLMModelNoReadyEngine would fire for it.
 func mayBeAtZero(e resolve.Engine) bool {
-	if resolve.ScaleToZero(e) != nil {
+	if e.ScaleToZero != nil {
 		return true
 	}
-	if a := e.Cfg.Autoscaling; resolve.Autoscaled(e) && a != nil {
+	if a := e.Cfg.Autoscaling; e.Autoscaled && a != nil {
 		// An HPA keeps minReplicas, at least 1; KEDA goes to idleReplicas.
 		return resolve.Or(a.Type, AutoscalerKEDA) == AutoscalerKEDA && a.IdleReplicas != nil && *a.IdleReplicas == 0
 	}

@@ -55,7 +55,7 @@ func StartupBudget(e resolve.Engine) int64 {
 // ColdStartSeconds is how long a request may wait for the model to start
 // from zero: coldStartSeconds, else the start-up budget.
 func ColdStartSeconds(e resolve.Engine) int64 {
-	if z := resolve.ScaleToZero(e); z != nil && z.ColdStartSeconds != nil {
+	if z := e.ScaleToZero; z != nil && z.ColdStartSeconds != nil {
 		return int64(*z.ColdStartSeconds)
 	}
 	return StartupBudget(e)
@@ -71,7 +71,7 @@ func StartupProbe(e resolve.Engine) *corev1.Probe {
 		period = *o.PeriodSeconds
 	}
 	failures := int32(math.Ceil(float64(resolve.StartupSeconds(e)) / float64(period)))
-	return tune(httpProbe(resolve.VLLMPort(e), period, failures), o)
+	return tune(httpProbe(e.VLLMPort, period, failures), o)
 }
 
 // RolloutMarginSeconds is the time, beyond the startup probe's budget, that

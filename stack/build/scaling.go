@@ -30,7 +30,7 @@ const (
 // engineAutoscaler builds the model's KEDA ScaledObject or
 // HorizontalPodAutoscaler.
 func engineAutoscaler(s *resolve.Stack, e resolve.Engine) Object {
-	if resolve.ScaleToZero(e) != nil {
+	if e.ScaleToZero != nil {
 		return Object{names.EngineScaledObjectKey(e.ID), scaleToZeroObject(s, e)}
 	}
 	a := e.Cfg.Autoscaling
@@ -45,7 +45,7 @@ func engineAutoscaler(s *resolve.Stack, e resolve.Engine) Object {
 // (else a KEDA ScaledObject).
 func EngineHPATarget(e resolve.Engine) bool {
 	a := e.Cfg.Autoscaling
-	return resolve.ScaleToZero(e) == nil && a != nil && resolve.Or(a.Type, AutoscalerKEDA) == autoscalerHPA
+	return e.ScaleToZero == nil && a != nil && resolve.Or(a.Type, AutoscalerKEDA) == autoscalerHPA
 }
 
 // EngineAutoscalerKey is the key of the autoscaler the model has now.
@@ -58,7 +58,7 @@ func EngineAutoscalerKey(e resolve.Engine) string {
 
 // EngineMinReplicas is the fewest replicas the model's autoscaler keeps.
 func EngineMinReplicas(e resolve.Engine) int32 {
-	if resolve.ScaleToZero(e) != nil {
+	if e.ScaleToZero != nil {
 		return 0
 	}
 	return ptr.Deref(e.Cfg.Autoscaling.MinReplicas, 1)
@@ -163,7 +163,7 @@ const (
 
 // scaleToZeroObject is the model's ScaledObject.
 func scaleToZeroObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstructured {
-	z := resolve.ScaleToZero(e)
+	z := e.ScaleToZero
 	threshold := resolve.Or(z.Threshold, defaultQueueThreshold)
 	waiting := fmt.Sprintf(`sum(vllm:num_requests_waiting{model_name=%q,namespace=%q})`, e.Served, s.Namespace)
 	trigger := func(name, query, threshold string) any {

@@ -46,7 +46,7 @@ const (
 // no model cache volume to put it on; it is sized to the buffer.
 func LMCacheDiskVolume(e resolve.Engine) (corev1.Volume, bool) {
 	l := e.Cfg.LMCacheConfig
-	if !resolve.LMCacheOn(e) || l.DiskOffloadingBufferSize == "" || resolve.Enabled(e.Cfg.Storage.Enabled) {
+	if !e.LMCache || l.DiskOffloadingBufferSize == "" || resolve.Enabled(e.Cfg.Storage.Enabled) {
 		return corev1.Volume{}, false
 	}
 	g, _ := resolve.Gibibytes(l.DiskOffloadingBufferSize)
@@ -110,7 +110,7 @@ func engineVolumes(s *resolve.Stack, e resolve.Engine) []corev1.Volume {
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: s.Names.ChatTemplates(e.ID)}},
 		}})
 	}
-	if resolve.NeedsShm(e) {
+	if e.Shm {
 		// NCCL exchanges tensors between tensor-parallel workers through
 		// /dev/shm; the container runtime's 64Mi default is far too small.
 		size := resource.MustParse(resolve.Or(e.Cfg.Storage.ShmSize, resolve.DefaultShmSize))
@@ -132,13 +132,13 @@ func EngineVolumeMounts(e resolve.Engine) []corev1.VolumeMount {
 	if e.Model.ChatTemplate != "" {
 		mounts = append(mounts, corev1.VolumeMount{Name: e.TemplatesVolume, MountPath: templatesPath, ReadOnly: true})
 	}
-	if resolve.NeedsShm(e) {
+	if e.Shm {
 		mounts = append(mounts, corev1.VolumeMount{Name: VolumeShm, MountPath: shmPath})
 	}
 	if _, ok := LMCacheDiskVolume(e); ok {
 		mounts = append(mounts, corev1.VolumeMount{Name: VolumeLMCacheDisk, MountPath: lmcacheDiskPath})
 	}
-	if resolve.RuntimeAdaptersOn(e) {
+	if e.RuntimeAdapters {
 		mounts = append(mounts, adaptersync.EngineMount(runtimeAdaptersDir))
 	}
 	return append(mounts, e.Cfg.Storage.ExtraVolumeMounts...)

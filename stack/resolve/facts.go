@@ -13,12 +13,37 @@ import (
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
-// Autoscaled reports whether an autoscaler owns a model's replicas. The
+// derive computes the facts of an engine (its Derived fields) once, when the
+// stack is resolved: builders and checks read them, and nothing downstream
+// computes them again. An engine's facts depend on its own configuration,
+// its release and the stack's routing (kvAware), all resolved before.
+func derive(s *Stack, e *Engine) {
+	e.PodsPerReplica, e.MultiNode = multiNode(*e)
+	e.Ray = rayBackend(*e)
+	e.TensorParallel = tensorParallelSize(*e)
+	e.LMCache = lmcacheOn(*e)
+	e.KVAware = kvAware(s, *e)
+	e.WorkerPort = workerPort(*e)
+	if e.Cfg.Disaggregation != nil {
+		e.Transfer = transferOf(*e)
+	}
+	e.RoutingSidecar = routingSidecarOn(*e)
+	e.VLLMPort = vllmPort(*e)
+	e.ScaleToZero = scaleToZero(*e)
+	e.Autoscaled = autoscaled(*e)
+	e.SleepMode = sleepMode(*e)
+	e.V0Engine = usesV0Engine(*e)
+	e.RuntimeAdapters = runtimeAdaptersOn(*e)
+	e.LoRASidecar = loraSidecarOn(*e)
+	e.Shm = needsShm(*e)
+}
+
+// autoscaled reports whether an autoscaler owns a model's replicas. The
 // Deployment's spec.replicas is then not sent: with server-side apply the
 // stack would otherwise reset every scaling decision.
-func Autoscaled(e Engine) bool {
+func autoscaled(e Engine) bool {
 	a := e.Cfg.Autoscaling
-	return a != nil && (a.Enabled == nil || *a.Enabled) || ScaleToZero(e) != nil
+	return a != nil && (a.Enabled == nil || *a.Enabled) || scaleToZero(e) != nil
 }
 
 func RouterAutoscaled(s *Stack) bool {
@@ -62,14 +87,14 @@ func DecodeEngine(s *Stack) Engine {
 	return Engine{}
 }
 
-// RoutingSidecarOn reports whether an engine's pods run the routing
+// routingSidecarOn reports whether an engine's pods run the routing
 // sidecar: a decode group's behind the picker.
-func RoutingSidecarOn(e Engine) bool { return e.Picked && e.Role == RoleDecode }
+func routingSidecarOn(e Engine) bool { return e.Picked && e.Role == RoleDecode }
 
-// VLLMPort is where an engine's vLLM listens: behind the routing sidecar,
+// vllmPort is where an engine's vLLM listens: behind the routing sidecar,
 // DecodeEnginePort; else the engine port.
-func VLLMPort(e Engine) int32 {
-	if RoutingSidecarOn(e) {
+func vllmPort(e Engine) int32 {
+	if routingSidecarOn(e) {
 		return inferencepool.DecodeEnginePort
 	}
 	return names.EnginePort
@@ -118,16 +143,18 @@ func ExtensionOn(s *Stack) bool { return s.Extension != nil }
 // DNS label.
 func ModelPath(e Engine) string { return "/" + e.ID }
 
-func LMCacheOn(e Engine) bool { return Enabled(e.Cfg.LMCacheConfig.Enabled) }
+// lmcacheOn reports whether the engine runs LMCache.
+func lmcacheOn(e Engine) bool { return Enabled(e.Cfg.LMCacheConfig.Enabled) }
 
-// KVAware reports whether the engine takes part in kvaware routing: it then
+// kvAware reports whether the engine takes part in kvaware routing: it then
 // registers its LMCache worker with the LMCache controller in the router.
 // Validation requires LMCache on every model with kvaware.
-func KVAware(s *Stack, e Engine) bool {
-	return s.Router.RouterType == RoutingKVAware && LMCacheOn(e)
+func kvAware(s *Stack, e Engine) bool {
+	return s.Router.RouterType == RoutingKVAware && lmcacheOn(e)
 }
 
-func WorkerPort(e Engine) int32 {
+// workerPort is the port of the engine's first LMCache worker.
+func workerPort(e Engine) int32 {
 	return ptr.Deref(e.Cfg.LMCacheConfig.WorkerPort, DefaultLMCacheWorkerPort)
 }
 
@@ -135,27 +162,27 @@ func WorkerPort(e Engine) int32 {
 // workerPort and one more per further tensor-parallel worker. It is int64 so
 // validation can see a range that runs past 65535.
 func WorkerPorts(e Engine) (first, last int64) {
-	first = int64(WorkerPort(e))
-	return first, first + int64(TensorParallelSize(e)) - 1
+	first = int64(e.WorkerPort)
+	return first, first + int64(e.TensorParallel) - 1
 }
 
-// TensorParallelSize is the number of GPU workers of one engine pod.
-func TensorParallelSize(e Engine) int32 {
+// tensorParallelSize is the number of GPU workers of one engine pod.
+func tensorParallelSize(e Engine) int32 {
 	if n := e.Cfg.VLLMConfig.TensorParallelSize; n != nil && *n > 1 {
 		return *n
 	}
 	return 1
 }
 
-// LoRASidecarOn: the sidecar downloads adapters onto the model cache, so it
+// loraSidecarOn: the sidecar downloads adapters onto the model cache, so it
 // runs with LoRA and storage unless turned off.
-func LoRASidecarOn(e Engine) bool {
+func loraSidecarOn(e Engine) bool {
 	sc := e.Cfg.LoRASidecar
 	if sc != nil && sc.Enabled != nil {
 		return e.Model.EnableLoRA && Enabled(e.Cfg.Storage.Enabled) && *sc.Enabled
 	}
 	// The adapter sync container downloads runtime adapters itself.
-	return e.Model.EnableLoRA && Enabled(e.Cfg.Storage.Enabled) && !RuntimeAdaptersOn(e)
+	return e.Model.EnableLoRA && Enabled(e.Cfg.Storage.Enabled) && !e.Model.EnableRuntimeAdapters
 }
 
 // MultiNodeSince is the first release with the mp backend's multi-node
@@ -166,16 +193,16 @@ func LoRASidecarOn(e Engine) bool {
 // backend; a worker joins the leader's Ray head (multinode.tsv).
 var MultiNodeSince = upstream.V(0, 12, 0)
 
-// RayBackend reports whether a multi-node engine runs Ray: its release has
+// rayBackend reports whether a multi-node engine runs Ray: its release has
 // no multi-node flags of its own.
-func RayBackend(e Engine) bool {
-	_, ok := MultiNode(e)
+func rayBackend(e Engine) bool {
+	_, ok := multiNode(e)
 	return ok && e.VLLM.Version.Less(MultiNodeSince)
 }
 
-// MultiNode is the number of pods per replica, and whether the model spans
+// multiNode is the number of pods per replica, and whether the model spans
 // nodes.
-func MultiNode(e Engine) (int32, bool) {
+func multiNode(e Engine) (int32, bool) {
 	m := e.Cfg.MultiNode
 	if m == nil || m.PodsPerReplica < 2 {
 		return 0, false
@@ -186,7 +213,7 @@ func MultiNode(e Engine) (int32, bool) {
 // MultiNodeOn reports whether any model of the stack spans nodes.
 func MultiNodeOn(s *Stack) bool {
 	for _, e := range s.Engines {
-		if _, ok := MultiNode(e); ok {
+		if e.MultiNode {
 			return true
 		}
 	}
@@ -218,16 +245,16 @@ func EngineLMCache(e Engine) lmcacheInImage {
 	return lmcacheInImage{Image: image}
 }
 
-// RuntimeAdaptersOn: the engine runs the adapter sync container.
-func RuntimeAdaptersOn(e Engine) bool { return e.Model.EnableRuntimeAdapters }
+// runtimeAdaptersOn: the engine runs the adapter sync container.
+func runtimeAdaptersOn(e Engine) bool { return e.Model.EnableRuntimeAdapters }
 
 // RuntimeAdaptersAny: some engine of the stack does.
 func RuntimeAdaptersAny(s *Stack) bool {
-	return slices.ContainsFunc(s.Engines, RuntimeAdaptersOn)
+	return slices.ContainsFunc(s.Engines, func(e Engine) bool { return e.RuntimeAdapters })
 }
 
-// ScaleToZero is the model's scaleToZero block when enabled, else nil.
-func ScaleToZero(e Engine) *v1alpha1.ScaleToZero {
+// scaleToZero is the model's scaleToZero block when enabled, else nil.
+func scaleToZero(e Engine) *v1alpha1.ScaleToZero {
 	z := e.Cfg.ScaleToZero
 	if z == nil || !ptr.Deref(z.Enabled, true) {
 		return nil
@@ -244,15 +271,15 @@ func ScaleToZero(e Engine) *v1alpha1.ScaleToZero {
 // SleepModeFlag is vLLM's flag, a store-true option: the only form.
 const SleepModeFlag = "--enable-sleep-mode"
 
-// SleepMode reports whether an engine can sleep: the user's extraArgs say so.
-func SleepMode(e Engine) bool {
+// sleepMode reports whether an engine can sleep: the user's extraArgs say so.
+func sleepMode(e Engine) bool {
 	return slices.Contains(e.Cfg.VLLMConfig.ExtraArgs, SleepModeFlag)
 }
 
 // StackSleepMode reports whether some engine of the stack can sleep, so
 // the router labels sleeping engines (its Role's patch).
 func StackSleepMode(s *Stack) bool {
-	return slices.ContainsFunc(s.Engines, SleepMode)
+	return slices.ContainsFunc(s.Engines, func(e Engine) bool { return e.SleepMode })
 }
 
 // ownsClaim reports whether the stack creates the model cache claim itself;
@@ -289,15 +316,15 @@ func OwnsClaimKey(e Engine) bool {
 	return ownsClaim(e) && (!sharedClaim(e) || e.Role == RoleGroups[0])
 }
 
-// NeedsShm: NCCL exchanges tensors between tensor-parallel workers through
+// needsShm: NCCL exchanges tensors between tensor-parallel workers through
 // /dev/shm; an explicit shmSize mounts it whatever the parallelism.
-func NeedsShm(e Engine) bool {
+func needsShm(e Engine) bool {
 	tp := e.Cfg.VLLMConfig.TensorParallelSize
 	return (tp != nil && *tp > 1) || e.Cfg.Storage.ShmSize != ""
 }
 
-// UsesV0Engine reports whether the stack asks for vLLM's V0 engine.
-func UsesV0Engine(e Engine) bool {
+// usesV0Engine reports whether the stack asks for vLLM's V0 engine.
+func usesV0Engine(e Engine) bool {
 	v1 := e.Cfg.VLLMConfig.V1
 	return v1 != nil && !*v1
 }

@@ -67,8 +67,8 @@ func GroupOf(d *v1alpha1.Disaggregation, role string) *v1alpha1.DisaggregationGr
 	return g
 }
 
-// TransferOf is how a disaggregated engine's KV cache moves.
-func TransferOf(e Engine) string {
+// transferOf is how a disaggregated engine's KV cache moves.
+func transferOf(e Engine) string {
 	if t := e.Cfg.Disaggregation.Transfer; t != "" {
 		return t
 	}

@@ -86,7 +86,7 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 		// routerType is refused (validateDisaggregation).
 		for _, e := range st.Engines {
 			if e.Role != "" {
-				st.Router.RouterType = RoutingFor(TransferOf(e))
+				st.Router.RouterType = RoutingFor(transferOf(e))
 				break
 			}
 		}
@@ -101,6 +101,9 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 	}
 	if spec.LMCacheConfig != nil {
 		st.CacheServer = spec.LMCacheConfig.Server
+	}
+	for i := range st.Engines {
+		derive(st, &st.Engines[i])
 	}
 	return st
 }

@@ -48,6 +48,45 @@ type Engine struct {
 	// the user wrote them: validation checks each (validateLayers) and
 	// names the field where it was written (origin).
 	Layers []Layer
+
+	// Derived are the engine's facts, computed once by New (derive in
+	// facts.go) from the fields above and the stack's routing; builders
+	// and checks read them and compute none of them again.
+	Derived
+}
+
+// Derived are the facts of an engine that builders and checks share.
+type Derived struct {
+	// MultiNode: the model spans nodes, PodsPerReplica pods per replica
+	// (multiNode.podsPerReplica, at least 2; 0 for one pod); Ray: its
+	// release has no multi-node flags of its own, so its group runs Ray.
+	MultiNode      bool
+	PodsPerReplica int32
+	Ray            bool
+	// TensorParallel is the number of GPU workers of one pod (at least 1).
+	TensorParallel int32
+	// LMCache: the engine runs LMCache (lmcacheConfig.enabled); KVAware:
+	// it registers its LMCache workers, from WorkerPort, with the LMCache
+	// controller in the router (routerType kvaware).
+	LMCache, KVAware bool
+	WorkerPort       int32
+	// Transfer is how a disaggregated model's KV cache moves (nixl or
+	// lmcache); RoutingSidecar: a decode group behind the picker runs the
+	// routing sidecar in front of vLLM, which then listens on VLLMPort
+	// (else the engine port).
+	Transfer       string
+	RoutingSidecar bool
+	VLLMPort       int32
+	// ScaleToZero is the model's scaleToZero block when enabled, else nil;
+	// Autoscaled: an autoscaler (or KEDA, with ScaleToZero) owns replicas.
+	ScaleToZero *v1alpha1.ScaleToZero
+	Autoscaled  bool
+	// SleepMode: extraArgs hold --enable-sleep-mode; V0Engine: vllmConfig.v1
+	// is false.
+	SleepMode, V0Engine bool
+	// RuntimeAdapters: the engine runs the adapter sync container;
+	// LoRASidecar: it runs the LoRA sidecar; Shm: its pod mounts /dev/shm.
+	RuntimeAdapters, LoRASidecar, Shm bool
 }
 
 // A layer is one block of the spec an engine's configuration is merged

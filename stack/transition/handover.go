@@ -48,7 +48,7 @@ const composedFieldManager = "apiextensions.crossplane.io/composed/"
 func handOver(s *resolve.Stack, o build.Observed, objs []build.Object) {
 	replicas := map[string]func() *int32{}
 	for _, e := range s.Engines {
-		if resolve.Autoscaled(e) {
+		if e.Autoscaled {
 			replicas[names.EngineKey(e.ID)] = func() *int32 {
 				return AutoscaledReplicas(o, names.EngineKey(e.ID), build.EngineAutoscalerKey(e), build.EngineHPATarget(e), build.EngineMinReplicas(e))
 			}

@@ -36,7 +36,7 @@ import (
 func withhold(s *resolve.Stack, o build.Observed, objs []build.Object) (kept []build.Object, withheld []string) {
 	waits := map[string]bool{}
 	for _, e := range s.Engines {
-		if !resolve.Autoscaled(e) {
+		if !e.Autoscaled {
 			continue
 		}
 		want := build.EngineAutoscalerKey(e)

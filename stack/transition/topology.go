@@ -75,7 +75,7 @@ func topologyKeys(t topology, id string) (workloads, support []keyed) {
 
 // topologyOf is the topology of a model's engines (one, or its two groups).
 func topologyOf(e resolve.Engine) topology {
-	switch _, ok := resolve.MultiNode(e); {
+	switch ok := e.MultiNode; {
 	case e.Role != "":
 		return topologyGroups
 	case ok:

@@ -60,7 +60,7 @@ func validateRuntimeAdapters(f *Findings, s *resolve.Stack, e resolve.Engine) {
 			}
 		}
 	}
-	if !resolve.RuntimeAdaptersOn(e) {
+	if !e.RuntimeAdapters {
 		return
 	}
 	switch {
@@ -79,7 +79,7 @@ func validateRuntimeAdapters(f *Findings, s *resolve.Stack, e resolve.Engine) {
 	if !resolve.ExtensionOn(s) && s.Router.DiscoveryType == resolve.DiscoveryServiceName && e.Role != resolve.RoleDecode {
 		f.warnf("%s.enableRuntimeAdapters with routerConfig.k8sServiceDiscoveryType service-name: the router reads a Service's models only on an event of the Service, and the sync container marks the pod (lora-modified), so the router answers 404 for a new adapter until the Service changes; use pod-ip", p)
 	}
-	if _, multi := resolve.MultiNode(e); multi {
+	if multi := e.MultiNode; multi {
 		f.errorf("%s: enableRuntimeAdapters cannot be combined with multiNode yet: the sync container loads adapters into one pod's engine through its API server, and only a replica's leader pod runs one", e.Block)
 	}
 	if maxCPU := v.MaxCPULoras; maxCPU != nil && len(m.Adapters) > int(*maxCPU) && e.Role != resolve.RoleDecode {

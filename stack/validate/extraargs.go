@@ -119,7 +119,7 @@ func WiredOptions(e resolve.Engine) []wiredOption {
 	add("--model")
 	add("--served-model-name")
 	pods := []resolve.Engine{e}
-	if _, ok := resolve.MultiNode(e); ok {
+	if ok := e.MultiNode; ok {
 		w := e
 		w.LWSWorker = true
 		pods = append(pods, w)
@@ -133,9 +133,9 @@ func WiredOptions(e resolve.Engine) []wiredOption {
 			}
 		}
 	}
-	if _, ok := resolve.MultiNode(e); ok {
+	if ok := e.MultiNode; ok {
 		for _, name := range multiNodeOptions {
-			if name != "--headless" || !resolve.RayBackend(e) { // Ray's workers run no vllm serve
+			if name != "--headless" || !e.Ray { // Ray's workers run no vllm serve
 				add(name)
 			}
 		}
@@ -205,7 +205,7 @@ func validateExtraArgs(f *Findings, e resolve.Engine) {
 		return
 	}
 	wired := WiredOptions(e)
-	_, multi := resolve.MultiNode(e)
+	multi := e.MultiNode
 	for i, a := range args {
 		field, j := extraArgAt(e, i)
 		refuse := func(how int, name, why string) {
@@ -228,7 +228,7 @@ func validateExtraArgs(f *Findings, e resolve.Engine) {
 			continue
 		}
 		switch n, ok := optionValue(args, i); {
-		case multi && !resolve.RayBackend(e) && e.VLLMErr == nil:
+		case multi && !e.Ray && e.VLLMErr == nil:
 			// Keeping it off the workers would mean editing the user's
 			// arguments per pod (an option and maybe its value in the next
 			// item), and extraArgs are passed verbatim, last, to every pod:
@@ -238,7 +238,7 @@ func validateExtraArgs(f *Findings, e resolve.Engine) {
 				refusal = `refuses any --api-server-count there ("--api-server-count=N cannot be used with --headless")`
 			}
 			refuse(how, "--api-server-count", fmt.Sprintf("with multiNode it reaches the worker pods too, which run vllm serve --headless, and vLLM %s %s; the stack cannot give an option to the leader alone: remove it", e.VLLM, refusal))
-		case resolve.RuntimeAdaptersOn(e) && (!ok || n > 1):
+		case e.RuntimeAdapters && (!ok || n > 1):
 			refuse(how, "--api-server-count", fmt.Sprintf("%s.enableRuntimeAdapters loads adapters through the engine's API server, and vLLM refuses runtime LoRA updating with more than one (\"VLLM_ALLOW_RUNTIME_LORA_UPDATING cannot be used with api_server_count > 1\"); remove it or turn runtime adapters off", e.Path))
 		case ok && n < 1:
 			refuse(how, "--api-server-count", "below 1 it starts no API server (vLLM runs the engine headless), so its probes never pass and the router cannot reach it; remove it")

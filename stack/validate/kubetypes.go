@@ -281,7 +281,7 @@ func podVolumes(e resolve.Engine) map[string]bool {
 	if e.Model.ChatTemplate != "" {
 		vols[e.TemplatesVolume] = true
 	}
-	if resolve.NeedsShm(e) {
+	if e.Shm {
 		vols[build.VolumeShm] = true
 	}
 	if _, ok := build.LMCacheDiskVolume(e); ok {
@@ -299,23 +299,23 @@ func podVolumes(e resolve.Engine) map[string]bool {
 func validateInitContainers(f *Findings, s *resolve.Stack, e resolve.Engine) {
 	vols := podVolumes(e)
 	taken := map[string]string{build.EngineContainer: "the engine"}
-	if resolve.LoRASidecarOn(e) {
+	if e.LoRASidecar {
 		taken[build.LoRASidecarContainer] = "the LoRA sidecar"
 	}
-	if resolve.RuntimeAdaptersOn(e) {
+	if e.RuntimeAdapters {
 		taken[adaptersync.ContainerName] = "the adapter sync container"
 	}
-	if resolve.RoutingSidecarOn(e) {
+	if e.RoutingSidecar {
 		taken[inferencepool.SidecarContainerName] = "the routing sidecar"
 	}
 	ports := map[string]bool{}
 	for _, p := range build.EnginePorts(s, e) {
 		ports[p.Name] = true
 	}
-	if resolve.LoRASidecarOn(e) {
+	if e.LoRASidecar {
 		ports[build.LoRASidecarPortName] = true
 	}
-	if resolve.RoutingSidecarOn(e) {
+	if e.RoutingSidecar {
 		ports[inferencepool.SidecarPortName] = true
 	}
 	for i, c := range e.Cfg.Pod.InitContainers {
@@ -401,7 +401,7 @@ func validateOwnVolumeNames(f *Findings, e resolve.Engine) {
 // what each holds: no other container mounts them (the engine mounts the
 // downloads read-only, as the stack renders it).
 func syncVolumes(e resolve.Engine) map[string]string {
-	if !resolve.RuntimeAdaptersOn(e) {
+	if !e.RuntimeAdapters {
 		return nil
 	}
 	return map[string]string{

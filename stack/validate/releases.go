@@ -31,7 +31,7 @@ func validateLMCacheTransfer(f *Findings, s *resolve.Stack, groups []resolve.Eng
 		f.errorf("%s.transfer lmcache needs vLLM %s or later (LMCacheConnectorV1), and the engine runs vLLM %s: remove engineVersion or declare the vLLM the image runs", p, upstream.VLLMLMCacheV1First, e.VLLM)
 	}
 	for _, g := range groups {
-		if tp := resolve.TensorParallelSize(g); tp > 1 {
+		if tp := g.TensorParallel; tp > 1 {
 			f.errorf("%s: transfer lmcache takes one receiver port per engine, and tensorParallelSize %d runs %d workers that each need one (how LMCache spread ranks over ports changed in July 2025, LMCache#1039, and an image does not say which it has): use tensorParallelSize 1 or transfer nixl", g.GroupPath(), tp, tp)
 		}
 		switch n := *g.Cfg.Replicas; {
@@ -71,7 +71,7 @@ func unreadVLLMEnv(f *Findings, e resolve.Engine) {
 func chunkedPrefillIgnored(f *Findings, e resolve.Engine) {
 	b := e.Cfg.VLLMConfig.EnableChunkedPrefill
 	ver := e.VLLM
-	if b == nil || *b || resolve.UsesV0Engine(e) || ver.Version.AtLeast(upstream.VLLMV1ChunkedPrefillOff) {
+	if b == nil || *b || e.V0Engine || ver.Version.AtLeast(upstream.VLLMV1ChunkedPrefillOff) {
 		return
 	}
 	alternative := ""
@@ -119,11 +119,11 @@ func validateLMCacheImage(f *Findings, e resolve.Engine) {
 	ver, l := e.VLLM, resolve.EngineLMCache(e)
 	stock := l.Has != nil && resolve.IsImageOf(resolve.ImageRepo(l.Image), upstream.VLLMImageRepo)
 	switch {
-	case resolve.UsesV0Engine(e) && ver.Version.AtLeast(upstream.VLLMLMCacheV0Gone):
+	case e.V0Engine && ver.Version.AtLeast(upstream.VLLMLMCacheV0Gone):
 		f.errorf("%s.lmcacheConfig.enabled with vllmConfig.v1 false needs LMCacheConnector, which vLLM %s removed, and the engine runs vLLM %s: remove vllmConfig.v1 to use LMCacheConnectorV1", e.Block, upstream.VLLMLMCacheV0Gone, ver)
-	case resolve.UsesV0Engine(e) && stock:
+	case e.V0Engine && stock:
 		f.errorf("%s.lmcacheConfig.enabled with vllmConfig.v1 false needs LMCacheConnector, which imports lmcache.experimental, and the engine runs vLLM %s in vLLM's own image, which has none: it has no LMCache before %s and from %s the LMCache current when it was built, after LMCache renamed lmcache.experimental to lmcache.v1 (May 2025): remove vllmConfig.v1 to use LMCacheConnectorV1 with vllm/vllm-openai:v%s or later", e.Block, ver, upstream.VLLMImageLMCacheFirst, upstream.VLLMImageLMCacheFirst, upstream.VLLMImageLMCacheFirst)
-	case resolve.UsesV0Engine(e):
+	case e.V0Engine:
 		f.warnf("%s.lmcacheConfig.enabled with vllmConfig.v1 false needs LMCacheConnector, which imports lmcache.experimental, and LMCache renamed that to lmcache.v1 in May 2025: the engine (vLLM %s) crashes at start unless %s has an LMCache from before; remove vllmConfig.v1 to use LMCacheConnectorV1", e.Block, ver, l.Image)
 	case stock && !*l.Has:
 		f.errorf("%s.lmcacheConfig.enabled needs LMCache in the engine's image, and the engine runs vLLM %s in vLLM's own image, which has none (vLLM's images contain LMCache from %s): use vllm/vllm-openai:v%s or later, or an lmcache/vllm-openai image", e.Block, ver, upstream.VLLMImageLMCacheFirst, upstream.VLLMImageLMCacheFirst)
@@ -151,7 +151,7 @@ func validateLMCacheLockstep(f *Findings, s *resolve.Stack) {
 	}
 	w, _ := upstream.ParseVersion(want)
 	for _, e := range s.Engines {
-		if !resolve.KVAware(s, e) || e.VLLMErr != nil {
+		if !e.KVAware || e.VLLMErr != nil {
 			continue
 		}
 		l := resolve.EngineLMCache(e)
@@ -208,14 +208,14 @@ func validateSleepMode(f *Findings, s *resolve.Stack) {
 		return
 	}
 	for _, e := range s.Engines {
-		if !resolve.SleepMode(e) {
+		if !e.SleepMode {
 			continue
 		}
 		switch {
 		case s.Router.Version.Version.Less(upstream.RouterReadsSleepModeSince):
 			f.warnf("%s.vllmConfig.extraArgs %s: router %s does not read sleep mode from the engine's pod (router %s and later do) and keeps sending requests to a sleeping engine: use a router image of %s or later",
 				e.Block, resolve.SleepModeFlag, s.Router.Version, upstream.RouterReadsSleepModeSince, upstream.RouterReadsSleepModeSince)
-		case resolve.RayBackend(e):
+		case e.Ray:
 			f.warnf("%s.vllmConfig.extraArgs %s: a multi-node engine on Ray runs vllm serve from a shell script, and the router reads sleep mode only from the command of the container named vllm, so it keeps sending requests to a sleeping engine",
 				e.Block, resolve.SleepModeFlag)
 		}
@@ -235,7 +235,7 @@ func validateVLLMVersion(f *Findings, e resolve.Engine) {
 		f.warnf("%s: vLLM %s is newer than %s, the newest release this function knows: its arguments are rendered as for %s", p, ver, upstream.VLLMNewest, upstream.VLLMNewest)
 	}
 	unreadVLLMEnv(f, e)
-	if resolve.UsesV0Engine(e) && ver.Version.AtLeast(upstream.VLLMV0EngineGone) {
+	if e.V0Engine && ver.Version.AtLeast(upstream.VLLMV0EngineGone) {
 		f.errorf("%s.v1 is false, which needs vLLM's V0 engine, and the engine runs vLLM %s: vLLM %s removed the V0 engine; remove v1 or use an image of an older vLLM", p, ver, upstream.VLLMV0EngineGone)
 		return
 	}
@@ -244,7 +244,7 @@ func validateVLLMVersion(f *Findings, e resolve.Engine) {
 	}
 	chunkedPrefillIgnored(f, e)
 	expandableSegmentsWithConnector(f, e)
-	if !resolve.LMCacheOn(e) {
+	if !e.LMCache {
 		return
 	}
 	validateLMCacheImage(f, e)

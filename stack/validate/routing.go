@@ -46,7 +46,7 @@ func validateRouting(f *Findings, rc *v1alpha1.RouterConfig, r resolve.Router, e
 	}
 	for _, e := range engs {
 		l := e.Cfg.LMCacheConfig
-		if (r.RouterType != resolve.RoutingKVAware || !resolve.LMCacheOn(e)) && (l.WorkerPort != nil || l.WorkerHeartbeatTime != nil) {
+		if (r.RouterType != resolve.RoutingKVAware || !e.LMCache) && (l.WorkerPort != nil || l.WorkerHeartbeatTime != nil) {
 			f.warnf("%s.lmcacheConfig: workerPort and workerHeartbeatTime have no effect without routerType kvaware and LMCache enabled", e.Block)
 		}
 	}
@@ -76,7 +76,7 @@ func validateRouting(f *Findings, rc *v1alpha1.RouterConfig, r resolve.Router, e
 		if e.Role != "" {
 			continue // no routerType routes a disaggregated model (validateDisaggregation says so)
 		}
-		if !resolve.LMCacheOn(e) {
+		if !e.LMCache {
 			f.errorf("%s.lmcacheConfig.enabled must be true with routerConfig.routerType kvaware: the router finds cached prefixes through each engine's LMCache; enable LMCache for %s or use routerType prefixaware", e.Block, e.ID)
 			continue
 		}
@@ -90,7 +90,7 @@ func validateRouting(f *Findings, rc *v1alpha1.RouterConfig, r resolve.Router, e
 func validateWorkerPorts(f *Findings, e resolve.Engine) {
 	first, last := resolve.WorkerPorts(e)
 	taken := []int64{names.EnginePort}
-	if resolve.LoRASidecarOn(e) {
+	if e.LoRASidecar {
 		taken = append(taken, build.LoRASidecarPort)
 	}
 	clash := last > 65535
@@ -136,7 +136,7 @@ func validateStickyDiscovery(f *Findings, r resolve.Router, engs []resolve.Engin
 // mostEngines is the most engine replicas a model may run, and the field
 // that sets it.
 func mostEngines(e resolve.Engine) (int32, string) {
-	if z := resolve.ScaleToZero(e); z != nil {
+	if z := e.ScaleToZero; z != nil {
 		return ptr.Deref(z.MaxReplicas, 1), "scaleToZero.maxReplicas"
 	}
 	if a := e.Cfg.Autoscaling; a != nil && ptr.Deref(a.Enabled, true) {

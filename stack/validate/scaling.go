@@ -138,7 +138,7 @@ func validateScaleToZero(f *Findings, s *resolve.Stack) {
 			f.errorf("%s: a disaggregated model's prefill and decode groups must wake together, and the router sends every request to both: KEDA would wake one group at a time; remove scaleToZero or disaggregation", p)
 			continue
 		}
-		if _, ok := resolve.MultiNode(e); ok {
+		if ok := e.MultiNode; ok {
 			f.errorf("%s: a multi-node model is a LeaderWorkerSet, whose groups the stack does not scale to zero yet: remove scaleToZero or multiNode", p)
 			continue
 		}
@@ -179,9 +179,9 @@ func ScaledObjectFields(s *resolve.Stack) string {
 	var keda, zero bool
 	for _, e := range s.Engines {
 		switch {
-		case resolve.ScaleToZero(e) != nil:
+		case e.ScaleToZero != nil:
 			zero = true
-		case resolve.Autoscaled(e) && resolve.Or(e.Cfg.Autoscaling.Type, build.AutoscalerKEDA) == build.AutoscalerKEDA:
+		case e.Autoscaled && resolve.Or(e.Cfg.Autoscaling.Type, build.AutoscalerKEDA) == build.AutoscalerKEDA:
 			keda = true
 		}
 	}

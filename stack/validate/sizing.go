@@ -99,7 +99,7 @@ func warnTensorParallelHeads(f *Findings, e resolve.Engine) {
 	if s == nil || s.NumAttentionHeads == nil {
 		return
 	}
-	h, tp := *s.NumAttentionHeads, resolve.TensorParallelSize(e)
+	h, tp := *s.NumAttentionHeads, e.TensorParallel
 	if h%tp == 0 {
 		return
 	}
@@ -133,7 +133,7 @@ func warnKVCache(f *Findings, e resolve.Engine, weightsGB, memGB, util float64, 
 	perToken := float64(*s.NumHiddenLayers) * 2 * float64(*s.HeadDim) * float64(kvHeads) * kvBytes
 	need := perToken * float64(*maxLen)
 	nonTorch := nonTorchTP1GiB
-	if resolve.TensorParallelSize(e) > 1 {
+	if e.TensorParallel > 1 {
 		nonTorch = nonTorchTPNGiB
 	}
 	left := memGB*1e9*util*float64(gpus) - weightsGB*1e9 - minActivationGiB*resolve.Gib - nonTorch*resolve.Gib*float64(gpus)

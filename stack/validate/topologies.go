@@ -32,7 +32,7 @@ func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *
 	}
 	e := groups[0] // the model's own settings are those of both groups
 	p := e.Block + ".disaggregation"
-	transfer := resolve.TransferOf(e)
+	transfer := e.Transfer
 	routing := resolve.RoutingFor(transfer)
 	if len(s.Engines) > len(groups) || len(groups) > len(resolve.RoleGroups) {
 		if resolve.ExtensionOn(s) {
@@ -51,10 +51,10 @@ func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *
 	default:
 		f.errorf("%s.transfer %q is not supported: use nixl or lmcache", p, transfer)
 	}
-	if resolve.LMCacheOn(e) {
+	if e.LMCache {
 		f.errorf("%s: lmcacheConfig.enabled and disaggregation both set the engines' --kv-transfer-config: turn LMCache off for a disaggregated model (transfer lmcache configures the LMCache it needs)", p)
 	}
-	if resolve.Autoscaled(e) {
+	if e.Autoscaled {
 		f.errorf("%s: autoscaling scales one Deployment per model and a disaggregated model has two: turn autoscaling off and set each group's replicas", p)
 	}
 	warnIdleGroup(f, groups)
@@ -112,10 +112,10 @@ func validatePickerPD(f *Findings, s *resolve.Stack, e resolve.Engine) {
 			p, e.Block, x.Release, x.From, why, upstream.PickerPDSince, upstream.LLMDPickerImage)
 		return
 	}
-	if t := resolve.TransferOf(e); t == resolve.TransferLMCache {
+	if t := e.Transfer; t == resolve.TransferLMCache {
 		f.errorf("%s.disaggregation.transfer lmcache cannot go behind the endpoint picker: llm-d's routing sidecar moves the KV cache by nixlv2, shared-storage, sglang, mooncake or offloading, none of them LMCache's push from the prefill engine to the decode group's receiver; use transfer nixl, or route the model through the production-stack router (remove inferenceExtension)", e.Block)
 	}
-	if _, ok := resolve.MultiNode(e); ok {
+	if ok := e.MultiNode; ok {
 		f.errorf("%s: a multi-node disaggregated model behind the endpoint picker needs the routing sidecar on its decode leaders, which the stack does not render yet: serve each group on one node, or route the model through the production-stack router (remove inferenceExtension)", e.Block)
 	}
 	sc := x.Sidecar
@@ -131,12 +131,12 @@ func validatePickerPD(f *Findings, s *resolve.Stack, e resolve.Engine) {
 // run as asked, and what the stack does not offer on LWS yet, naming the
 // field and the arithmetic.
 func validateMultiNode(f *Findings, e resolve.Engine) {
-	n, ok := resolve.MultiNode(e)
+	n, ok := e.PodsPerReplica, e.MultiNode
 	if !ok {
 		return
 	}
 	c, p := e.Cfg, e.Block+".multiNode"
-	if image := resolve.ImageRef(c.VLLMConfig.ImagePullRegistry, c.VLLMConfig.Image); e.VLLMErr == nil && resolve.RayBackend(e) && !resolve.IsImageOf(resolve.ImageRepo(image), upstream.VLLMImageRepo) {
+	if image := resolve.ImageRef(c.VLLMConfig.ImagePullRegistry, c.VLLMConfig.Image); e.VLLMErr == nil && e.Ray && !resolve.IsImageOf(resolve.ImageRepo(image), upstream.VLLMImageRepo) {
 		f.errorf("%s: vLLM %s has no multi-node backend of its own (its flags came with %s), so the group runs Ray with the script vLLM's own images carry (%s), and the engine's image is %s: use vllm/vllm-openai:v%s, or vLLM %s or later", p, e.VLLM, resolve.MultiNodeSince, build.RayScript, image, e.VLLM.Version, resolve.MultiNodeSince)
 	}
 	tp, pp := ptr.Deref(c.VLLMConfig.TensorParallelSize, 1), ptr.Deref(c.VLLMConfig.PipelineParallelSize, 1)
@@ -156,11 +156,11 @@ func validateMultiNode(f *Findings, e resolve.Engine) {
 	switch {
 	case resolve.Disaggregated(c):
 		refuse("disaggregation", "a disaggregated group on several nodes needs a NIXL side channel per rank (DISAGG-MULTINODE.md, open question 3)")
-	case resolve.Autoscaled(e):
+	case e.Autoscaled:
 		refuse("autoscaling", "the autoscalers scale a Deployment; set replicas")
-	case resolve.LMCacheOn(e):
+	case e.LMCache:
 		refuse("lmcacheConfig.enabled", "LMCache's workers per rank across nodes are not established")
-	case resolve.LoRASidecarOn(e):
+	case e.LoRASidecar:
 		refuse("loraSidecar", "the sidecar loads adapters into one pod's engine, and a replica has several")
 	case resolve.WantsPDB(c.PodDisruptionBudget):
 		refuse("podDisruptionBudget", "it would count pods, and evicting any pod of a group restarts the whole group")

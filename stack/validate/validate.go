@@ -158,7 +158,7 @@ func validateEngine(f *Findings, e resolve.Engine) {
 	validateExtraMounts(f, e)
 	validateStartupBudget(f, e)
 	n, err := resolve.GPUs(c.Resources.GPU)
-	_, multi := resolve.MultiNode(e)
+	multi := e.MultiNode
 	const tpField, ppField, gpuField = "vllmConfig.tensorParallelSize", "vllmConfig.pipelineParallelSize", "resources.gpu"
 	at, name := e.Where(tpField, ppField, gpuField)
 	tpName, gpuName := name(tpField), name(gpuField)
