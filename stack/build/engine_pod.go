@@ -34,8 +34,8 @@ func transferServicePorts(e resolve.Engine) []corev1.ServicePort {
 // up to vLLM 0.11.0, one from 0.11.1 (data parallel size 1).
 func nixlPorts(e resolve.Engine) []corev1.ContainerPort {
 	n := int32(1)
-	if e.VLLM.Version.Less(resolve.NIXLOneListenerSince) && e.Cfg.VLLMConfig.TensorParallelSize != nil {
-		n = *e.Cfg.VLLMConfig.TensorParallelSize
+	if e.VLLM.Version.Less(resolve.NIXLOneListenerSince) {
+		n = e.TensorParallel
 	}
 	ports := make([]corev1.ContainerPort, 0, n)
 	for i := range n {

@@ -55,10 +55,7 @@ func warnOversized(f *Findings, e resolve.Engine) {
 	if !ok || !known || e.VLLMErr != nil {
 		return
 	}
-	tp := 1
-	if t := e.Cfg.VLLMConfig.TensorParallelSize; t != nil {
-		tp = int(*t)
-	}
+	tp := int(e.TensorParallel)
 	util, from := upstream.VLLMDefaultGPUMemoryUtilization(e.VLLM.Version), "vLLM's default"
 	if u, err := strconv.ParseFloat(e.Cfg.VLLMConfig.GPUMemoryUtilization, 64); err == nil && u > 0 {
 		util, from = u, "vllmConfig.gpuMemoryUtilization"
