@@ -36,14 +36,14 @@ const (
 
 // keptFields are what the function reads of an observed composed resource
 // (ObservedFields) and, whole, every field of the object a change of
-// topology keeps as it is observed (stack/transition.go keptObject: the
+// topology keeps as it is observed (stack/transition/moves.go keptObject: the
 // old workload, its Service, claim, chat template, the router, a routing
 // layer's objects): its spec, data, rules, subjects, roleRef and the
 // like. Only the metadata the cluster and Crossplane write (managedFields,
 // ownerReferences, uid, resourceVersion, timestamps) is dropped, which is
 // most of an object's size besides its spec, but for the owners of
 // spec.replicas (replicasOwners): which field managers own it decides when
-// an autoscaler has taken a Deployment's replicas over (stack/handover.go).
+// an autoscaler has taken a Deployment's replicas over (stack/transition/handover.go).
 var keptFields = FieldSet{
 	"apiVersion": nil,
 	"kind":       nil,

@@ -36,47 +36,6 @@ import (
 // the value v.
 func opt(name, v string) string { return name + "=" + v }
 
-// transferArgs, transferEnv, transferPorts and transferServicePorts are
-// what a group's engine needs for its transfer; nothing for an engine of a
-// model that is not disaggregated.
-func transferArgs(e resolve.Engine) []string {
-	switch {
-	case e.Role == "":
-		return nil
-	case e.Transfer == resolve.TransferLMCache:
-		return lmcachePDArgs(e)
-	}
-	return nixlArgs(e)
-}
-
-// nixlArgs make a group's engine a NIXL producer (prefill) or consumer
-// (decode). Up to vLLM 0.22.0 the connector reads no kv_role; from 0.23.0
-// kv_both is deprecated in favour of these two. engine_id, kv_ip and kv_port
-// are not rendered: vLLM makes the id, and the NIXL path uses neither.
-func nixlArgs(e resolve.Engine) []string {
-	kvRole := "kv_producer"
-	if e.Role == resolve.RoleDecode {
-		kvRole = "kv_consumer"
-	}
-	return []string{"--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"` + kvRole + `"}`}
-}
-
-const (
-	// lmcacheNIXLBufferSize is the NIXL transfer buffer of each engine, in
-	// bytes, on the GPU: the chart tutorial's 1 GiB.
-	lmcacheNIXLBufferSize = "1073741824"
-)
-
-// lmcachePDArgs are the chart's: LMCacheConnectorV1 as producer or consumer,
-// saving the last partial chunk too (discard_partial_chunks false) so the
-// decode engine receives the whole prompt; lmcache_rpc_port names the
-// engine's LMCache socket, the chart's value.
-func lmcachePDArgs(e resolve.Engine) []string {
-	nixlRole, kvRole := resolve.LMCachePDRole(e)
-	return []string{"--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"` + kvRole +
-		`","kv_connector_extra_config":{"discard_partial_chunks":false,"lmcache_rpc_port":"` + nixlRole + `"}}`}
-}
-
 // EngineArgs are the arguments of `vllm serve`, in a fixed order so the
 // Deployment does not roll when nothing changed. The model is the positional
 // (validated not to read as an option); every other value from the spec is
@@ -141,6 +100,47 @@ func EngineArgs(e resolve.Engine) []string {
 	args = append(args, transferArgs(e)...)
 	args = append(args, multiNodeArgs(e)...)
 	return append(args, v.ExtraArgs...)
+}
+
+// transferArgs, transferEnv, transferPorts and transferServicePorts are
+// what a group's engine needs for its transfer; nothing for an engine of a
+// model that is not disaggregated.
+func transferArgs(e resolve.Engine) []string {
+	switch {
+	case e.Role == "":
+		return nil
+	case e.Transfer == resolve.TransferLMCache:
+		return lmcachePDArgs(e)
+	}
+	return nixlArgs(e)
+}
+
+// nixlArgs make a group's engine a NIXL producer (prefill) or consumer
+// (decode). Up to vLLM 0.22.0 the connector reads no kv_role; from 0.23.0
+// kv_both is deprecated in favour of these two. engine_id, kv_ip and kv_port
+// are not rendered: vLLM makes the id, and the NIXL path uses neither.
+func nixlArgs(e resolve.Engine) []string {
+	kvRole := "kv_producer"
+	if e.Role == resolve.RoleDecode {
+		kvRole = "kv_consumer"
+	}
+	return []string{"--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"` + kvRole + `"}`}
+}
+
+const (
+	// lmcacheNIXLBufferSize is the NIXL transfer buffer of each engine, in
+	// bytes, on the GPU: the chart tutorial's 1 GiB.
+	lmcacheNIXLBufferSize = "1073741824"
+)
+
+// lmcachePDArgs are the chart's: LMCacheConnectorV1 as producer or consumer,
+// saving the last partial chunk too (discard_partial_chunks false) so the
+// decode engine receives the whole prompt; lmcache_rpc_port names the
+// engine's LMCache socket, the chart's value.
+func lmcachePDArgs(e resolve.Engine) []string {
+	nixlRole, kvRole := resolve.LMCachePDRole(e)
+	return []string{"--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"` + kvRole +
+		`","kv_connector_extra_config":{"discard_partial_chunks":false,"lmcache_rpc_port":"` + nixlRole + `"}}`}
 }
 
 // appendSwitch renders a tri-state flag: --name, --no-name, or nothing so

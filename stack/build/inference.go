@@ -1,9 +1,7 @@
 package build
 
 import (
-	"reflect"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -144,33 +142,6 @@ func Objectives(s *resolve.Stack, e resolve.Engine) []objective {
 		})
 	}
 	return out
-}
-
-// routerFieldsUsedByExtension are the routerConfig fields a stack on the
-// inference extension reads or refuses: apiKeySecret is the engines'
-// VLLM_API_KEY; routerType, ingress and httpRoute are refused when they
-// would act (validateExtension), the routing logics' knobs by their own
-// rules (validateRouting, the XRD's CEL rules).
-var routerFieldsUsedByExtension = map[string]bool{
-	"apiKeySecret": true, "routerType": true, "ingress": true, "httpRoute": true,
-	"prefixMinMatchLength": true, "lmcacheControllerPort": true, "lmcacheControllerReplyPort": true,
-	"lmcacheControllerHeartbeatPort": true, "kvAwareThreshold": true,
-}
-
-// RouterFieldsUnused names every routerConfig field set that only the
-// router's objects read, in the order of the XRD: with the extension the
-// stack composes none of them. A field added to RouterConfig is reported
-// unless it is added to routerFieldsUsedByExtension.
-func RouterFieldsUnused(rc *v1alpha1.RouterConfig) []string {
-	var names []string
-	v := reflect.ValueOf(rc).Elem()
-	for i := range v.NumField() {
-		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
-		if !routerFieldsUsedByExtension[name] && !v.Field(i).IsZero() {
-			names = append(names, "routerConfig."+name)
-		}
-	}
-	return names
 }
 
 // PickerRequestTTL is the request TTL of the model's picker: the cold-start

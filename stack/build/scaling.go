@@ -19,8 +19,6 @@ import (
 
 // Autoscaling defaults.
 const (
-	AutoscalerKEDA         = "keda"
-	autoscalerHPA          = "hpa"
 	defaultQueueThreshold  = "5"
 	defaultPollingInterval = int32(15)
 	defaultCooldownPeriod  = int32(360)
@@ -45,7 +43,7 @@ func engineAutoscaler(s *resolve.Stack, e resolve.Engine) Object {
 // (else a KEDA ScaledObject).
 func EngineHPATarget(e resolve.Engine) bool {
 	a := e.Cfg.Autoscaling
-	return e.ScaleToZero == nil && a != nil && resolve.Or(a.Type, AutoscalerKEDA) == autoscalerHPA
+	return e.ScaleToZero == nil && a != nil && resolve.Or(a.Type, resolve.AutoscalerKEDA) == resolve.AutoscalerHPA
 }
 
 // EngineAutoscalerKey is the key of the autoscaler the model has now.

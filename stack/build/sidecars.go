@@ -127,35 +127,3 @@ func adapterSyncObjects(s *resolve.Stack, o Observed) []Object {
 	}
 	return objs
 }
-
-// RouterNameOwner finds another model behind the router that lists name in
-// its /v1/models (its served name, or one of its adapters): router 0.1.12
-// picks the engines whose model_names contain the request's model
-// (src/vllm_router/services/request_service/request.py:510 at
-// vllm-stack-0.1.12, `requested_model in x.model_names`), so a name two models
-// list is routed to either. Behind the inference extension each model has
-// its own route and pool, so names do not meet.
-func RouterNameOwner(s *resolve.Stack, e resolve.Engine, name string) (what, other string) {
-	if resolve.ExtensionOn(s) {
-		return "", ""
-	}
-	for _, o := range s.Engines {
-		if o.Path == e.Path || o.Role == resolve.RoleDecode {
-			continue
-		}
-		if o.Served == name {
-			return "the served name", o.Path
-		}
-		for _, a := range o.Model.LoRAAdapters {
-			if a.Name == name {
-				return "a LoRA adapter", o.Path
-			}
-		}
-		for _, a := range o.Model.Adapters {
-			if a.Name == name {
-				return "a runtime adapter", o.Path
-			}
-		}
-	}
-	return "", ""
-}

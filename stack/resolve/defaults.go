@@ -201,3 +201,9 @@ func defaultRouterResources() corev1.ResourceRequirements {
 		},
 	}
 }
+
+// The autoscalers of autoscaling.type; a block that names none runs KEDA.
+const (
+	AutoscalerKEDA = "keda"
+	AutoscalerHPA  = "hpa"
+)

@@ -37,7 +37,7 @@ func validateRuntimeAdapters(f *Findings, s *resolve.Stack, e resolve.Engine) {
 			case seen[a.Name]:
 				f.errorf("%s.name %q is already the name of the model or another of its adapters: clients pick an adapter by its name, so names must be unique", ap, a.Name)
 			default:
-				if what, other := build.RouterNameOwner(s, e, a.Name); other != "" {
+				if what, other := routerNameOwner(s, e, a.Name); other != "" {
 					f.errorf("%s.name %q is also %s of %s: the router sends a request to any engine that lists its model name, so this adapter's requests could reach the other model; names must be unique across the stack's models: rename the adapter", ap, a.Name, what, other)
 				}
 			}
@@ -157,3 +157,35 @@ func validateLoRALimits(f *Findings, e resolve.Engine) {
 }
 
 var loraRanks = []int32{1, 8, 16, 32, 64, 128, 256, 320, 512}
+
+// routerNameOwner finds another model behind the router that lists name in
+// its /v1/models (its served name, or one of its adapters): router 0.1.12
+// picks the engines whose model_names contain the request's model
+// (src/vllm_router/services/request_service/request.py:510 at
+// vllm-stack-0.1.12, `requested_model in x.model_names`), so a name two models
+// list is routed to either. Behind the inference extension each model has
+// its own route and pool, so names do not meet.
+func routerNameOwner(s *resolve.Stack, e resolve.Engine, name string) (what, other string) {
+	if resolve.ExtensionOn(s) {
+		return "", ""
+	}
+	for _, o := range s.Engines {
+		if o.Path == e.Path || o.Role == resolve.RoleDecode {
+			continue
+		}
+		if o.Served == name {
+			return "the served name", o.Path
+		}
+		for _, a := range o.Model.LoRAAdapters {
+			if a.Name == name {
+				return "a LoRA adapter", o.Path
+			}
+		}
+		for _, a := range o.Model.Adapters {
+			if a.Name == name {
+				return "a runtime adapter", o.Path
+			}
+		}
+	}
+	return "", ""
+}

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -78,7 +79,7 @@ func validateExtension(f *Findings, spec *v1alpha1.ProductionStackSpec, s *resol
 		if resolve.On(rc.Ingress != nil, rc.Ingress.GetEnabled()) || resolve.On(rc.HTTPRoute != nil, rc.HTTPRoute.GetEnabled()) {
 			f.errorf("%s: routerConfig.ingress and routerConfig.httpRoute expose the router, which a stack on the inference extension does not run: remove them; the stack's HTTPRoute attaches to inferenceExtension.parentRefs", p)
 		}
-		if unused := build.RouterFieldsUnused(rc); len(unused) > 0 {
+		if unused := routerFieldsUnused(rc); len(unused) > 0 {
 			verb, effect := "configure", "they have no effect; remove them"
 			if len(unused) == 1 {
 				verb, effect = "configures", "it has no effect; remove it"
@@ -140,4 +141,31 @@ func validateModelPaths(f *Findings, s *resolve.Stack) {
 	if root := s.Extension.Spec.RootModel; root != "" && !slices.Contains(names, fmt.Sprintf("%q", root)) {
 		f.errorf("spec.inferenceExtension.rootModel %s is not a model of the stack: name one of %s, or remove rootModel", resolve.ClipQuote(root), strings.Join(names, ", "))
 	}
+}
+
+// routerFieldsUsedByExtension are the routerConfig fields a stack on the
+// inference extension reads or refuses: apiKeySecret is the engines'
+// VLLM_API_KEY; routerType, ingress and httpRoute are refused when they
+// would act (validateExtension), the routing logics' knobs by their own
+// rules (validateRouting, the XRD's CEL rules).
+var routerFieldsUsedByExtension = map[string]bool{
+	"apiKeySecret": true, "routerType": true, "ingress": true, "httpRoute": true,
+	"prefixMinMatchLength": true, "lmcacheControllerPort": true, "lmcacheControllerReplyPort": true,
+	"lmcacheControllerHeartbeatPort": true, "kvAwareThreshold": true,
+}
+
+// routerFieldsUnused names every routerConfig field set that only the
+// router's objects read, in the order of the XRD: with the extension the
+// stack composes none of them. A field added to RouterConfig is reported
+// unless it is added to routerFieldsUsedByExtension.
+func routerFieldsUnused(rc *v1alpha1.RouterConfig) []string {
+	var names []string
+	v := reflect.ValueOf(rc).Elem()
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if !routerFieldsUsedByExtension[name] && !v.Field(i).IsZero() {
+			names = append(names, "routerConfig."+name)
+		}
+	}
+	return names
 }
