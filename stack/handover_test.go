@@ -8,7 +8,7 @@ import (
 
 // TestAutoscaledReplicas: what an autoscaled Deployment sends as
 // spec.replicas, by who owns the observed count and whether the autoscaler
-// is ready (handover.go).
+// is ready (transition/handover.go).
 func TestAutoscaledReplicas(t *testing.T) {
 	const crossplane, scale = "apiextensions.crossplane.io/composed/1a2b", "kube-controller-manager"
 	deployment := func(replicas any, managers ...string) map[string]any {

@@ -49,7 +49,7 @@ func (k *keyKinds) add(where string, rsp response) {
 // and test stacks, the fuzz seeds' stacks with each of their blocks' values),
 // at every vLLM, router and picker release, with each autoscaler and none,
 // and fails if a composition resource name is ever seen with two kinds or
-// API groups (keys.go).
+// API groups (transition/keys.go).
 func TestKeysNeverChangeKind(t *testing.T) {
 	k := &keyKinds{t: t, seen: map[string][2]string{}}
 	render := func(where string, xr map[string]any) {

@@ -155,7 +155,7 @@ func TestMultiNodeRefusals(t *testing.T) {
 		"PDB": {xr: mnXR("podDisruptionBudget", map[string]any{"maxUnavailable": 1}),
 			want: "spec.multiNode: podDisruptionBudget cannot be combined with multiNode yet: it would count pods, and evicting any pod of a group restarts the whole group"},
 		// The XRD requires podsPerReplica, and the function checks the
-		// XRD's required fields (schema.go).
+		// XRD's required fields (validate/schema.go).
 		"NoPodsPerReplica": {xr: with("multiNode", map[string]any{}),
 			want: "spec.multiNode.podsPerReplica is required: set it, or remove spec.multiNode"},
 		// LWS v0.7.0's webhook: maxUnavailable scaled against replicas

@@ -33,7 +33,7 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 // XRD's rules on raw, the spec as written (DecodeSpec returns it). Errors
 // name the field and the fix; a stack with errors must not be composed.
 func (s *Stack) Validate(raw map[string]any) Findings {
-	f := validate.Validate(s.r.ID, s.r.Spec, s.r)
+	f := validate.Validate(s.r)
 	f.AddSchemaViolations(raw)
 	return f
 }

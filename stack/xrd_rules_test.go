@@ -521,7 +521,7 @@ func (p fieldPath) get(xr map[string]any) any {
 
 // TestXRDRequired: a field the XRD requires, left out of its object or
 // null (which the API server drops), is refused with the message of the
-// XRD's rules (schema.go), naming the field's full path: every required
+// XRD's rules (validate/schema.go), naming the field's full path: every required
 // field of the XRD, found by walking it, so a new block needs no check by
 // hand. The refusal names the field, in that message or a hand-written one.
 func TestXRDRequired(t *testing.T) {

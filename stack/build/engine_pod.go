@@ -94,6 +94,7 @@ func engineTemplate(s *resolve.Stack, e resolve.Engine) corev1.PodTemplateSpec {
 	}
 }
 
+// EnginePod is the pod of an engine: its containers, volumes and scheduling.
 func EnginePod(s *resolve.Stack, e resolve.Engine) corev1.PodSpec {
 	v := e.Cfg.VLLMConfig
 	pod := corev1.PodSpec{

@@ -124,6 +124,7 @@ func engineVolumes(s *resolve.Stack, e resolve.Engine) []corev1.Volume {
 	return append(vols, e.Cfg.Storage.ExtraVolumes...)
 }
 
+// EngineVolumeMounts are the volumes the engine's vllm container mounts.
 func EngineVolumeMounts(e resolve.Engine) []corev1.VolumeMount {
 	var mounts []corev1.VolumeMount
 	if resolve.Enabled(e.Cfg.Storage.Enabled) {

@@ -13,7 +13,7 @@ import (
 // ObjectiveKey is the composition resource name of a model's objective,
 // with its API group: an objective moves between groups when the picker's
 // release changes (inference.networking.x-k8s.io, llm-d.ai), and a key
-// never changes group (keys.go).
+// never changes group (transition/keys.go).
 func ObjectiveKey(model, objective, apiVersion string) string {
 	group, _, _ := strings.Cut(apiVersion, "/")
 	return EngineKey(model) + "-objective-" + objective + "." + group
@@ -263,7 +263,7 @@ func EngineTemplateKey(model string) string { return "engine-" + model + "-chat-
 
 func EnginePDBKey(model string) string { return "engine-" + model + "-pdb-vllm" }
 
-// A model's autoscaler has one key per kind (keys.go): a key never changes
+// A model's autoscaler has one key per kind (transition/keys.go): a key never changes
 // kind, and the old autoscaler goes before the new one comes.
 func EngineHPAKey(model string) string { return "engine-" + model + "-hpa" }
 

@@ -46,6 +46,7 @@ func autoscaled(e Engine) bool {
 	return a != nil && (a.Enabled == nil || *a.Enabled) || scaleToZero(e) != nil
 }
 
+// RouterAutoscaled reports whether an autoscaler owns the router's replicas.
 func RouterAutoscaled(s *Stack) bool {
 	a := s.Router.Autoscaling
 	return a != nil && (a.Enabled == nil || *a.Enabled)
@@ -57,11 +58,13 @@ func CacheServerOn(s *Stack) bool {
 	return c != nil && (c.Enabled == nil || *c.Enabled)
 }
 
+// DashboardOn reports whether the stack composes its Grafana dashboard.
 func DashboardOn(s *Stack) bool {
 	m := s.Spec.Monitoring
 	return m != nil && On(m.Dashboard != nil, m.Dashboard.GetEnabled())
 }
 
+// AlertsOn reports whether the stack composes its PrometheusRule.
 func AlertsOn(s *Stack) bool {
 	m := s.Spec.Monitoring
 	return m != nil && On(m.Alerts != nil, m.Alerts.GetEnabled())

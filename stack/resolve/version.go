@@ -23,10 +23,13 @@ func ImageRef(registry, image string) string {
 	return strings.TrimSuffix(registry, "/") + "/" + image
 }
 
+// IsImageOf reports whether repository repo is of the image family (its
+// last path elements), whatever registry it is pulled from.
 func IsImageOf(repo, family string) bool {
 	return repo == family || strings.HasSuffix(repo, "/"+family)
 }
 
+// ImageRepo is an image reference without its tag or digest.
 func ImageRepo(image string) string {
 	repo, _ := upstream.ImageTag(image)
 	return repo

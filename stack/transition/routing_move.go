@@ -12,7 +12,7 @@ import (
 // Switching a stack between the two routing layers (the router and the
 // inference extension) is a change of topology too: the layer's objects
 // have other keys, and Crossplane would delete the serving one at once.
-// Make before break, as for a model's workload (transition.go): the old
+// Make before break, as for a model's workload (moves.go): the old
 // layer's objects are kept as observed until every object of the new one
 // is ready: on the extension, every model's InferencePool accepted by a
 // Gateway and its picker available; on the router, the router's Deployment

@@ -130,6 +130,8 @@ func atLeast(f *Findings, field string, v *int32, minimum int32) {
 	}
 }
 
+// Quantity checks that v, at field, is a Kubernetes quantity (example
+// says what one looks like).
 func Quantity(f *Findings, field, v, example string) {
 	if v == "" {
 		return

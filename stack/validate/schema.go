@@ -25,7 +25,7 @@ import (
 // applies the rules of the XRD it ships (xrd/definition.yaml, generated from
 // the Go types) itself, read from the XRD so a new rule is never forgotten.
 // The XRD's CEL rules, which span fields, are checked by hand in validate.go
-// and the other validation files; xrd_rules_test.go walks every rule of
+// and the other validation files; stack/xrd_rules_test.go walks every rule of
 // the XRD, CEL included, and checks the function refuses what it refuses.
 //
 // Checks written by hand give the better message: a rule broken at a path

@@ -13,12 +13,13 @@ import (
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
-// Validate checks a decoded spec and its resolved engines. Checks on a single
-// field name the field where the user wrote it; checks across fields run on
-// the merged engine, so a models[] item is checked with what it inherits.
-func Validate(id resolve.Identity, spec *v1alpha1.ProductionStackSpec, s *resolve.Stack) Findings {
+// Validate checks a resolved stack: its decoded spec and its engines. Checks
+// on a single field name the field where the user wrote it; checks across
+// fields run on the merged engine, so a models[] item is checked with what
+// it inherits.
+func Validate(s *resolve.Stack) Findings {
 	var f Findings
-	engs, r := s.Engines, s.Router
+	id, spec, engs, r := s.ID, s.Spec, s.Engines, s.Router
 	ValidateStackName(&f, id)
 	switch {
 	case spec.Model != nil && spec.Models != nil: // the XRD's has(): an empty list counts as set
@@ -64,6 +65,7 @@ func Validate(id resolve.Identity, spec *v1alpha1.ProductionStackSpec, s *resolv
 	return f
 }
 
+// ValidateStackName checks that the stack's name can name its Services.
 func ValidateStackName(f *Findings, id resolve.Identity) {
 	field := "metadata.name"
 	if id.Legacy {
