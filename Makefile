@@ -325,7 +325,7 @@ e2e-crossplane: $(CROSSPLANE_CORE) $(LWS_MANAGER) e2e-xpkg
 # its core CRDs from that module. make test runs E2E_OLDEST_RUN: README's
 # install, every example stack, pod-level reasons, a refused stack, and the
 # replicas hand-over to an autoscaler, which reads Crossplane's composed field
-# manager in managedFields (stack/handover.go) (about 2 minutes against 4.5
+# manager in managedFields (stack/transition/handover.go) (about 2 minutes against 4.5
 # for all); E2E_OLDEST_RUN= runs every test.
 E2E_OLDEST_RUN ?= ^(TestCrossplaneIdentity|TestConfigurationPackage|TestFunctionPackage|TestStacks)$$/^Scenarios$$/^(Examples|PodReasons|Refused|HPAHandOver|ScaleToZeroHandOver)$$
 

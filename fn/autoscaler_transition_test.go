@@ -8,6 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/vllm-project/function-vllm-stack/internal/wire"
 )
 
 // The autoscaler switches of issue 38: a model's autoscaler changes kind
@@ -69,7 +71,7 @@ func prunedRun(t *testing.T, r *fnv1.RunFunctionRequest) *fnv1.RunFunctionRespon
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err = pruneRequest(b); err != nil {
+	if b, err = wire.PruneRequest(b); err != nil {
 		t.Fatal(err)
 	}
 	pr := &fnv1.RunFunctionRequest{}

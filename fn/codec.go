@@ -9,6 +9,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/vllm-project/function-vllm-stack/internal/wire"
 )
 
 // deterministicCodec is gRPC's proto codec with deterministic marshalling.
@@ -41,7 +43,7 @@ func (deterministicCodec) Marshal(v any) (mem.BufferSlice, error) {
 func (deterministicCodec) Name() string { return grpcproto.Name }
 
 // Unmarshal decodes a RunFunctionRequest without the fields of observed and
-// required objects the function does not read (see pruneRequest); any other
+// required objects the function does not read (see wire.PruneRequest); any other
 // message, and a request that is not well-formed, as gRPC's codec does.
 func (c deterministicCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	req, ok := v.(*fnv1.RunFunctionRequest)
@@ -56,7 +58,7 @@ func (c deterministicCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // unmarshalRequest decodes the wire form of a request as the function reads
 // it.
 func unmarshalRequest(b []byte, req *fnv1.RunFunctionRequest) error {
-	if pruned, err := pruneRequest(b); err == nil {
+	if pruned, err := wire.PruneRequest(b); err == nil {
 		b = pruned
 	}
 	return proto.Unmarshal(b, req)

@@ -2,41 +2,19 @@ package fn
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/internal/wire"
+	"github.com/vllm-project/function-vllm-stack/internal/wire/wiretest"
 )
 
-// sameAsJSON fails the test unless encodeComposed gives what composedStruct
-// (encoding/json, then the decoder) gives for o, errors included.
-func sameAsJSON(t *testing.T, what string, o runtime.Object) {
-	t.Helper()
-	want, wantErr := composedStruct(o)
-	got, gotErr := encodeComposed(o)
-	if (wantErr != nil) != (gotErr != nil) {
-		t.Fatalf("%s: JSON path error %v, encoder error %v", what, wantErr, gotErr)
-	}
-	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-		t.Errorf("%s: the encoder differs from the JSON path (-json +encoder):\n%s", what, diff)
-	}
-}
+// The encoders of package wire on every object the function composes for
+// the examples; internal/wire tests them on any object.
 
 // TestEncoderIsJSON: every object the function composes for every example,
 // test and converted stack, on the first reconcile and the next.
@@ -57,7 +35,7 @@ func TestEncoderIsJSON(t *testing.T) {
 				r = reconciledRequest(t, stacktest.LoadXR(t, path, ""), compositionInput())
 			}
 			for _, o := range composedObjects(t, r) {
-				sameAsJSON(t, path+" "+o.Key, o.Obj)
+				wiretest.SameAsJSON(t, path+" "+o.Key, o.Obj)
 				n++
 			}
 		}
@@ -67,156 +45,24 @@ func TestEncoderIsJSON(t *testing.T) {
 	}
 }
 
-// encoderKinds are the kinds the function composes, as the random tests fill
-// them.
-var encoderKinds = []func() runtime.Object{
-	func() runtime.Object { return &appsv1.Deployment{} },
-	func() runtime.Object { return &corev1.Service{} },
-	func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
-	func() runtime.Object { return &corev1.ConfigMap{} },
-	func() runtime.Object { return &corev1.ServiceAccount{} },
-	func() runtime.Object { return &rbacv1.Role{} },
-	func() runtime.Object { return &rbacv1.RoleBinding{} },
-	func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
-	func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
-	func() runtime.Object { return &networkingv1.Ingress{} },
-	func() runtime.Object { return &networkingv1.NetworkPolicy{} },
-}
-
-// TestEncoderRandomObjects: objects of every composed kind filled at random
-// (every field set or not, zero values, invalid UTF-8, empty and nil maps
-// and slices, quantities, times, int-or-strings), and unstructured objects.
-func TestEncoderRandomObjects(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range 3000 {
-		o := encoderKinds[i%len(encoderKinds)]()
-		fill(rng, reflect.ValueOf(o).Elem(), 0)
-		sameAsJSON(t, reflect.TypeOf(o).String(), o)
-		if t.Failed() {
-			return
-		}
-	}
-	// Keys that read the same once invalid UTF-8 is replaced: the JSON
-	// path keeps the last in sorted order.
-	sameAsJSON(t, "colliding keys", &corev1.ConfigMap{Data: map[string]string{"a\xff": "1", "a\xfe": "2", "a\uFFFD": "3"}})
-	for range 500 {
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		for range rng.IntN(6) {
-			u.Object[randString(rng)] = randJSONValue(rng, 0)
-		}
-		sameAsJSON(t, "unstructured", u)
-	}
-}
-
-// FuzzEncoder: any JSON decoded into each composed kind, then encoded both
-// ways.
-func FuzzEncoder(f *testing.F) {
-	f.Add([]byte(`{"metadata": {"name": "a", "labels": {"x": ""}, "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": {"replicas": 0, "template": {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1.5"}}, "ports": [{"containerPort": 0}]}], "volumes": [{"name": "v", "emptyDir": {}}]}}}}`), uint8(0))
-	f.Add([]byte(`{"spec": {"ports": [{"port": 80, "targetPort": "http"}, {"port": 81, "targetPort": 8080}], "selector": {}}}`), uint8(1))
-	f.Add([]byte(`{"spec": {"minAvailable": "50%", "selector": {"matchLabels": {}}}}`), uint8(7))
-	f.Add([]byte(`{"data": {"a": "\u00ff", "b": ""}, "binaryData": {"c": "AAEC"}}`), uint8(3))
-	f.Fuzz(func(t *testing.T, data []byte, kind uint8) {
-		o := encoderKinds[int(kind)%len(encoderKinds)]()
-		if json.Unmarshal(data, o) != nil {
-			return
-		}
-		sameAsJSON(t, reflect.TypeOf(o).String(), o)
-	})
-}
-
-// fill sets v at random, depth-bounded.
-func fill(rng *rand.Rand, v reflect.Value, depth int) {
-	if depth > 12 || rng.IntN(4) == 0 {
-		return // leave it zero
-	}
-	switch v.Type() {
-	case quantityType:
-		v.Set(reflect.ValueOf(resource.MustParse([]string{"0", "1", "1.5", "100m", "1Gi", "2e3", "-1"}[rng.IntN(7)])))
-		return
-	case timeType:
-		v.Set(reflect.ValueOf(metav1.Unix(rng.Int64N(1<<31), 0)))
-		return
-	case intOrStringType:
-		if rng.IntN(2) == 0 {
-			v.Set(reflect.ValueOf(intstr.FromInt32(rng.Int32N(70000) - 10)))
-		} else {
-			v.Set(reflect.ValueOf(intstr.FromString(randString(rng))))
-		}
-		return
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		p := reflect.New(v.Type().Elem())
-		fill(rng, p.Elem(), depth+1)
-		v.Set(p)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				fill(rng, v.Field(i), depth+1)
+// TestComposedStruct: every object of the example stacks converts as the
+// reference (wiretest.Reference) converts it.
+func TestComposedStruct(t *testing.T) {
+	for _, path := range []string{"../example/xr.yaml", "../example/stacks/multi-model.yaml", "../example/stacks/lmcache.yaml", "../example/stacks/production.yaml"} {
+		for _, o := range composedObjects(t, req(t, stacktest.LoadXR(t, path, "llm"), compositionInput(), nil)) {
+			got, err := wire.EncodeViaJSON(o.Obj)
+			if err != nil {
+				t.Fatalf("%s %s: %v", path, o.Key, err)
+			}
+			b, err := json.Marshal(o.Obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := wiretest.Reference(t, b)
+			delete(want.Fields, "status")
+			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("%s %s (-want +got):\n%s", path, o.Key, diff)
 			}
 		}
-	case reflect.Slice:
-		n := rng.IntN(3)
-		s := reflect.MakeSlice(v.Type(), n, n)
-		for i := range n {
-			fill(rng, s.Index(i), depth+1)
-		}
-		v.Set(s)
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		for range rng.IntN(3) {
-			k := reflect.New(v.Type().Key()).Elem()
-			fill(rng, k, depth+1)
-			e := reflect.New(v.Type().Elem()).Elem()
-			fill(rng, e, depth+1)
-			m.SetMapIndex(k, e)
-		}
-		v.Set(m)
-	case reflect.String:
-		v.SetString(randString(rng))
-	case reflect.Bool:
-		v.SetBool(rng.IntN(2) == 0)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if x := []int64{0, 1, -1, 80, 1 << 40, -(1 << 62)}[rng.IntN(6)]; !v.OverflowInt(x) {
-			v.SetInt(x)
-		}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(rng.IntN(300)))
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat([]float64{0, 0.5, -1e-7, 1e21, 3}[rng.IntN(5)])
-	}
-}
-
-func randString(rng *rand.Rand) string {
-	return []string{"", "a", "nvidia.com/gpu", "héllo ✓", "bad\xffutf8\xc3", "<&>", "tab\tnew\nline", `q"uote\`}[rng.IntN(8)]
-}
-
-func randJSONValue(rng *rand.Rand, depth int) any {
-	switch k := rng.IntN(8); {
-	case depth > 4 || k == 0:
-		return nil
-	case k == 1:
-		return randString(rng)
-	case k == 2:
-		return rng.IntN(2) == 0
-	case k == 3:
-		return int64(rng.IntN(1000)) - 500
-	case k == 4:
-		return rng.Float64() * 1e6
-	case k == 5:
-		l := make([]any, rng.IntN(3))
-		for i := range l {
-			l[i] = randJSONValue(rng, depth+1)
-		}
-		return l
-	default:
-		m := map[string]any{}
-		for range rng.IntN(3) {
-			m[randString(rng)] = randJSONValue(rng, depth+1)
-		}
-		if rng.IntN(3) == 0 {
-			m["emptyDir"] = map[string]any{}
-		}
-		return m
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
+	"github.com/vllm-project/function-vllm-stack/internal/wire"
 	"github.com/vllm-project/function-vllm-stack/stack"
 	"github.com/vllm-project/function-vllm-stack/status"
 )
@@ -133,7 +134,7 @@ func (f *Function) compose(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRespo
 
 	composed := map[string]*fnv1.Resource{}
 	for _, o := range objs {
-		r, err := encodeComposed(o.Obj)
+		r, err := wire.Encode(o.Obj)
 		if err != nil {
 			return refuse(rsp, fmt.Errorf("cannot convert %s %q to a composed resource: %w", o.Obj.GetObjectKind().GroupVersionKind().Kind, o.Key, err))
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/internal/wire"
 	"github.com/vllm-project/function-vllm-stack/stack"
 	"github.com/vllm-project/function-vllm-stack/status"
 )
@@ -51,7 +52,7 @@ func FuzzInputTTL(f *testing.F) {
 	})
 }
 
-// FuzzObservedDecode: the decoder of observed state (decodeFields) and what
+// FuzzObservedDecode: the decoder of observed state (wire.DecodeFields) and what
 // package status reads of it (readiness, the progress of a Deployment, the
 // issues of its pods) take any object a cluster could send: no panic, the
 // same answer twice, conditions within their bound.
@@ -81,7 +82,7 @@ func FuzzObservedDecode(f *testing.F) {
 		}
 		answer := func() (bool, []status.Condition) {
 			cd := composed.New()
-			cd.SetUnstructuredContent(decodeFields(ds, observedFields))
+			cd.SetUnstructuredContent(wire.DecodeFields(ds, wire.ObservedFields))
 			pods := podSet{ps, ps, proto.Clone(ps).(*structpb.Struct)}
 			// The one object stands for the engine, its claim and the
 			// router, whatever its kind.
@@ -98,37 +99,6 @@ func FuzzObservedDecode(f *testing.F) {
 			if len(c.Message) > 8<<10 {
 				t.Errorf("a %s message of %d bytes", c.Type, len(c.Message))
 			}
-		}
-	})
-}
-
-// FuzzComposedDecoder: the decoder composedStruct uses on the JSON that
-// encoding/json writes gives the same value encoding/json reads, for any
-// JSON value.
-func FuzzComposedDecoder(f *testing.F) {
-	for _, s := range []string{`{"a":"b"}`, `{"a":[1,-2.5e10,true,null,{}]}`, `"\u003c\u2028\\\"x"`, `{"emptyDir":{},"x":{"y":null}}`, `[[],[{}]]`, `1e308`, `"\ud800"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var v any
-		if json.Unmarshal(b, &v) != nil {
-			return
-		}
-		m, err := json.Marshal(v)
-		if err != nil {
-			return
-		}
-		want, err := structpb.NewValue(v)
-		if err != nil {
-			return // not valid UTF-8: encoding/json replaced it; no Struct holds it
-		}
-		d := decoder{data: string(m)}
-		got, err := d.value(false)
-		if err != nil || d.pos != len(m) {
-			t.Fatalf("decoding %s: %v (at %d of %d)", m, err, d.pos, len(m))
-		}
-		if !proto.Equal(got, want) {
-			t.Errorf("decoding %s: got %v, want %v", m, got, want)
 		}
 	})
 }

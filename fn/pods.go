@@ -10,6 +10,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/vllm-project/function-vllm-stack/internal/wire"
 	"github.com/vllm-project/function-vllm-stack/stack"
 	"github.com/vllm-project/function-vllm-stack/status"
 )
@@ -102,7 +103,7 @@ func (ps podSet) decode() []corev1.Pod {
 	pods := make([]corev1.Pod, 0, len(ps))
 	for _, r := range ps {
 		p := corev1.Pod{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(decodeFields(r, podFields), &p); err != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(wire.DecodeFields(r, wire.PodFields), &p); err != nil {
 			continue
 		}
 		pods = append(pods, p)

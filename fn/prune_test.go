@@ -14,6 +14,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/internal/wire"
 )
 
 // prunedRequests are requests as Crossplane sends them: every request of
@@ -50,7 +51,7 @@ func prunedRequests(t *testing.T) map[string]*fnv1.RunFunctionRequest {
 }
 
 // TestPrunedRequestSameResponse: a request decoded as the server decodes it
-// (pruneRequest, then proto.Unmarshal) gets the response, byte for byte, of
+// (wire.PruneRequest, then proto.Unmarshal) gets the response, byte for byte, of
 // the request decoded whole; the pruned wire form is no larger.
 func TestPrunedRequestSameResponse(t *testing.T) {
 	det := proto.MarshalOptions{Deterministic: true}
@@ -63,22 +64,22 @@ func TestPrunedRequestSameResponse(t *testing.T) {
 		}
 	}) {
 		r := reqs[name]
-		wire, err := proto.Marshal(r)
+		encoded, err := proto.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pruned, err := pruneRequest(wire)
+		pruned, err := wire.PruneRequest(encoded)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if len(pruned) > len(wire) {
-			t.Errorf("%s: pruned %d bytes, whole %d", name, len(pruned), len(wire))
+		if len(pruned) > len(encoded) {
+			t.Errorf("%s: pruned %d bytes, whole %d", name, len(pruned), len(encoded))
 		}
 		whole, viaCodec := &fnv1.RunFunctionRequest{}, &fnv1.RunFunctionRequest{}
-		if err := proto.Unmarshal(wire, whole); err != nil {
+		if err := proto.Unmarshal(encoded, whole); err != nil {
 			t.Fatal(err)
 		}
-		if err := unmarshalRequest(wire, viaCodec); err != nil {
+		if err := unmarshalRequest(encoded, viaCodec); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		want, err := det.Marshal(run(t, whole))
@@ -97,24 +98,24 @@ func TestPrunedRequestSameResponse(t *testing.T) {
 			t.Errorf("%s: what the function reads (-whole +pruned):\n%s", name, diff)
 		}
 		if testing.Verbose() && len(r.GetObserved().GetResources()) > 0 {
-			t.Logf("%s: %d bytes, %d pruned", name, len(wire), len(pruned))
+			t.Logf("%s: %d bytes, %d pruned", name, len(encoded), len(pruned))
 		}
 	}
 }
 
 // readOf is what the function reads of a request: the observed XR and
-// composed objects through decodeFields, every required resource through
-// requiredFields, and everything else whole.
+// composed objects through wire.DecodeFields, every required resource through
+// wire.RequiredFields, and everything else whole.
 func readOf(r *fnv1.RunFunctionRequest) map[string]any {
-	out := map[string]any{"xr": decodeFields(r.GetObserved().GetComposite().GetResource(), compositeFields)}
+	out := map[string]any{"xr": wire.DecodeFields(r.GetObserved().GetComposite().GetResource(), wire.CompositeFields)}
 	for k, o := range r.GetObserved().GetResources() {
-		out["observed "+k] = decodeFields(o.GetResource(), observedFields)
+		out["observed "+k] = wire.DecodeFields(o.GetResource(), wire.ObservedFields)
 		out["observed "+k+" details"] = fmt.Sprint(o.GetConnectionDetails(), o.GetReady())
 	}
 	for k, rs := range r.GetRequiredResources() {
 		var items []any
 		for _, it := range rs.GetItems() {
-			items = append(items, decodeFields(it.GetResource(), requiredFields))
+			items = append(items, wire.DecodeFields(it.GetResource(), wire.RequiredFields))
 		}
 		out["required "+k] = items
 		out["required "+k+" nil"] = rs == nil
@@ -126,7 +127,7 @@ func readOf(r *fnv1.RunFunctionRequest) map[string]any {
 	return out
 }
 
-// FuzzPruneRequest: whatever bytes arrive, pruneRequest does not panic;
+// FuzzPruneRequest: whatever bytes arrive, wire.PruneRequest does not panic;
 // of a request proto.Unmarshal takes, it keeps what the function reads.
 func FuzzPruneRequest(f *testing.F) {
 	small := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Resources: map[string]*fnv1.Resource{}}, RequiredResources: map[string]*fnv1.Resources{}}
@@ -149,15 +150,15 @@ func FuzzPruneRequest(f *testing.F) {
 	}
 	small.RequiredResources[enginePodsRequirement] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: pod}}}
 	for _, r := range []*fnv1.RunFunctionRequest{small, benchRequest(f, benchCases[0])} {
-		wire, err := proto.Marshal(r)
+		encoded, err := proto.Marshal(r)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(wire)
+		f.Add(encoded)
 	}
 	f.Add([]byte{0x12, 0x05, 0x0a, 0x03, 0x0a, 0x01, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		pruned, err := pruneRequest(b)
+		pruned, err := wire.PruneRequest(b)
 		whole := &fnv1.RunFunctionRequest{}
 		if proto.Unmarshal(b, whole) != nil || err != nil {
 			return
@@ -176,11 +177,11 @@ func FuzzPruneRequest(f *testing.F) {
 // form whole, and as the server's codec decodes it (pruned first).
 func BenchmarkDecode(b *testing.B) {
 	for _, c := range benchCases {
-		wire, err := proto.Marshal(benchRequest(b, c))
+		encoded, err := proto.Marshal(benchRequest(b, c))
 		if err != nil {
 			b.Fatal(err)
 		}
-		pruned, _ := pruneRequest(wire)
+		pruned, _ := wire.PruneRequest(encoded)
 		for _, how := range []string{"whole", "pruned"} {
 			b.Run(c.name+"/"+how, func(b *testing.B) {
 				b.ReportAllocs()
@@ -189,15 +190,15 @@ func BenchmarkDecode(b *testing.B) {
 					r := &fnv1.RunFunctionRequest{}
 					var err error
 					if how == "whole" {
-						err = proto.Unmarshal(wire, r)
+						err = proto.Unmarshal(encoded, r)
 					} else {
-						err = unmarshalRequest(wire, r)
+						err = unmarshalRequest(encoded, r)
 					}
 					if err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(len(wire)), "req-bytes")
+				b.ReportMetric(float64(len(encoded)), "req-bytes")
 				if how == "pruned" {
 					b.ReportMetric(float64(len(pruned)), "pruned-bytes")
 				}
@@ -212,18 +213,18 @@ func BenchmarkDecode(b *testing.B) {
 func TestPruneMutatedRequests(t *testing.T) {
 	// Deterministic: the same bytes every run, so the same mutations hit
 	// the same fields (map order would otherwise move them).
-	wire, err := proto.MarshalOptions{Deterministic: true}.Marshal(benchRequest(t, benchCases[1]))
+	encoded, err := proto.MarshalOptions{Deterministic: true}.Marshal(benchRequest(t, benchCases[1]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(34, 34))
 	decoded := 0
 	for range 400 {
-		b := slices.Clone(wire)
+		b := slices.Clone(encoded)
 		for range 1 + rng.IntN(4) {
 			b[rng.IntN(len(b))] = byte(rng.IntN(256))
 		}
-		pruned, err := pruneRequest(b)
+		pruned, err := wire.PruneRequest(b)
 		whole := &fnv1.RunFunctionRequest{}
 		if proto.Unmarshal(b, whole) != nil || err != nil {
 			continue

@@ -90,8 +90,8 @@ func routes(t *testing.T, rsp *fnv1.RunFunctionResponse) map[string][]string {
 	return out
 }
 
-// wire is rsp as the function's codec marshals it: deterministically.
-func wire(t *testing.T, rsp *fnv1.RunFunctionResponse) string {
+// wireForm is rsp as the function's codec marshals it: deterministically.
+func wireForm(t *testing.T, rsp *fnv1.RunFunctionResponse) string {
 	t.Helper()
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rsp)
 	if err != nil {
@@ -175,7 +175,7 @@ func TestModelEndpointsStay(t *testing.T) {
 			}
 			// Deterministic: the same request, the same bytes.
 			r := req(t, gieModelsXR(tc.to...), nil, observed)
-			if a, b := wire(t, mustRun(t, r)), wire(t, mustRun(t, r)); a != b {
+			if a, b := wireForm(t, mustRun(t, r)), wireForm(t, mustRun(t, r)); a != b {
 				t.Errorf("two responses to one request differ")
 			}
 		})

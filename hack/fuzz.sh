@@ -10,8 +10,8 @@
 #   FUZZ_TARGETS="FuzzObserved" hack/fuzz.sh
 #
 # Environment:
-#   FUZZTIME       go test -fuzztime of each target of stack, status, fn and
-#                  helm2stack (default 4s)
+#   FUZZTIME       go test -fuzztime of each target of stack, status, fn,
+#                  internal/wire and helm2stack (default 4s)
 #   FUZZTIME_E2E   go test -fuzztime of each target of test/fuzz, which runs
 #                  RunFunction several times per input and starts from a
 #                  larger corpus (default 45s: FuzzRunFunction's ~570 seeds
@@ -54,8 +54,8 @@ ALL=(
 	"./status FuzzPodIssues"
 	"./fn FuzzInputTTL"
 	"./fn FuzzObservedDecode"
-	"./fn FuzzComposedDecoder"
-	"./fn FuzzEncoder"
+	"./internal/wire FuzzComposedDecoder"
+	"./internal/wire FuzzEncoder"
 	"./fn FuzzPruneRequest"
 	"./helm2stack FuzzConvert"
 	"./test/fuzz FuzzRunFunction"
@@ -80,7 +80,7 @@ selected() {
 
 # Build each package's instrumented test binary first, so the times below
 # are fuzzing, not compiling.
-for pkg in ./fn ./helm2stack ./test/fuzz; do
+for pkg in ./fn ./internal/wire ./helm2stack ./test/fuzz; do
 	"${GO}" test -run '^$' -fuzz '^$' -count=1 "${pkg}" >/dev/null
 done
 

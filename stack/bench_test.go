@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/vllm-project/function-vllm-stack/bench/stacks"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/resolve"
 )
 
 // BenchmarkBuild is the library's share of RunFunction (fn's
@@ -32,15 +34,15 @@ func BenchmarkBuild(b *testing.B) {
 		b.Run(map[int]string{1: "models-1", 8: "models-8", 32: "models-32"}[n], func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				s, raw, err := DecodeSpec(spec)
+				s, raw, err := resolve.DecodeSpec(spec)
 				if err != nil {
 					b.Fatal(err)
 				}
-				st := New(Identity{Name: "s", Namespace: "llm"}, s, nil)
+				st := New(resolve.Identity{Name: "s", Namespace: "llm"}, s, nil)
 				if err := st.Validate(raw).Err(); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := st.Compose(Keys(func(string) bool { return true })); err != nil {
+				if _, err := st.Compose(build.Keys(func(string) bool { return true })); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -7,6 +7,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // TestCacheServerCommand: every image runs lmcache_server <host> <port>, the
@@ -19,7 +22,7 @@ func TestCacheServerCommand(t *testing.T) {
 		"lmcache/vllm-openai:v0.3.1":           {"/opt/venv/bin/lmcache_server", "0.0.0.0", "8080"},
 		"registry.example/team/lmcache:2026.1": {"lmcache_server", "0.0.0.0", "8080"},
 	} {
-		if diff := cmp.Diff(want, cacheServerCommand(image)); diff != "" {
+		if diff := cmp.Diff(want, build.CacheServerCommand(image)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", image, diff)
 		}
 	}
@@ -38,7 +41,7 @@ func TestCacheServer(t *testing.T) {
 	}
 	svc := desired(t, rsp, "cache-server-service", &corev1.Service{})
 	if svc.Name != "s-cache-server-service" || svc.Spec.Ports[0].Port != 80 || svc.Spec.Ports[0].TargetPort.IntValue() != 8080 ||
-		svc.Spec.Selector[LabelComponent] != "cache-server" || d.Spec.Template.Labels[LabelComponent] != "cache-server" {
+		svc.Spec.Selector[names.LabelComponent] != "cache-server" || d.Spec.Template.Labels[names.LabelComponent] != "cache-server" {
 		t.Errorf("cache server Service %s %+v selects %v", svc.Name, svc.Spec.Ports, svc.Spec.Selector)
 	}
 	gotEnv := engineContainer0(t, rsp, "engine-m").Env
@@ -104,7 +107,7 @@ func TestCacheServerScheduling(t *testing.T) {
 	xr := with("lmcacheConfig.enabled", true, "lmcacheConfig.server", map[string]any{
 		"scheduling": map[string]any{"nodeSelector": map[string]any{"pool": "memory"}, "priorityClassName": "cache"},
 	})
-	pod := desired(t, mustRun(t, req(t, xr, nil, nil)), cacheServerKey, &appsv1.Deployment{}).Spec.Template.Spec
+	pod := desired(t, mustRun(t, req(t, xr, nil, nil)), names.CacheServerKey, &appsv1.Deployment{}).Spec.Template.Spec
 	if !cmp.Equal(pod.NodeSelector, map[string]string{"pool": "memory"}) || pod.PriorityClassName != "cache" {
 		t.Errorf("cache server nodeSelector %v, priorityClassName %q; want pool=memory, cache", pod.NodeSelector, pod.PriorityClassName)
 	}

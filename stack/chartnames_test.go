@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // A stack moved from the production-stack Helm chart keeps the names of its
@@ -152,8 +153,8 @@ func keyPattern(key string, rsp response) string {
 	var models []string
 	for _, o := range rsp.objects {
 		labels := o.(metav1.Object).GetLabels()
-		if labels[LabelComponent] == ComponentEngine {
-			models = append(models, labels[LabelName])
+		if labels[names.LabelComponent] == names.ComponentEngine {
+			models = append(models, labels[names.LabelName])
 		}
 	}
 	// The longest first, so llama3-70b is not taken for llama3.

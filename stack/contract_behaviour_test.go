@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // The behaviour half of the contract: what a release does with what it
@@ -131,8 +133,8 @@ func (b behaviourFacts) checkBehaviour(r rendered, vllm, router string, warnings
 		problems = append(problems, object+": "+fmt.Sprintf(format, a...))
 	}
 	routerLMCache := b.routerLMCache(r, router)
-	for _, d := range r.withContainer(engineContainer) {
-		c, _ := containerNamed(d, engineContainer)
+	for _, d := range r.withContainer(build.EngineContainer) {
+		c, _ := containerNamed(d, build.EngineContainer)
 		object := "Deployment " + d.Name + " container vllm"
 		v0 := envValue(c.Env, "VLLM_USE_V1") == "0"
 		// Either LMCache connector loads LMCache (NixlConnector does not).
@@ -195,7 +197,7 @@ func sameLMCache(a, b string) bool {
 
 // routerLMCache is the LMCache release of a kvaware router, "" otherwise.
 func (b behaviourFacts) routerLMCache(r rendered, router string) string {
-	routers := r.withComponent(ComponentRouter)
+	routers := r.withComponent(names.ComponentRouter)
 	if len(routers) != 1 {
 		return ""
 	}
@@ -220,12 +222,12 @@ func behaviourStack(c corev1.Container, logic string) rendered {
 	deployment := func(component string, c corev1.Container) appsv1.Deployment {
 		d := appsv1.Deployment{}
 		d.Name = "s-" + component
-		d.Spec.Template.Labels = map[string]string{LabelComponent: component}
+		d.Spec.Template.Labels = map[string]string{names.LabelComponent: component}
 		d.Spec.Template.Spec.Containers = []corev1.Container{c}
 		return d
 	}
 	engine := deployment("m-deployment-vllm", c)
-	return rendered{deployments: []appsv1.Deployment{engine, deployment(ComponentRouter, container("router", routerArgsWith(logic)))}}
+	return rendered{deployments: []appsv1.Deployment{engine, deployment(names.ComponentRouter, container("router", routerArgsWith(logic)))}}
 }
 
 // TestContractBehaviourChecks: each check finds the defect it is for, as
@@ -235,7 +237,7 @@ func TestContractBehaviourChecks(t *testing.T) {
 	b := loadBehaviourFacts(t)
 	const object = "Deployment s-m-deployment-vllm container vllm: "
 	engine := func(image string, args []string, env ...corev1.EnvVar) corev1.Container {
-		c := container(engineContainer, engineArgsWith(args...), env...)
+		c := container(build.EngineContainer, engineArgsWith(args...), env...)
 		c.Image = image
 		return c
 	}

@@ -1,12 +1,5 @@
 package stack
 
-// The contract checker of contract_test.go: what the programs a stack runs
-// (vLLM, vllm-router, LMCache) accept, release by release, read from the
-// tables in testdata/upstream, and checks of rendered objects against them.
-// A check returns problems, sentences that name the offending token; none
-// means the objects keep the contract. The checks read objects only, never
-// the function's code, so they judge what a cluster would actually run.
-
 import (
 	"cmp"
 	"encoding/json"
@@ -32,6 +25,8 @@ import (
 
 	"github.com/vllm-project/function-vllm-stack/internal/argvcheck"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // upVersion is a release of vLLM or of the router as the tables write it.
@@ -433,7 +428,7 @@ func checkDisaggregatedRouting(router corev1.Container, engines []appsv1.Deploym
 	roles := map[string]string{} // model label -> kv_role
 	transfer := -1
 	for _, d := range engines {
-		c, _ := containerNamed(d, engineContainer)
+		c, _ := containerNamed(d, build.EngineContainer)
 		cfg, _ := stacktest.ArgValue(c.Args, "--kv-transfer-config")
 		for i, t := range pdTransfers {
 			if t.uses(cfg, c.Env) {
@@ -441,7 +436,7 @@ func checkDisaggregatedRouting(router corev1.Container, engines []appsv1.Deploym
 					Role string `json:"kv_role"`
 				}
 				_ = json.Unmarshal([]byte(cfg), &kv)
-				roles[d.Spec.Template.Labels[labelModel]] = kv.Role
+				roles[d.Spec.Template.Labels[names.LabelModel]] = kv.Role
 				transfer = i
 			}
 		}
@@ -495,7 +490,7 @@ func checkLMCacheTransfer(engines []appsv1.Deployment, services []corev1.Service
 	type sender struct{ object, host, port string }
 	var senders []sender
 	for _, d := range engines {
-		c, _ := containerNamed(d, engineContainer)
+		c, _ := containerNamed(d, build.EngineContainer)
 		cfg, _ := stacktest.ArgValue(c.Args, "--kv-transfer-config")
 		if !pdTransfers[1].uses(cfg, c.Env) {
 			continue
@@ -551,7 +546,7 @@ func checkLMCacheTransfer(engines []appsv1.Deployment, services []corev1.Service
 		}
 		reached := false
 		for _, r := range receivers {
-			c, _ := containerNamed(r, engineContainer)
+			c, _ := containerNamed(r, build.EngineContainer)
 			if k8slabels.SelectorFromSet(svc.Spec.Selector).Matches(k8slabels.Set(r.Spec.Template.Labels)) && targetsPort(svc.Spec.Ports[pi].TargetPort, c.Ports, s.port) {
 				reached = true
 			}
@@ -762,7 +757,7 @@ func checkDiscovery(v upVersion, router corev1.Container, rules []rbacv1.PolicyR
 		if !sel.Matches(k8slabels.Set(d.Spec.Template.Labels)) {
 			problems = append(problems, fmt.Sprintf("--k8s-label-selector %q does not select the pods of engine Deployment %s", raw, d.Name))
 		}
-		if c, ok := containerNamed(d, engineContainer); ok {
+		if c, ok := containerNamed(d, build.EngineContainer); ok {
 			if p, _ := stacktest.ArgValue(c.Args, "--port"); cmp.Or(p, defaultK8sPort) != port {
 				problems = append(problems, fmt.Sprintf("%s: the pods of engine Deployment %s listen on %s", what, d.Name, cmp.Or(p, defaultK8sPort)))
 			}
@@ -959,7 +954,7 @@ func containerNamed(d appsv1.Deployment, name string) (corev1.Container, bool) {
 func (r rendered) withComponent(component string) []appsv1.Deployment {
 	var out []appsv1.Deployment
 	for _, d := range r.deployments {
-		if d.Spec.Template.Labels[LabelComponent] == component && len(d.Spec.Template.Spec.Containers) > 0 {
+		if d.Spec.Template.Labels[names.LabelComponent] == component && len(d.Spec.Template.Spec.Containers) > 0 {
 			out = append(out, d)
 		}
 	}
@@ -988,7 +983,7 @@ func (r rendered) routerService() *corev1.Service {
 func (r rendered) engineServices() []corev1.Service {
 	var out []corev1.Service
 	for _, s := range r.services {
-		if s.Labels[LabelComponent] == ComponentEngine {
+		if s.Labels[names.LabelComponent] == names.ComponentEngine {
 			out = append(out, s)
 		}
 	}
@@ -1021,7 +1016,7 @@ type stackExtraArgs struct {
 }
 
 func (x stackExtraArgs) engine(d appsv1.Deployment) []string {
-	if a, ok := x.engines[d.Spec.Template.Labels[labelModel]]; ok {
+	if a, ok := x.engines[d.Spec.Template.Labels[names.LabelModel]]; ok {
 		return a
 	}
 	return x.engines[""]
@@ -1039,15 +1034,15 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 	// The router Deployment by its component label, and its one container
 	// whatever its name: the old renders in testdata/upstream/old name it
 	// "router", before it took the chart's name.
-	routers := r.withComponent(ComponentRouter)
-	if pickers := r.withComponent(ComponentPicker); len(pickers) > 0 && len(routers) == 0 {
+	routers := r.withComponent(names.ComponentRouter)
+	if pickers := r.withComponent(names.ComponentPicker); len(pickers) > 0 && len(routers) == 0 {
 		// The inference extension's layer: the pickers and pools instead of
 		// the router (contract_picker_test.go).
 		for _, d := range pickers {
 			report("Deployment "+d.Name, checkPicker(d, r, vllm))
 		}
-		for _, d := range r.withContainer(engineContainer) {
-			c, _ := containerNamed(d, engineContainer)
+		for _, d := range r.withContainer(build.EngineContainer) {
+			c, _ := containerNamed(d, build.EngineContainer)
 			report("Deployment "+d.Name+" container vllm", u.checkEngine(vllm, c, extra.engine(d)))
 		}
 		return problems
@@ -1058,7 +1053,7 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 	rd := routers[0]
 	rc := rd.Spec.Template.Spec.Containers[0]
 	report("Deployment "+rd.Name+" container router", u.checkRouter(router, rc, extra.router))
-	engines := r.withContainer(engineContainer)
+	engines := r.withContainer(build.EngineContainer)
 	served := slices.DeleteFunc(slices.Clone(engines), headless)
 	rv, _ := parseUpVersion(router)
 	report("Deployment "+rd.Name+" container router", checkDiscovery(rv, rc, r.rulesOf(rd.Spec.Template.Spec.ServiceAccountName), r.engineServices(), served))
@@ -1067,16 +1062,16 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 		report("LeaderWorkerSet "+l.Name, checkMultiNode(l))
 	}
 	for _, d := range engines {
-		c, _ := containerNamed(d, engineContainer)
+		c, _ := containerNamed(d, build.EngineContainer)
 		object := "Deployment " + d.Name + " container vllm"
 		report(object, u.checkEngine(vllm, c, extra.engine(d)))
 		report(object, checkController(c, r.routerService(), rc))
 	}
 	report("Deployment "+rd.Name+" container router", checkDisaggregatedRouting(rc, engines))
 	problems = append(problems, checkLMCacheTransfer(engines, r.engineServices())...)
-	for _, d := range r.withContainer(cacheServerContainer) {
-		c, _ := containerNamed(d, cacheServerContainer)
-		report("Deployment "+d.Name+" container "+cacheServerContainer, checkCacheServer(c))
+	for _, d := range r.withContainer(build.CacheServerContainer) {
+		c, _ := containerNamed(d, build.CacheServerContainer)
+		report("Deployment "+d.Name+" container "+build.CacheServerContainer, checkCacheServer(c))
 	}
 	return problems
 }
@@ -1084,7 +1079,7 @@ func (u contractFacts) check(r rendered, vllm, router string, extra stackExtraAr
 // headless reports whether a Deployment's engine runs no API server (a
 // multi-node model's worker: --headless, or a Ray worker).
 func headless(d appsv1.Deployment) bool {
-	c, _ := containerNamed(d, engineContainer)
+	c, _ := containerNamed(d, build.EngineContainer)
 	return slices.Contains(c.Args, "--headless") || rayRole(c) == "worker"
 }
 
@@ -1118,8 +1113,8 @@ func checkMultiNode(l lwsv1.LeaderWorkerSet) []string {
 	if t.LeaderTemplate == nil {
 		return []string{"no leaderTemplate: the leader runs the API server, the workers do not"}
 	}
-	leader, _ := containerNamed(appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: *t.LeaderTemplate}}, engineContainer)
-	worker, _ := containerNamed(appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: t.WorkerTemplate}}, engineContainer)
+	leader, _ := containerNamed(appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: *t.LeaderTemplate}}, build.EngineContainer)
+	worker, _ := containerNamed(appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: t.WorkerTemplate}}, build.EngineContainer)
 	var problems []string
 	if rayRole(leader) == "leader" {
 		problems = append(problems, checkRayGroup(leader, worker)...)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 	"github.com/vllm-project/function-vllm-stack/stack/observability"
 )
 
@@ -74,7 +75,7 @@ var serviceMatcher = regexp.MustCompile(`service=~?"([^"]*)"`)
 func observedExprs(t *testing.T, rsp response) []string {
 	t.Helper()
 	var out []string
-	cm, ok := rsp.objects[dashboardKey].(*corev1.ConfigMap)
+	cm, ok := rsp.objects[names.DashboardKey].(*corev1.ConfigMap)
 	if !ok {
 		t.Fatalf("no dashboard ConfigMap; have %v", keys(rsp))
 	}
@@ -91,7 +92,7 @@ func observedExprs(t *testing.T, rsp response) []string {
 			}
 		}
 	}
-	rule, ok := rsp.objects[prometheusRuleKey].(*unstructured.Unstructured)
+	rule, ok := rsp.objects[names.PrometheusRuleKey].(*unstructured.Unstructured)
 	if !ok {
 		t.Fatalf("no PrometheusRule; have %v", keys(rsp))
 	}

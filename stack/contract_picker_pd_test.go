@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // The picker's contract for a disaggregated model (issue 30), held to the
@@ -149,7 +151,7 @@ func checkPickerPD(r rendered, picker string, v upVersion, cfg, handler map[stri
 	// The pool selects the model's groups, every one, told apart by role.
 	roles := map[string]bool{}
 	served := map[string]bool{}
-	for _, d := range r.withContainer(engineContainer) {
+	for _, d := range r.withContainer(build.EngineContainer) {
 		if _, labelled := d.Spec.Template.Labels[pdRoleLabel]; labelled && !slices.ContainsFunc(selected, func(s appsv1.Deployment) bool { return s.Name == d.Name }) {
 			problems = append(problems, fmt.Sprintf("InferencePool %s does not select %s, a group of the model", pool.GetName(), d.Name))
 		}
@@ -162,7 +164,7 @@ func checkPickerPD(r rendered, picker string, v upVersion, cfg, handler map[stri
 	for _, d := range selected {
 		role := d.Spec.Template.Labels[pdRoleLabel]
 		roles[role] = true
-		c, _ := containerNamed(d, engineContainer)
+		c, _ := containerNamed(d, build.EngineContainer)
 		name, ok := stacktest.ArgValue(c.Args, "--served-model-name")
 		if !ok && len(c.Args) > 0 {
 			name = c.Args[0]
@@ -207,7 +209,7 @@ func checkSidecar(d appsv1.Deployment, target int64, vllmPort string) []string {
 			}
 		}
 	}
-	if sc == nil || sc.Name == engineContainer {
+	if sc == nil || sc.Name == build.EngineContainer {
 		return []string{fmt.Sprintf("%s: no sidecar container has the pool's target port %d", d.Name, target)}
 	}
 	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, "pd-sidecar-flags.tsv"), 7)
@@ -279,7 +281,7 @@ func checkSidecar(d appsv1.Deployment, target int64, vllmPort string) []string {
 	if c := cmpOr(args["kv-connector"], get("connector")); c != "nixlv2" {
 		problems = append(problems, fmt.Sprintf("%s: the sidecar's connector %q is not nixlv2, vLLM's NixlConnector", d.Name, c))
 	}
-	c, _ := containerNamed(d, engineContainer)
+	c, _ := containerNamed(d, build.EngineContainer)
 	for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
 		if p == nil || p.HTTPGet == nil || p.HTTPGet.Port.String() != vllmPort {
 			problems = append(problems, fmt.Sprintf("%s: vLLM's %s probe does not reach vLLM on %s", d.Name, name, vllmPort))
@@ -308,7 +310,7 @@ func TestPickerPDContract(t *testing.T) {
 			continue
 		}
 		r := renderedOf(rsp)
-		pickers := r.withComponent(ComponentPicker)
+		pickers := r.withComponent(names.ComponentPicker)
 		if len(pickers) != 1 {
 			t.Errorf("v%s: %d pickers, want one for the model", v, len(pickers))
 		}

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // The endpoint picker's contract (issue 30): what the stack renders for
@@ -228,9 +230,9 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 	sel, _, _ := unstructured.NestedStringMap(pool.Object, "spec", "selector", "matchLabels")
 	models := map[string]bool{}
 	var selected []appsv1.Deployment
-	for _, e := range r.withContainer(engineContainer) {
+	for _, e := range r.withContainer(build.EngineContainer) {
 		if k8slabels.SelectorFromSet(sel).Matches(k8slabels.Set(e.Spec.Template.Labels)) && !headless(e) {
-			models[e.Spec.Template.Labels[labelModel]] = true
+			models[e.Spec.Template.Labels[names.LabelModel]] = true
 			selected = append(selected, e)
 		}
 	}
@@ -357,7 +359,7 @@ func TestPickerContract(t *testing.T) {
 				if n := len(slices.DeleteFunc(slices.Clone(r.crs), func(o unstructured.Unstructured) bool { return o.GetKind() != "InferenceObjective" })); n != 4 {
 					t.Errorf("%s:v%s: %d InferenceObjectives, want two per model: the contract checks them", repo, v, n)
 				}
-				pickers := r.withComponent(ComponentPicker)
+				pickers := r.withComponent(names.ComponentPicker)
 				if len(pickers) != 2 {
 					t.Errorf("%s:v%s: %d pickers, want one per model", repo, v, len(pickers))
 				}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // The endpoint picker's own flag validation (issue 38 §4): each release's
@@ -180,7 +181,7 @@ func TestPickerReleasesContract(t *testing.T) {
 						continue
 					}
 					r := renderedOf(rsp)
-					for _, d := range r.withComponent(ComponentPicker) {
+					for _, d := range r.withComponent(names.ComponentPicker) {
 						checked++
 						for _, p := range checkPicker(d, r, vllm) {
 							t.Errorf("%s: %s: %s", name, d.Name, p)

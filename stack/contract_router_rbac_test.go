@@ -11,6 +11,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // The router's Kubernetes identity and its sleep-mode detection (issue 38
@@ -75,7 +77,7 @@ func engineArgv(c corev1.Container) []string { return append(slices.Clone(c.Comm
 
 // canSleep reports whether an engine Deployment's vLLM runs with sleep mode.
 func canSleep(d appsv1.Deployment) bool {
-	c, ok := containerNamed(d, engineContainer)
+	c, ok := containerNamed(d, build.EngineContainer)
 	return ok && slices.Contains(engineArgv(c), "--enable-sleep-mode")
 }
 
@@ -138,7 +140,7 @@ func routerSeesSleep(rows []sleepDetection, v upVersion, mode string, c corev1.C
 		if len(c.Command) == 0 {
 			return r.empty == "sleep", r.empty == "crash", nil
 		}
-		return c.Name == engineContainer && slices.Contains(c.Command, "--enable-sleep-mode"), false, nil
+		return c.Name == build.EngineContainer && slices.Contains(c.Command, "--enable-sleep-mode"), false, nil
 	}
 	return false, false, fmt.Errorf("router-sleep-detection.tsv has no row for router %v with %s discovery", v, mode)
 }
@@ -153,7 +155,7 @@ func checkSleepDetection(v upVersion, mode string, engines []appsv1.Deployment) 
 	}
 	var problems []string
 	for _, d := range engines {
-		c, _ := containerNamed(d, engineContainer)
+		c, _ := containerNamed(d, build.EngineContainer)
 		sees, crashes, err := routerSeesSleep(rows, v, mode, c)
 		switch {
 		case err != nil:
@@ -202,13 +204,13 @@ func TestRouterSleepModeContract(t *testing.T) {
 					continue
 				}
 				r := renderedOf(rsp)
-				routers := r.withComponent(ComponentRouter)
+				routers := r.withComponent(names.ComponentRouter)
 				if len(routers) != 1 {
 					t.Fatalf("%s: %d routers", name, len(routers))
 				}
 				rd := routers[0]
 				checked++
-				for _, p := range checkDiscovery(v, rd.Spec.Template.Spec.Containers[0], r.rulesOf(rd.Spec.Template.Spec.ServiceAccountName), r.engineServices(), r.withContainer(engineContainer)) {
+				for _, p := range checkDiscovery(v, rd.Spec.Template.Spec.Containers[0], r.rulesOf(rd.Spec.Template.Spec.ServiceAccountName), r.engineServices(), r.withContainer(build.EngineContainer)) {
 					t.Errorf("%s: %s", name, p)
 				}
 			}

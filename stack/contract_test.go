@@ -18,6 +18,8 @@ import (
 	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // TestContract renders every stack for every pair of vLLM and router
@@ -119,7 +121,7 @@ func namesVersion(msg, ver string) bool {
 }
 
 // extraArgsOf reads a stack's extraArgs: a model's vllmConfig.extraArgs
-// replace the top level's (mergeConfig replaces lists).
+// replace the top level's (MergeConfig replaces lists).
 func extraArgsOf(xr map[string]any) stackExtraArgs {
 	spec := xr["spec"].(map[string]any)
 	x := stackExtraArgs{engines: map[string][]string{"": stringsAt(spec, "vllmConfig", "extraArgs")}, router: stringsAt(spec, "routerConfig", "extraArgs")}
@@ -234,7 +236,7 @@ func TestContractCatchesKnownDefects(t *testing.T) {
 				}
 			}
 			if tc.engineImage != "" {
-				for _, d := range r.withContainer(engineContainer) {
+				for _, d := range r.withContainer(build.EngineContainer) {
 					d.Spec.Template.Spec.Containers[0].Image = tc.engineImage
 				}
 			}
@@ -442,7 +444,7 @@ func nixlTestEnv() []corev1.EnvVar {
 func TestContractCheckDisaggregatedRouting(t *testing.T) {
 	engine := func(label, role string) appsv1.Deployment {
 		d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "s-" + label + "-deployment-vllm"}}
-		d.Spec.Template.Labels = map[string]string{labelModel: label}
+		d.Spec.Template.Labels = map[string]string{names.LabelModel: label}
 		d.Spec.Template.Spec.Containers = []corev1.Container{nixlContainer(`{"kv_connector":"NixlConnector","kv_role":"`+role+`"}`, nixlTestEnv()...)}
 		return d
 	}
@@ -489,7 +491,7 @@ func TestContractCheckDisaggregatedRouting(t *testing.T) {
 func lmcachePDEngines() []appsv1.Deployment {
 	engine := func(label, kvRole, nixlRole, host string, ports ...corev1.ContainerPort) appsv1.Deployment {
 		d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "s-" + label + "-deployment-vllm"}}
-		d.Spec.Template.Labels = map[string]string{labelModel: label, "app": label}
+		d.Spec.Template.Labels = map[string]string{names.LabelModel: label, "app": label}
 		d.Spec.Replicas = ptr.To[int32](1)
 		c := container("vllm", engineArgsWith("--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"`+kvRole+`","kv_connector_extra_config":{"discard_partial_chunks":false,"lmcache_rpc_port":"`+nixlRole+`"}}`),
 			envVar("LMCACHE_ENABLE_NIXL", "True"), envVar("LMCACHE_NIXL_ROLE", nixlRole), envVar("LMCACHE_NIXL_RECEIVER_HOST", host), envVar("LMCACHE_NIXL_RECEIVER_PORT", "55555"),
@@ -562,7 +564,7 @@ func TestContractCheckLMCacheTransfer(t *testing.T) {
 }
 
 func TestContractCheckDiscovery(t *testing.T) {
-	engineLabels := map[string]string{LabelInstance: "s", LabelComponent: ComponentEngine, LabelName: "m"}
+	engineLabels := map[string]string{names.LabelInstance: "s", names.LabelComponent: names.ComponentEngine, names.LabelName: "m"}
 	svc := corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s-m-engine-service", Labels: engineLabels},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8000)}}}}
 	engineWith := func(command []string, args []string) appsv1.Deployment {

@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // TestDashboardAndAlerts: with monitoring.dashboard and monitoring.alerts
@@ -26,12 +28,12 @@ func TestDashboardAndAlerts(t *testing.T) {
 		})
 	rsp := mustRun(t, req(t, xr, nil, nil))
 	ks := keys(rsp)
-	if i, j := slices.Index(ks, dashboardKey), slices.Index(ks, prometheusRuleKey); i < 0 || j != i+1 || ks[i-1] != routerMonitorKey {
+	if i, j := slices.Index(ks, names.DashboardKey), slices.Index(ks, names.PrometheusRuleKey); i < 0 || j != i+1 || ks[i-1] != names.RouterMonitorKey {
 		t.Errorf("keys %v: want the dashboard and the rule after the ServiceMonitors", ks)
 	}
-	cm := rsp.objects[dashboardKey].(*corev1.ConfigMap)
+	cm := rsp.objects[names.DashboardKey].(*corev1.ConfigMap)
 	wantLabels := map[string]string{
-		LabelName: "monitoring", LabelInstance: "s", LabelComponent: "monitoring", labelPartOf: partOf, labelManagedBy: managedBy,
+		names.LabelName: "monitoring", names.LabelInstance: "s", names.LabelComponent: "monitoring", names.LabelPartOf: names.PartOf, names.LabelManagedBy: names.ManagedBy,
 		"grafana_dashboard": "1",
 	}
 	if diff := cmp.Diff(wantLabels, cm.Labels); diff != "" {
@@ -44,7 +46,7 @@ func TestDashboardAndAlerts(t *testing.T) {
 		t.Errorf("the dashboard of vLLM 0.10.0 does not query the KV cache of both engines by its old name")
 	}
 
-	rule := rsp.objects[prometheusRuleKey].(*unstructured.Unstructured)
+	rule := rsp.objects[names.PrometheusRuleKey].(*unstructured.Unstructured)
 	if rule.GetAPIVersion() != "monitoring.coreos.com/v1" || rule.GetKind() != "PrometheusRule" || rule.GetName() != "s-alerts" || rule.GetLabels()["release"] != "prom" {
 		t.Errorf("rule %s %s %s, labels %v", rule.GetAPIVersion(), rule.GetKind(), rule.GetName(), rule.GetLabels())
 	}
@@ -73,8 +75,8 @@ func TestDashboardAndAlerts(t *testing.T) {
 func TestDashboardLabelsReplaceDefault(t *testing.T) {
 	xr := with("monitoring", map[string]any{"serviceMonitor": map[string]any{},
 		"dashboard": map[string]any{"labels": map[string]any{"dashboards": "vllm"}}})
-	cm := mustRun(t, req(t, xr, nil, nil)).objects[dashboardKey].(*corev1.ConfigMap)
-	if cm.Labels["dashboards"] != "vllm" || cm.Labels[LabelInstance] != "s" {
+	cm := mustRun(t, req(t, xr, nil, nil)).objects[names.DashboardKey].(*corev1.ConfigMap)
+	if cm.Labels["dashboards"] != "vllm" || cm.Labels[names.LabelInstance] != "s" {
 		t.Errorf("labels %v", cm.Labels)
 	}
 	if _, ok := cm.Labels["grafana_dashboard"]; ok {
@@ -86,20 +88,20 @@ func TestDashboardLabelsReplaceDefault(t *testing.T) {
 // scrape the endpoint pickers' metrics port instead of a router's.
 func TestPickerServiceMonitor(t *testing.T) {
 	rsp := mustRun(t, req(t, gieXR("monitoring", map[string]any{"serviceMonitor": map[string]any{}}), nil, nil))
-	if _, ok := rsp.objects[routerMonitorKey]; ok {
+	if _, ok := rsp.objects[names.RouterMonitorKey]; ok {
 		t.Error("a router ServiceMonitor without a router")
 	}
-	m := objectMap(t, rsp, pickerMonitorKey)
+	m := objectMap(t, rsp, names.PickerMonitorKey)
 	spec := m["spec"].(map[string]any)
 	want := map[string]any{
-		"selector":  map[string]any{"matchLabels": map[string]any{LabelInstance: "s", LabelComponent: ComponentPicker}},
+		"selector":  map[string]any{"matchLabels": map[string]any{names.LabelInstance: "s", names.LabelComponent: names.ComponentPicker}},
 		"endpoints": []any{map[string]any{"port": "http-metrics", "path": "/metrics", "interval": "30s"}},
 	}
 	if diff := cmp.Diff(want, spec); diff != "" {
 		t.Errorf("picker ServiceMonitor spec (-want +got):\n%s", diff)
 	}
 	svc := desired(t, rsp, "engine-m-epp-service", &corev1.Service{})
-	if svc.Labels[LabelInstance] != "s" || svc.Labels[LabelComponent] != ComponentPicker || !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == "http-metrics" }) {
+	if svc.Labels[names.LabelInstance] != "s" || svc.Labels[names.LabelComponent] != names.ComponentPicker || !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == "http-metrics" }) {
 		t.Errorf("the picker Service %v, ports %v, is not what the ServiceMonitor selects", svc.Labels, svc.Spec.Ports)
 	}
 }
@@ -170,7 +172,7 @@ func TestNoReadyEngineRule(t *testing.T) {
 		"ScaleToZero":    {with("monitoring", observed, "scaleToZero", zeroBlock()), 0},
 	} {
 		t.Run(name, func(t *testing.T) {
-			rule := mustRun(t, req(t, tc.xr, nil, nil)).objects[prometheusRuleKey].(*unstructured.Unstructured)
+			rule := mustRun(t, req(t, tc.xr, nil, nil)).objects[names.PrometheusRuleKey].(*unstructured.Unstructured)
 			groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
 			n := 0
 			for _, r := range groups[0].(map[string]any)["rules"].([]any) {

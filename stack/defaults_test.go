@@ -11,6 +11,7 @@ import (
 
 	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/resolve"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
@@ -20,16 +21,16 @@ import (
 func TestDefaultsMatchAPI(t *testing.T) {
 	spec := &v1alpha1.ProductionStackSpec{Model: &v1alpha1.Model{Name: "m", ModelURL: "org/m"}}
 	spec.VLLMConfig = &v1alpha1.VLLMConfig{HFTokenSecret: &v1alpha1.SecretKeySelector{Name: "hf"}}
-	s := New(Identity{Name: "s", Namespace: "llm"}, spec, nil)
-	cfg := s.engines[0].cfg
+	s := New(resolve.Identity{Name: "s", Namespace: "llm"}, spec, nil)
+	cfg := s.r.Engines[0].Cfg
 	resolved := map[string]any{
 		"spec.deploymentStrategy":           cfg.DeploymentStrategy,
 		"spec.replicas":                     *cfg.Replicas,
 		"spec.vllmConfig.image":             cfg.VLLMConfig.Image,
 		"spec.vllmConfig.imagePullRegistry": cfg.VLLMConfig.ImagePullRegistry,
 		"spec.vllmConfig.hfTokenSecret.key": cfg.VLLMConfig.HFTokenSecret.Key,
-		"spec.routerConfig.routerType":      s.router.routerType,
-		"spec.routerConfig.sessionKey":      s.router.sessionKey,
+		"spec.routerConfig.routerType":      s.r.Router.RouterType,
+		"spec.routerConfig.sessionKey":      s.r.Router.SessionKey,
 		"spec.resources.gpuType":            cfg.Resources.GPUType,
 		"spec.storage.enabled":              *cfg.Storage.Enabled,
 		"spec.storage.size":                 cfg.Storage.Size,
@@ -69,7 +70,7 @@ func TestMergeFieldByField(t *testing.T) {
 		Env:        []corev1.EnvVar{{Name: "B", Value: "item"}, {Name: "C", Value: "item"}},
 	}
 	topBefore := mustJSON(t, top)
-	got := mergeConfig(top, item)
+	got := resolve.MergeConfig(top, item)
 	want := v1alpha1.EngineConfig{
 		DeploymentStrategy: "Recreate",
 		Replicas:           ptr.To(int32(2)),
@@ -84,7 +85,7 @@ func TestMergeFieldByField(t *testing.T) {
 	if mustJSON(t, top) != topBefore {
 		t.Error("merging changed the top-level blocks")
 	}
-	zero := mergeConfig(top, v1alpha1.EngineConfig{Replicas: ptr.To(int32(0)), Storage: &v1alpha1.Storage{Enabled: ptr.To(false)}})
+	zero := resolve.MergeConfig(top, v1alpha1.EngineConfig{Replicas: ptr.To(int32(0)), Storage: &v1alpha1.Storage{Enabled: ptr.To(false)}})
 	if *zero.Replicas != 0 || *zero.Storage.Enabled || zero.Storage.Size != "100Gi" {
 		t.Errorf("an item's explicit 0 and false must override: replicas %d, storage %+v", *zero.Replicas, zero.Storage)
 	}
@@ -93,20 +94,20 @@ func TestMergeFieldByField(t *testing.T) {
 // TestInputDefaults: the Composition's Input comes before the API defaults.
 func TestInputDefaults(t *testing.T) {
 	in := &v1beta1.Input{Storage: &v1beta1.StorageInput{StorageClassName: "fast", Size: "200Gi"}}
-	cfg := resolveConfig(v1alpha1.EngineConfig{}, in)
+	cfg := resolve.ResolveConfig(v1alpha1.EngineConfig{}, in)
 	if ptr.Deref(cfg.Storage.StorageClassName, "<unset>") != "fast" || cfg.Storage.Size != "200Gi" {
 		t.Errorf("Input storage defaults not applied: %+v", cfg.Storage)
 	}
-	own := resolveConfig(v1alpha1.EngineConfig{Storage: &v1alpha1.Storage{Size: "10Gi", StorageClassName: ptr.To("slow")}}, in)
+	own := resolve.ResolveConfig(v1alpha1.EngineConfig{Storage: &v1alpha1.Storage{Size: "10Gi", StorageClassName: ptr.To("slow")}}, in)
 	if ptr.Deref(own.Storage.StorageClassName, "<unset>") != "slow" || own.Storage.Size != "10Gi" {
 		t.Errorf("a stack's own storage must win over the Input: %+v", own.Storage)
 	}
 	// "" (bind a volume without a class) is a choice, not a missing value.
-	static := resolveConfig(v1alpha1.EngineConfig{Storage: &v1alpha1.Storage{StorageClassName: ptr.To("")}}, in)
+	static := resolve.ResolveConfig(v1alpha1.EngineConfig{Storage: &v1alpha1.Storage{StorageClassName: ptr.To("")}}, in)
 	if ptr.Deref(static.Storage.StorageClassName, "<unset>") != "" {
 		t.Errorf(`storageClassName "" must not take the Input's class: %+v`, static.Storage)
 	}
-	existing := resolveConfig(v1alpha1.EngineConfig{Storage: &v1alpha1.Storage{ExistingClaimName: "models"}}, in)
+	existing := resolve.ResolveConfig(v1alpha1.EngineConfig{Storage: &v1alpha1.Storage{ExistingClaimName: "models"}}, in)
 	if existing.Storage.Size != "" || existing.Storage.StorageClassName != nil || existing.Storage.AccessModes != nil {
 		t.Errorf("an existing claim gets no size, class or modes: %+v", existing.Storage)
 	}

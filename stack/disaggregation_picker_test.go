@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
 	"strings"
 	"testing"
 
@@ -12,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // pdGieXR is a disaggregated model behind the inference extension.
@@ -38,7 +39,7 @@ func TestPickerPDObjects(t *testing.T) {
 	}
 	pool := rsp.objects["engine-m-inferencepool"].(*unstructured.Unstructured)
 	sel, _, _ := unstructured.NestedStringMap(pool.Object, "spec", "selector", "matchLabels")
-	if diff := cmp.Diff(map[string]string{LabelInstance: "s", LabelComponent: ComponentEngine}, sel); diff != "" {
+	if diff := cmp.Diff(map[string]string{names.LabelInstance: "s", names.LabelComponent: names.ComponentEngine}, sel); diff != "" {
 		t.Errorf("pool selector (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"/m s-m-pool 10m", "/ s-m-pool 10m"}, routeRules(t, rsp, "engine-m-httproute")); diff != "" {

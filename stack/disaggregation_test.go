@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // pdXR is minimalXR disaggregated, on releases that can: vLLM 0.12.0 and
@@ -42,7 +44,7 @@ func TestDisaggregatedEngines(t *testing.T) {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
 	sideChannel := []corev1.EnvVar{
-		{Name: "VLLM_NIXL_SIDE_CHANNEL_HOST", ValueFrom: podIPEnv.ValueFrom},
+		{Name: "VLLM_NIXL_SIDE_CHANNEL_HOST", ValueFrom: build.PodIPEnv.ValueFrom},
 		{Name: "VLLM_NIXL_SIDE_CHANNEL_PORT", Value: "5600"},
 		{Name: "UCX_TLS", Value: "cuda_ipc,cuda_copy,tcp"},
 	}
@@ -366,7 +368,7 @@ func TestDisaggregatedSharedClaim(t *testing.T) {
 		for _, k := range rsp.keys {
 			if c, ok := rsp.objects[k].(*corev1.PersistentVolumeClaim); ok {
 				claims[k] = c.Name
-				if tc.modes[0] == "ReadWriteMany" && (c.Labels[LabelName] != "m" || c.Labels[labelModel] != "m") {
+				if tc.modes[0] == "ReadWriteMany" && (c.Labels[names.LabelName] != "m" || c.Labels[names.LabelModel] != "m") {
 					t.Errorf("%v: shared claim labels %v, want the model's", tc.modes, c.Labels)
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/vllm-project/function-vllm-stack/stack/resolve"
+	"github.com/vllm-project/function-vllm-stack/stack/validate"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
@@ -165,8 +167,8 @@ func TestExtraArgsNotWired(t *testing.T) {
 	}
 }
 
-// TestWiredOptionsNamed: every option engineArgs renders, for every kind of
-// engine, has the field that sets it in wiredBy, so a refusal names it.
+// TestWiredOptionsNamed: every option EngineArgs renders, for every kind of
+// engine, has the field that sets it in WiredBy, so a refusal names it.
 func TestWiredOptionsNamed(t *testing.T) {
 	full := with("vllmConfig.image", "vllm/vllm-openai:v0.12.0",
 		"model", map[string]any{"name": "m", "modelURL": "org/m", "revision": "main", "enableLoRA": true, "enableTool": true, "toolCallParser": "hermes",
@@ -183,14 +185,14 @@ func TestWiredOptionsNamed(t *testing.T) {
 		"Ray":       mnXR("vllmConfig.image", "vllm/vllm-openai:v0.11.0"),
 	} {
 		spec := asJSON[v1alpha1.ProductionStackSpec](t, xr["spec"])
-		for _, e := range New(Identity{Name: "s", Namespace: "llm"}, &spec, nil).engines {
-			wired := wiredOptions(e)
+		for _, e := range New(resolve.Identity{Name: "s", Namespace: "llm"}, &spec, nil).r.Engines {
+			wired := validate.WiredOptions(e)
 			if len(wired) < 4 {
 				t.Errorf("%s: wired options %v: want at least --model, --served-model-name, --host and --port", name, wired)
 			}
 			for _, w := range wired {
-				if got := wiredBy(e, w); got == fmt.Sprintf("the stack sets %s itself; remove it", w.name) {
-					t.Errorf("%s: wiredBy names no field for %s: add it", name, w.name)
+				if got := validate.WiredBy(e, w); got == fmt.Sprintf("the stack sets %s itself; remove it", w.Name) {
+					t.Errorf("%s: wiredBy names no field for %s: add it", name, w.Name)
 				}
 			}
 		}

@@ -10,6 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
+	"github.com/vllm-project/function-vllm-stack/stack/resolve"
+	"github.com/vllm-project/function-vllm-stack/stack/validate"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
@@ -32,8 +36,8 @@ func FuzzQuantities(f *testing.F) {
 	}
 	xrdPattern := regexp.MustCompile(`^([01](\.[0-9]+)?|\.[0-9]+)?$`)
 	f.Fuzz(func(t *testing.T, v string) {
-		var qf Findings
-		quantity(&qf, "q", v, "1")
+		var qf validate.Findings
+		validate.Quantity(&qf, "q", v, "1")
 		if len(qf.Errors) == 0 && v != "" {
 			q := resource.MustParse(v)
 			if q.Sign() < 0 {
@@ -43,23 +47,23 @@ func FuzzQuantities(f *testing.F) {
 				t.Errorf("quantity %q reads back as %q: %v", v, q.String(), err)
 			}
 		}
-		if g, err := gibibytes(v); err == nil {
-			bytes := g * gib
+		if g, err := resolve.Gibibytes(v); err == nil {
+			bytes := g * resolve.Gib
 			if !(g > 0) || math.IsInf(g, 0) || !(bytes >= 1) || bytes >= math.MaxInt64 {
 				t.Errorf("gibibytes(%q) = %v GiB: not a size from 1 byte to 8 EiB", v, g)
 			}
 			if n := int64(bytes); n <= 0 {
 				t.Errorf("gibibytes(%q) makes an emptyDir of %d bytes", v, n)
 			}
-			if back, err := strconv.ParseFloat(gibString(v), 64); err != nil || back != g {
-				t.Errorf("gibString(%q) = %q, which reads back as %v, want %v", v, gibString(v), back, g)
+			if back, err := strconv.ParseFloat(build.GibString(v), 64); err != nil || back != g {
+				t.Errorf("gibString(%q) = %q, which reads back as %v, want %v", v, build.GibString(v), back, g)
 			}
 		}
-		if n, err := gpus(v); err == nil && n < 0 {
+		if n, err := resolve.GPUs(v); err == nil && n < 0 {
 			t.Errorf("gpus(%q) = %d", v, n)
 		}
-		var gf Findings
-		validateBlocks(&gf, layer{path: "spec", cfg: v1alpha1.EngineConfig{VLLMConfig: &v1alpha1.VLLMConfig{GPUMemoryUtilization: v}}})
+		var gf validate.Findings
+		validate.ValidateBlocks(&gf, resolve.Layer{Path: "spec", Cfg: v1alpha1.EngineConfig{VLLMConfig: &v1alpha1.VLLMConfig{GPUMemoryUtilization: v}}})
 		x, err := strconv.ParseFloat(v, 64)
 		xrdTakes := v == "" || xrdPattern.MatchString(v) && err == nil && x > 0 && x <= 1
 		if fnTakes := len(gf.Errors) == 0; fnTakes != xrdTakes {
@@ -70,7 +74,7 @@ func FuzzQuantities(f *testing.F) {
 
 var dnsLabelFragment = regexp.MustCompile(`^([a-z0-9]+(-[a-z0-9]+)*)?$`)
 
-// FuzzNames: the name shortener and the DNS label maker. dnsLabel makes a
+// FuzzNames: the name shortener and the DNS label maker. DNSLabel makes a
 // fragment of lower case letters, digits and single dashes, and is
 // idempotent; shorten keeps a name that fits and cuts one that does not to
 // its limit, deterministically, different names to different results; and
@@ -83,53 +87,53 @@ func FuzzNames(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, stackName, model string) {
 		for _, s := range []string{stackName, model} {
-			l := dnsLabel(s)
-			if !dnsLabelFragment.MatchString(l) || dnsLabel(l) != l {
+			l := names.DNSLabel(s)
+			if !dnsLabelFragment.MatchString(l) || names.DNSLabel(l) != l {
 				t.Errorf("dnsLabel(%q) = %q: not an idempotent DNS label fragment", s, l)
 			}
-			for _, limit := range []int{maxLabelLength, maxSubdomainLength} {
-				short := shorten(s, limit)
-				if len(short) > limit || (len(s) <= limit && short != s) || shorten(s, limit) != short {
+			for _, limit := range []int{names.MaxLabelLength, names.MaxSubdomainLength} {
+				short := names.Shorten(s, limit)
+				if len(short) > limit || (len(s) <= limit && short != s) || names.Shorten(s, limit) != short {
 					t.Errorf("shorten(%q, %d) = %q", s, limit, short)
 				}
-				if l != "" && len(validation.IsDNS1123Subdomain(shorten(l, limit))) > 0 {
-					t.Errorf("shorten(%q, %d) of a DNS label is %q, not a DNS subdomain", l, limit, shorten(l, limit))
+				if l != "" && len(validation.IsDNS1123Subdomain(names.Shorten(l, limit))) > 0 {
+					t.Errorf("shorten(%q, %d) of a DNS label is %q, not a DNS subdomain", l, limit, names.Shorten(l, limit))
 				}
 			}
 		}
-		if a, b := shorten(stackName+long+long+long, maxLabelLength), shorten(model+long+long+long, maxLabelLength); stackName != model && a == b {
+		if a, b := names.Shorten(stackName+long+long+long, names.MaxLabelLength), names.Shorten(model+long+long+long, names.MaxLabelLength); stackName != model && a == b {
 			t.Errorf("shorten gives %q for two names", a)
 		}
 		// The names of a stack that passes validation.
-		id := Identity{Name: stackName, Namespace: "llm"}
-		var vf Findings
-		validateStackName(&vf, id)
-		m := dnsLabel(model)
+		id := resolve.Identity{Name: stackName, Namespace: "llm"}
+		var vf validate.Findings
+		validate.ValidateStackName(&vf, id)
+		m := names.DNSLabel(model)
 		if len(vf.Errors) > 0 || m == "" {
 			return
 		}
 		s := New(id, &v1alpha1.ProductionStackSpec{Model: &v1alpha1.Model{Name: model}}, nil)
-		e := s.engines[0]
-		for _, n := range []string{s.names.engineDeployment(m), s.names.storageClaim(m), s.names.chatTemplates(m), s.names.enginePDB(m),
-			s.names.engineScaledObject(m), s.names.engineHPA(m), s.names.routerHPA(), s.names.routerIngress(), s.names.routerHTTPRoute(),
-			s.names.engineServiceMonitor(), s.names.routerServiceMonitor(), s.names.cacheServerDeployment(), s.names.routerPDB(), s.names.routerServiceAccount(),
-			s.names.routerRole(), s.names.routerRoleBinding(), s.names.routerDeployment()} {
+		e := s.r.Engines[0]
+		for _, n := range []string{s.r.Names.EngineDeployment(m), s.r.Names.StorageClaim(m), s.r.Names.ChatTemplates(m), s.r.Names.EnginePDB(m),
+			s.r.Names.EngineScaledObject(m), s.r.Names.EngineHPA(m), s.r.Names.RouterHPA(), s.r.Names.RouterIngress(), s.r.Names.RouterHTTPRoute(),
+			s.r.Names.EngineServiceMonitor(), s.r.Names.RouterServiceMonitor(), s.r.Names.CacheServerDeployment(), s.r.Names.RouterPDB(), s.r.Names.RouterServiceAccount(),
+			s.r.Names.RouterRole(), s.r.Names.RouterRoleBinding(), s.r.Names.RouterDeployment()} {
 			if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
 				t.Errorf("object name %q: %v", n, msgs)
 			}
 		}
-		for _, n := range []string{s.names.engineService(m), s.names.cacheServerService(), s.names.routerService()} {
+		for _, n := range []string{s.r.Names.EngineService(m), s.r.Names.CacheServerService(), s.r.Names.RouterService()} {
 			if msgs := validation.IsDNS1035Label(n); len(msgs) > 0 {
 				t.Errorf("Service name %q: %v", n, msgs)
 			}
 		}
 		// Pod volumes are DNS labels.
-		for _, n := range []string{e.cacheVolume, e.templatesVolume} {
+		for _, n := range []string{e.CacheVolume, e.TemplatesVolume} {
 			if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
 				t.Errorf("volume name %q: %v", n, msgs)
 			}
 		}
-		for k, v := range engineLabels(s.name, e) {
+		for k, v := range build.EngineLabels(s.r.Name, e) {
 			if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
 				t.Errorf("label %s=%q: %v", k, v, msgs)
 			}
@@ -145,13 +149,13 @@ func FuzzDurations(f *testing.F) {
 	}
 	xrdPattern := regexp.MustCompile(`^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$`)
 	f.Fuzz(func(t *testing.T, s string) {
-		var mf Findings
-		validateMonitoring(&mf, &v1alpha1.Monitoring{ServiceMonitor: &v1alpha1.ServiceMonitor{Interval: s}})
+		var mf validate.Findings
+		validate.ValidateMonitoring(&mf, &v1alpha1.Monitoring{ServiceMonitor: &v1alpha1.ServiceMonitor{Interval: s}})
 		if len(mf.Errors) == 0 && s != "" {
 			if !xrdPattern.MatchString(s) {
 				t.Errorf("interval %q: accepted, and the XRD's pattern refuses it", s)
 			}
-			if n, ok := promDurationNanos(s); !ok || n <= 0 {
+			if n, ok := validate.PromDurationNanos(s); !ok || n <= 0 {
 				t.Errorf("interval %q: accepted, and Prometheus reads %d ns (ok %v)", s, n, ok)
 			}
 		}

@@ -2,11 +2,13 @@ package stack
 
 import (
 	"testing"
+
+	"github.com/vllm-project/function-vllm-stack/stack/transition"
 )
 
 // TestAutoscaledReplicas: what an autoscaled Deployment sends as
 // spec.replicas, by who owns the observed count and whether the autoscaler
-// is ready (handover.go).
+// is ready (transition/handover.go).
 func TestAutoscaledReplicas(t *testing.T) {
 	const crossplane, scale = "apiextensions.crossplane.io/composed/1a2b", "kube-controller-manager"
 	deployment := func(replicas any, managers ...string) map[string]any {
@@ -49,7 +51,7 @@ func TestAutoscaledReplicas(t *testing.T) {
 				o.objects["engine-m"] = tc.deployment
 			}
 			o.objects["auto"] = map[string]any{}
-			got := autoscaledReplicas(o, "engine-m", "auto", tc.hpa, 2)
+			got := transition.AutoscaledReplicas(o, "engine-m", "auto", tc.hpa, 2)
 			switch {
 			case tc.want < 0 && got != nil:
 				t.Errorf("spec.replicas %d sent, want none", *got)
@@ -58,7 +60,7 @@ func TestAutoscaledReplicas(t *testing.T) {
 			}
 		})
 	}
-	if got := autoscaledReplicas(nil, "engine-m", "auto", true, 1); got != nil {
+	if got := transition.AutoscaledReplicas(nil, "engine-m", "auto", true, 1); got != nil {
 		t.Errorf("nothing observed: spec.replicas %d", *got)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vllm-project/function-vllm-stack/internal/chartkeys"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
 )
 
 // The "Coming from the Helm chart" table of docs/helm.md maps every key of the
@@ -855,8 +856,8 @@ func helmRows() map[string]func(t *testing.T) {
 			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": "cache", "emptyDir": map[string]any{}}},
 				"routerConfig.extraVolumeMounts", []any{map[string]any{"name": "cache", "mountPath": "/home/router"}}),
 				helmInvalid+`spec.routerConfig.extraVolumeMounts[0].mountPath "/home/router" is already mounted in the container: use another path`)
-			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": volumeRouterHome, "emptyDir": map[string]any{}}}),
-				helmInvalid+`spec.routerConfig.extraVolumes[0].name "`+volumeRouterHome+`" is used by the stack itself: choose another name`)
+			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": build.VolumeRouterHome, "emptyDir": map[string]any{}}}),
+				helmInvalid+`spec.routerConfig.extraVolumes[0].name "`+build.VolumeRouterHome+`" is used by the stack itself: choose another name`)
 			// The API server's mount rules (internal/kubeapi) hold for the router's mounts too.
 			helmFatal(t, with("routerConfig.extraVolumes", []any{map[string]any{"name": "tmp", "emptyDir": map[string]any{}}},
 				"routerConfig.extraVolumeMounts", []any{map[string]any{"name": "tmp", "mountPath": "/tmp", "subPath": "../x"}}),

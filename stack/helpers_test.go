@@ -10,6 +10,9 @@ import (
 
 	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/resolve"
+	"github.com/vllm-project/function-vllm-stack/stack/validate"
 )
 
 // The tests build stacks the way the function does, with the library
@@ -57,16 +60,16 @@ func run(t *testing.T, r request) response {
 	in := &v1beta1.Input{}
 	if r.input != nil {
 		var err error
-		if in, err = DecodeInput(asJSON[map[string]any](t, r.input)); err != nil {
+		if in, err = resolve.DecodeInput(asJSON[map[string]any](t, r.input)); err != nil {
 			return response{refusal: err.Error()}
 		}
-		if err := ValidateInput(in); err != nil {
+		if err := validate.ValidateInput(in); err != nil {
 			return response{refusal: err.Error()}
 		}
 	}
 	m := stacktest.Read(t, r.xr)
-	id := Identity{Name: m.Name, Namespace: m.Namespace, Legacy: m.Legacy}
-	spec, raw, err := DecodeSpec(m.Spec)
+	id := resolve.Identity{Name: m.Name, Namespace: m.Namespace, Legacy: m.Legacy}
+	spec, raw, err := resolve.DecodeSpec(m.Spec)
 	if err != nil {
 		return response{refusal: err.Error()}
 	}
@@ -75,7 +78,7 @@ func run(t *testing.T, r request) response {
 	if err := found.Err(); err != nil {
 		return response{refusal: err.Error()}
 	}
-	objs, err := s.Compose(Keys(func(key string) bool { return r.observed[key] }))
+	objs, err := s.Compose(build.Keys(func(key string) bool { return r.observed[key] }))
 	if err != nil {
 		return response{refusal: err.Error()}
 	}

@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/inferencepool"
 )
 
 // gieXR is minimalXR on the inference extension, attached to one Gateway.
@@ -211,7 +212,7 @@ func TestInferenceObjectives(t *testing.T) {
 		}
 	}
 	rsp := reconciled(t, gieXR(), nil)
-	if picker := desired(t, rsp, "engine-m-epp", &appsv1.Deployment{}); picker.Spec.Template.Annotations[annotationObjectives] != "" {
+	if picker := desired(t, rsp, "engine-m-epp", &appsv1.Deployment{}); picker.Spec.Template.Annotations[build.AnnotationObjectives] != "" {
 		t.Errorf("no objectives: the picker's pods are annotated %v", picker.Spec.Template.Annotations)
 	}
 	for _, k := range keys(rsp) {

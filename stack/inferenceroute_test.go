@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/vllm-project/function-vllm-stack/stack/build"
 )
 
 // gatewayDurationPattern is Gateway API's Duration (HTTPRouteTimeouts'
@@ -26,7 +28,7 @@ func TestGatewayDuration(t *testing.T) {
 		{99999 * 3600, "99999h"}, {99999*3600 + 1, "99999h"},
 		{int64(math.MaxInt32)*int64(math.MaxInt32) + math.MaxInt32, "99999h"},
 	} {
-		got := gatewayDuration(tc.seconds)
+		got := build.GatewayDuration(tc.seconds)
 		if got != tc.want {
 			t.Errorf("gatewayDuration(%d) = %s, want %s", tc.seconds, got, tc.want)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vllm-project/function-vllm-stack/internal/fuzzseeds"
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // keyKinds records the API group and kind each composition resource name
@@ -38,7 +39,7 @@ func (k *keyKinds) add(where string, rsp response) {
 		} else if prev[0] != gk {
 			k.t.Errorf("composition resource name %s is %s in %s and %s in %s: a key never changes kind or API group", key, prev[0], prev[1], gk, where)
 		}
-		if strings.HasSuffix(key, "-autoscaler") && key != routerAutoscalerKey {
+		if strings.HasSuffix(key, "-autoscaler") && key != names.RouterAutoscalerKey {
 			k.t.Errorf("%s: composes %s, a retired key (retiredEngineAutoscalerKey)", where, key)
 		}
 	}
@@ -48,7 +49,7 @@ func (k *keyKinds) add(where string, rsp response) {
 // and test stacks, the fuzz seeds' stacks with each of their blocks' values),
 // at every vLLM, router and picker release, with each autoscaler and none,
 // and fails if a composition resource name is ever seen with two kinds or
-// API groups (keys.go).
+// API groups (transition/keys.go).
 func TestKeysNeverChangeKind(t *testing.T) {
 	k := &keyKinds{t: t, seen: map[string][2]string{}}
 	render := func(where string, xr map[string]any) {

@@ -78,7 +78,7 @@ func TestKubernetesTypeErrors(t *testing.T) {
 		"CacheServerResourceClaims": {
 			xr: with("lmcacheConfig.server.resources", map[string]any{"claims": []any{map[string]any{"request": ""}}},
 				"lmcacheConfig.enabled", true, "lmcacheConfig.server.enabled", true),
-			// The XRD requires a claim's name (schema.go), as the API server does.
+			// The XRD requires a claim's name (validate/schema.go), as the API server does.
 			want: `invalid ProductionStack: spec.lmcacheConfig.server.resources.claims[0].name is required: set it, or remove spec.lmcacheConfig.server.resources.claims[0]; ` +
 				`spec.lmcacheConfig.server.resources.claims is not supported: it names resource claims of the pod (spec.resourceClaims, dynamic resource allocation), and the stack's pods declare none, so Kubernetes refuses any; remove it`,
 		},

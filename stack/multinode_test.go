@@ -10,6 +10,7 @@ import (
 	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // mnXR is minimalXR spread over two pods of two GPUs: tensor parallel 2 in
@@ -49,14 +50,14 @@ func TestMultiNodeEngines(t *testing.T) {
 		ports     int
 		probes    bool
 	}{
-		{"leader", *leader, append(common, "--node-rank", "0", "--master-addr", "$(LWS_LEADER_ADDRESS)"), ComponentEngine, "m", 1, true},
-		{"worker", worker, append(common, "--node-rank", "$(LWS_WORKER_INDEX)", "--master-addr", "$(LWS_LEADER_ADDRESS)", "--headless"), ComponentEngineWorker, "", 0, false},
+		{"leader", *leader, append(common, "--node-rank", "0", "--master-addr", "$(LWS_LEADER_ADDRESS)"), names.ComponentEngine, "m", 1, true},
+		{"worker", worker, append(common, "--node-rank", "$(LWS_WORKER_INDEX)", "--master-addr", "$(LWS_LEADER_ADDRESS)", "--headless"), names.ComponentEngineWorker, "", 0, false},
 	} {
 		c := tc.tmpl.Spec.Containers[0]
 		if diff := cmp.Diff(tc.args, c.Args); diff != "" {
 			t.Errorf("%s args (-want +got):\n%s", tc.name, diff)
 		}
-		if got := tc.tmpl.Labels[LabelComponent]; got != tc.component {
+		if got := tc.tmpl.Labels[names.LabelComponent]; got != tc.component {
 			t.Errorf("%s component %q, want %q", tc.name, got, tc.component)
 		}
 		if got := tc.tmpl.Labels["model"]; got != tc.model {
@@ -70,7 +71,7 @@ func TestMultiNodeEngines(t *testing.T) {
 		}
 	}
 	svc := desired(t, rsp, "engine-m-service", &corev1.Service{})
-	if svc.Spec.Selector[LabelComponent] != ComponentEngine {
+	if svc.Spec.Selector[names.LabelComponent] != names.ComponentEngine {
 		t.Errorf("Service selector %v: want the leaders' component", svc.Spec.Selector)
 	}
 }
@@ -154,7 +155,7 @@ func TestMultiNodeRefusals(t *testing.T) {
 		"PDB": {xr: mnXR("podDisruptionBudget", map[string]any{"maxUnavailable": 1}),
 			want: "spec.multiNode: podDisruptionBudget cannot be combined with multiNode yet: it would count pods, and evicting any pod of a group restarts the whole group"},
 		// The XRD requires podsPerReplica, and the function checks the
-		// XRD's required fields (schema.go).
+		// XRD's required fields (validate/schema.go).
 		"NoPodsPerReplica": {xr: with("multiNode", map[string]any{}),
 			want: "spec.multiNode.podsPerReplica is required: set it, or remove spec.multiNode"},
 		// LWS v0.7.0's webhook: maxUnavailable scaled against replicas

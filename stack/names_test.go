@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 func TestDNSLabel(t *testing.T) {
@@ -22,25 +23,25 @@ func TestDNSLabel(t *testing.T) {
 		"ünïcode":                 "n-code",
 		"already-valid-123":       "already-valid-123",
 	} {
-		if got := dnsLabel(in); got != want {
+		if got := names.DNSLabel(in); got != want {
 			t.Errorf("dnsLabel(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 func TestShorten(t *testing.T) {
-	if got := shorten("short", 63); got != "short" {
+	if got := names.Shorten("short", 63); got != "short" {
 		t.Errorf("a name within the limit must not change, got %q", got)
 	}
 	long := strings.Repeat("a", 60) + "-engine-service"
-	got := shorten(long, 63)
+	got := names.Shorten(long, 63)
 	if len(got) != 63 {
 		t.Errorf("len = %d, want 63: %q", len(got), got)
 	}
-	if got != shorten(long, 63) {
+	if got != names.Shorten(long, 63) {
 		t.Error("shorten must be deterministic")
 	}
-	other := shorten(strings.Repeat("a", 60)+"-engine-servicf", 63)
+	other := names.Shorten(strings.Repeat("a", 60)+"-engine-servicf", 63)
 	if got == other {
 		t.Errorf("two long names with a shared prefix must differ: %q", got)
 	}

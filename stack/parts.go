@@ -4,6 +4,11 @@ import (
 	"cmp"
 	"strconv"
 	"strings"
+
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
+	"github.com/vllm-project/function-vllm-stack/stack/resolve"
+	"github.com/vllm-project/function-vllm-stack/stack/transition"
 )
 
 // Parts are what a stack's status reports on, named as the stack composes
@@ -15,7 +20,7 @@ type Parts struct {
 	Router   RouterPart
 	// Moves are the models changing topology whose old workload still
 	// serves (Compose's).
-	Moves []Move
+	Moves []transition.Move
 	// Pools are the models' InferencePools and pickers when the stack
 	// routes through the inference extension; then Router is zero.
 	Pools []PoolPart
@@ -74,46 +79,50 @@ type RouterPart struct {
 }
 
 // Parts lists what the stack composes that has a state to observe.
-func (s *Stack) Parts() Parts {
-	p := Parts{Endpoint: endpoint(s), Engines: make([]EnginePart, 0, len(s.engines)), Moves: s.moves, RoutingMove: s.layerMove}
-	for _, e := range s.engines {
+func (s *Stack) Parts() Parts { return parts(s.r, s.last) }
+
+// parts are the Parts of a resolved stack, as the transition t of its last
+// Compose left it.
+func parts(s *resolve.Stack, t transition.Result) Parts {
+	p := Parts{Endpoint: endpoint(s, t.RootHolder), Engines: make([]EnginePart, 0, len(s.Engines)), Moves: t.Moves, RoutingMove: t.LayerMove}
+	for _, e := range s.Engines {
 		ep := EnginePart{
-			Model: e.model.Name, ServedModelName: e.served, Role: e.role,
-			Replicas: *e.cfg.Replicas, Autoscaled: autoscaled(e), ScaleToZero: scaleToZero(e) != nil,
-			Key: engineKey(e.id), Deployment: s.names.engineDeployment(e.id),
-			PodName: shorten(e.id, maxLabelLength),
+			Model: e.Model.Name, ServedModelName: e.Served, Role: e.Role,
+			Replicas: *e.Cfg.Replicas, Autoscaled: e.Autoscaled, ScaleToZero: e.ScaleToZero != nil,
+			Key: names.EngineKey(e.ID), Deployment: s.Names.EngineDeployment(e.ID),
+			PodName: names.Shorten(e.ID, names.MaxLabelLength),
 		}
-		if n, ok := multiNode(e); ok {
-			ep.Key, ep.Deployment = engineLWSKey(e.id), ""
-			ep.LeaderWorkerSet, ep.PodsPerReplica = s.names.engineLeaderWorkerSet(e.id), n
+		if n, ok := e.PodsPerReplica, e.MultiNode; ok {
+			ep.Key, ep.Deployment = names.EngineLWSKey(e.ID), ""
+			ep.LeaderWorkerSet, ep.PodsPerReplica = s.Names.EngineLeaderWorkerSet(e.ID), n
 		}
-		if ownsClaimKey(e) {
-			id := claimEngine(e).id
-			ep.ClaimKey, ep.Claim = engineStorageKey(id), s.names.storageClaim(id)
+		if resolve.OwnsClaimKey(e) {
+			id := resolve.ClaimEngine(e).ID
+			ep.ClaimKey, ep.Claim = names.EngineStorageKey(id), s.Names.StorageClaim(id)
 		}
-		if runtimeAdaptersOn(e) {
-			for _, a := range e.model.Adapters {
+		if e.RuntimeAdapters {
+			for _, a := range e.Model.Adapters {
 				ep.Adapters = append(ep.Adapters, a.Name)
 			}
 		}
-		for _, o := range objectives(s, e) {
-			ep.Objectives = append(ep.Objectives, ObjectivePart{Name: o.spec.Name, Header: o.header})
+		for _, o := range build.Objectives(s, e) {
+			ep.Objectives = append(ep.Objectives, ObjectivePart{Name: o.Spec.Name, Header: o.Header})
 		}
 		p.Engines = append(p.Engines, ep)
 	}
-	if extensionOn(s) {
-		for _, e := range poolModels(s) {
+	if resolve.ExtensionOn(s) {
+		for _, e := range resolve.PoolModels(s) {
 			p.Pools = append(p.Pools, PoolPart{
-				Model: e.model.Name, Key: engineKey(e.id) + "-inferencepool", Pool: s.names.inferencePool(e.id),
-				PickerKey: pickerKey(e.id), Picker: s.names.picker(e.id), PickerReplicas: s.extension.replicas,
+				Model: e.Model.Name, Key: names.EngineKey(e.ID) + "-inferencepool", Pool: s.Names.InferencePool(e.ID),
+				PickerKey: names.PickerKey(e.ID), Picker: s.Names.Picker(e.ID), PickerReplicas: s.Extension.Replicas,
 			})
 		}
 		return p
 	}
 	p.Router = RouterPart{
-		RouterType: cmp.Or(s.keptRouterType, s.router.routerType), Replicas: s.router.replicas, Autoscaled: routerAutoscaled(s),
-		Key: routerKey, Deployment: s.names.routerDeployment(),
-		ServiceKey: routerServiceKey, Service: s.names.routerService(),
+		RouterType: cmp.Or(t.KeptRouterType, s.Router.RouterType), Replicas: s.Router.Replicas, Autoscaled: resolve.RouterAutoscaled(s),
+		Key: names.RouterKey, Deployment: s.Names.RouterDeployment(),
+		ServiceKey: names.RouterServiceKey, Service: s.Names.RouterService(),
 	}
 	return p
 }
@@ -121,36 +130,26 @@ func (s *Stack) Parts() Parts {
 // endpoint is the router's OpenAI-compatible URL inside the cluster; with
 // the inference extension, the Gateway and the path of each model's API,
 // since the Gateway's address is its own.
-func endpoint(s *Stack) string {
-	if extensionOn(s) {
-		x := s.extension.spec
+func endpoint(s *resolve.Stack, rootHolder string) string {
+	if resolve.ExtensionOn(s) {
+		x := s.Extension.Spec
 		gw := ""
 		if len(x.ParentRefs) > 0 {
-			gw = or(x.ParentRefs[0].Namespace, s.namespace) + "/" + x.ParentRefs[0].Name
+			gw = resolve.Or(x.ParentRefs[0].Namespace, s.Namespace) + "/" + x.ParentRefs[0].Name
 		}
-		models := poolModels(s)
+		models := resolve.PoolModels(s)
 		paths := make([]string, 0, len(models)+1)
-		if s.rootHolder != "" {
-			paths = append(paths, "/v1 ("+s.rootHolder+")")
+		if rootHolder != "" {
+			paths = append(paths, "/v1 ("+rootHolder+")")
 		}
 		for _, e := range models {
-			paths = append(paths, modelPath(e)+"/v1")
+			paths = append(paths, resolve.ModelPath(e)+"/v1")
 		}
 		return "gateway " + gw + " " + strings.Join(paths, ", ")
 	}
-	host := s.names.routerService() + "." + s.namespace + ".svc.cluster.local"
-	if s.router.servicePort != servicePort {
-		host += ":" + strconv.Itoa(int(s.router.servicePort))
+	host := s.Names.RouterService() + "." + s.Namespace + ".svc.cluster.local"
+	if s.Router.ServicePort != names.ServicePort {
+		host += ":" + strconv.Itoa(int(s.Router.ServicePort))
 	}
 	return "http://" + host + "/v1"
 }
-
-// PodLabels are the labels of the stack's pods of a component
-// (ComponentEngine or ComponentRouter); an engine's pods also carry
-// LabelName with their EnginePart's PodName.
-func (s *Stack) PodLabels(component string) map[string]string {
-	return map[string]string{LabelInstance: s.name, LabelComponent: component}
-}
-
-// Namespace is where the stack's objects live.
-func (s *Stack) Namespace() string { return s.namespace }

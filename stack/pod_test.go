@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 func engineDeployment0(t *testing.T, xr map[string]any) *appsv1.Deployment {
@@ -80,7 +82,7 @@ func TestPodConfig(t *testing.T) {
 	})
 	d := engineDeployment0(t, xr)
 	pod := d.Spec.Template
-	if pod.Annotations["prometheus.io/scrape"] != "true" || pod.Labels["team"] != "ml" || pod.Labels[LabelInstance] != "s" {
+	if pod.Annotations["prometheus.io/scrape"] != "true" || pod.Labels["team"] != "ml" || pod.Labels[names.LabelInstance] != "s" {
 		t.Errorf("pod metadata: annotations %v labels %v", pod.Annotations, pod.Labels)
 	}
 	if _, ok := d.Labels["team"]; ok {
@@ -142,7 +144,7 @@ func TestRollingUpdate(t *testing.T) {
 
 func TestPodDisruptionBudgets(t *testing.T) {
 	sel := func(name, component string) *metav1.LabelSelector {
-		return &metav1.LabelSelector{MatchLabels: map[string]string{LabelName: name, LabelInstance: "s", LabelComponent: component}}
+		return &metav1.LabelSelector{MatchLabels: map[string]string{names.LabelName: name, names.LabelInstance: "s", names.LabelComponent: component}}
 	}
 	cases := map[string]struct {
 		xr         map[string]any

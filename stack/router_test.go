@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 func TestRouterArgs(t *testing.T) {
@@ -185,7 +186,7 @@ func TestRouterPod(t *testing.T) {
 		"routerConfig.service", map[string]any{"type": "NodePort", "nodePort": 30080},
 	)
 	rsp := mustRun(t, req(t, xr, nil, nil))
-	d := desired(t, rsp, routerKey, &appsv1.Deployment{})
+	d := desired(t, rsp, names.RouterKey, &appsv1.Deployment{})
 	pod := d.Spec.Template.Spec
 	want := corev1.PodSpec{
 		NodeSelector:      map[string]string{"pool": "cpu"},
@@ -203,7 +204,7 @@ func TestRouterPod(t *testing.T) {
 	if got := pod.Containers[0].ImagePullPolicy; got != corev1.PullIfNotPresent {
 		t.Errorf("router imagePullPolicy = %q, want IfNotPresent", got)
 	}
-	svc := desired(t, rsp, routerServiceKey, &corev1.Service{})
+	svc := desired(t, rsp, names.RouterServiceKey, &corev1.Service{})
 	if svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].NodePort != 30080 {
 		t.Errorf("router Service type %s, nodePort %d; want NodePort 30080", svc.Spec.Type, svc.Spec.Ports[0].NodePort)
 	}
@@ -215,13 +216,13 @@ func TestRouterPod(t *testing.T) {
 // composed once a reconcile observes the Role.
 func TestRoleBindingAfterRole(t *testing.T) {
 	first := mustRun(t, req(t, minimalXR(), nil, nil))
-	if _, ok := first.objects[routerRoleBindingKey]; ok {
+	if _, ok := first.objects[names.RouterRoleBindingKey]; ok {
 		t.Errorf("the RoleBinding is composed before its Role was observed")
 	}
-	if _, ok := first.objects[routerRoleKey]; !ok {
+	if _, ok := first.objects[names.RouterRoleKey]; !ok {
 		t.Fatalf("the Role is not composed")
 	}
-	rb := desired(t, reconciled(t, minimalXR(), nil), routerRoleBindingKey, &rbacv1.RoleBinding{})
+	rb := desired(t, reconciled(t, minimalXR(), nil), names.RouterRoleBindingKey, &rbacv1.RoleBinding{})
 	want := rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "s-reader"}
 	if rb.RoleRef != want || len(rb.Subjects) != 1 || rb.Subjects[0].Name != "s-router-service-account" {
 		t.Errorf("RoleBinding %s: roleRef %v, subjects %v", rb.Name, rb.RoleRef, rb.Subjects)

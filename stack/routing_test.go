@@ -10,6 +10,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 // kvAwareXR is the minimal stack with kvaware routing: LMCache on.
@@ -41,7 +43,7 @@ func TestKVAwareRouter(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			rsp := mustRun(t, req(t, tc.xr, nil, nil))
-			c := desired(t, rsp, routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
+			c := desired(t, rsp, names.RouterKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
 			wantArgs := append([]string{"--routing-logic=kvaware"}, tc.wantArgs...)
 			wantArgs = append(wantArgs, "--engine-stats-interval", "15", "--request-stats-window", "60")
 			if diff := cmp.Diff(wantArgs, c.Args[8:]); diff != "" {
@@ -56,7 +58,7 @@ func TestKVAwareRouter(t *testing.T) {
 			if diff := cmp.Diff(wantPorts, c.Ports); diff != "" {
 				t.Errorf("router container ports (-want +got):\n%s", diff)
 			}
-			svc := desired(t, rsp, routerServiceKey, &corev1.Service{})
+			svc := desired(t, rsp, names.RouterServiceKey, &corev1.Service{})
 			if diff := cmp.Diff(wantSvc, svc.Spec.Ports); diff != "" {
 				t.Errorf("router Service ports (-want +got):\n%s", diff)
 			}
@@ -81,7 +83,7 @@ func TestKVAwareRouterEnv(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c := desired(t, mustRun(t, req(t, tc.xr, nil, nil)), routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
+			c := desired(t, mustRun(t, req(t, tc.xr, nil, nil)), names.RouterKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
 			if diff := cmp.Diff(tc.want, c.Env); diff != "" {
 				t.Errorf("router env (-want +got):\n%s", diff)
 			}
@@ -102,14 +104,14 @@ func TestKVAwareNeedsPodIPDiscovery(t *testing.T) {
 // TestNotKVAwareRouter: other routing logics expose no controller port.
 func TestNotKVAwareRouter(t *testing.T) {
 	rsp := mustRun(t, req(t, with("lmcacheConfig.enabled", true), nil, nil))
-	c := desired(t, rsp, routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
+	c := desired(t, rsp, names.RouterKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
 	if len(c.Ports) != 1 {
 		t.Errorf("router container ports = %v, want only router-port", c.Ports)
 	}
-	if svc := desired(t, rsp, routerServiceKey, &corev1.Service{}); len(svc.Spec.Ports) != 1 {
+	if svc := desired(t, rsp, names.RouterServiceKey, &corev1.Service{}); len(svc.Spec.Ports) != 1 {
 		t.Errorf("router Service ports = %v, want only router-sport", svc.Spec.Ports)
 	}
-	e := engineContainer0(t, rsp, engineKey("m"))
+	e := engineContainer0(t, rsp, names.EngineKey("m"))
 	for _, v := range e.Env {
 		if v.Name == "LMCACHE_ENABLE_CONTROLLER" || v.Name == "POD_NAME" {
 			t.Errorf("engine env has %s without kvaware routing", v.Name)
@@ -152,7 +154,7 @@ func TestKVAwareEngines(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c := engineContainer0(t, mustRun(t, req(t, tc.xr, nil, nil)), engineKey("m"))
+			c := engineContainer0(t, mustRun(t, req(t, tc.xr, nil, nil)), names.EngineKey("m"))
 			want := append(withPodIP(
 				corev1.EnvVar{Name: "HF_HOME", Value: "/data"},
 				corev1.EnvVar{Name: "LMCACHE_USE_EXPERIMENTAL", Value: "True"},
@@ -185,7 +187,7 @@ func TestKVAwareNetworkPolicy(t *testing.T) {
 	}
 	xr := kvAwareXR("model", nil, "models", models, "networkPolicy", map[string]any{"enabled": true, "allowFrom": []any{prometheus}})
 	rsp := mustRun(t, req(t, xr, nil, nil))
-	np := desired(t, rsp, engineNetworkPolicyKey, &networkingv1.NetworkPolicy{})
+	np := desired(t, rsp, names.EngineNetworkPolicyKey, &networkingv1.NetworkPolicy{})
 	if len(np.Spec.Ingress) != 2 {
 		t.Fatalf("ingress rules = %d, want 2: the API port, and the LMCache worker port", len(np.Spec.Ingress))
 	}
@@ -211,7 +213,7 @@ func TestKVAwareNetworkPolicy(t *testing.T) {
 // TestPrefixMinMatchLength: passed to the router with prefixaware routing.
 func TestPrefixMinMatchLength(t *testing.T) {
 	xr := with("routerConfig.routerType", "prefixaware", "routerConfig.prefixMinMatchLength", 256)
-	c := desired(t, mustRun(t, req(t, xr, nil, nil)), routerKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
+	c := desired(t, mustRun(t, req(t, xr, nil, nil)), names.RouterKey, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0]
 	want := []string{"--routing-logic=prefixaware", "--prefix-min-match-length=256", "--engine-stats-interval", "15", "--request-stats-window", "60"}
 	if diff := cmp.Diff(want, c.Args[8:]); diff != "" {
 		t.Errorf("router args after the discovery flags (-want +got):\n%s", diff)

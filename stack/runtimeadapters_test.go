@@ -14,6 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/stack/adaptersync"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
 )
 
 const syncImage = "xpkg.example.com/function-vllm-stack:v1"
@@ -50,7 +52,7 @@ func TestRuntimeAdaptersWiring(t *testing.T) {
 		if pod.Containers[i].Name == adaptersync.ContainerName {
 			sync = &pod.Containers[i]
 		}
-		if pod.Containers[i].Name == loraSidecarContainer {
+		if pod.Containers[i].Name == build.LoRASidecarContainer {
 			t.Errorf("the chart's download sidecar runs beside the sync container")
 		}
 	}
@@ -88,7 +90,7 @@ func TestRuntimeAdaptersWiring(t *testing.T) {
 			if c.Name != adaptersync.ContainerName && (m.Name == adaptersync.TokenVolume || m.Name == adaptersync.ConfigVolume || strings.HasPrefix(m.MountPath, "/var/run/secrets")) {
 				t.Errorf("container %s mounts %s at %s", c.Name, m.Name, m.MountPath)
 			}
-			if c.Name == engineContainer && m.Name == adaptersync.DownloadVolume && (m.MountPath != "/lora-adapters" || !m.ReadOnly) {
+			if c.Name == build.EngineContainer && m.Name == adaptersync.DownloadVolume && (m.MountPath != "/lora-adapters" || !m.ReadOnly) {
 				t.Errorf("the engine mounts the downloads %+v, want read-only at /lora-adapters", m)
 			}
 		}
@@ -120,20 +122,20 @@ func TestRuntimeAdaptersWiring(t *testing.T) {
 	if err := json.Unmarshal([]byte(cm.Data[adaptersync.ConfigKey]), &list); err != nil || len(list) != 2 {
 		t.Errorf("adapters.json does not parse: %v", err)
 	}
-	role := desired(t, rsp, adapterSyncRoleKey, &rbacv1.Role{})
+	role := desired(t, rsp, names.AdapterSyncRoleKey, &rbacv1.Role{})
 	if !cmp.Equal(role.Rules, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"patch"}}}) {
 		t.Errorf("rules %v", role.Rules)
 	}
-	rb := desired(t, rsp, adapterSyncRoleBindingKey, &rbacv1.RoleBinding{})
+	rb := desired(t, rsp, names.AdapterSyncRoleBindingKey, &rbacv1.RoleBinding{})
 	if len(rb.Subjects) != 1 || rb.Subjects[0].Name != "s-adapter-sync" || rb.RoleRef.Name != "s-adapter-sync" {
 		t.Errorf("binding %+v", rb)
 	}
-	if _, ok := rsp.objects[adapterSyncServiceAccountKey]; !ok {
+	if _, ok := rsp.objects[names.AdapterSyncServiceAccountKey]; !ok {
 		t.Errorf("no ServiceAccount: %v", rsp.keys)
 	}
 	// The first reconcile waits for the Role before binding it.
 	first := mustRun(t, req(t, adaptersXR(twoAdapters), syncInput, nil))
-	if _, ok := first.objects[adapterSyncRoleBindingKey]; ok {
+	if _, ok := first.objects[names.AdapterSyncRoleBindingKey]; ok {
 		t.Errorf("the RoleBinding is composed before its Role is observed")
 	}
 }
@@ -346,8 +348,8 @@ func TestRuntimeAdapterNamesAcrossModels(t *testing.T) {
 // (a DNS label of 63) keeps.
 func TestSyncServiceAccountSuffix(t *testing.T) {
 	for _, stack := range []string{"s", strings.Repeat("a", 63)} {
-		got := names{stack: stack}.adapterSyncServiceAccount()
-		if !strings.HasSuffix(got, adaptersync.ServiceAccountSuffix) || got != stack+"-adapter-sync" || len(got) > maxSubdomainLength {
+		got := names.Names{Stack: stack}.AdapterSyncServiceAccount()
+		if !strings.HasSuffix(got, adaptersync.ServiceAccountSuffix) || got != stack+"-adapter-sync" || len(got) > names.MaxSubdomainLength {
 			t.Errorf("stack %q: ServiceAccount %q", stack, got)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/vllm-project/function-vllm-stack/stack/validate"
 	"github.com/vllm-project/function-vllm-stack/xrd"
 )
 
@@ -18,18 +19,18 @@ func TestShapesAreTheXRDs(t *testing.T) {
 	model := at(schema, "spec", "versions", 0, "schema", "openAPIV3Schema", "properties", "spec", "properties", "model", "properties")
 	lora := at(model, "loraAdapters", "items", "properties")
 	for field, re := range map[string]string{
-		"path": localPath.String(), "modelURL": modelRef.String(), "servedModelName": servedName.String(),
-		"toolCallParser": parserName.String(), "revision": modelRevision.String(),
+		"path": validate.LocalPath.String(), "modelURL": validate.ModelRef.String(), "servedModelName": validate.ServedName.String(),
+		"toolCallParser": validate.ParserName.String(), "revision": validate.ModelRevision.String(),
 	} {
 		if got := at(model, field, "pattern"); got != re {
 			t.Errorf("spec.model.%s: XRD pattern %v, function %s", field, got, re)
 		}
 	}
-	if got := at(lora, "name", "pattern"); got != servedName.String() {
-		t.Errorf("loraAdapters.name: XRD pattern %v, function %s", got, servedName)
+	if got := at(lora, "name", "pattern"); got != validate.ServedName.String() {
+		t.Errorf("loraAdapters.name: XRD pattern %v, function %s", got, validate.ServedName)
 	}
-	if got := at(lora, "path", "pattern"); got != hfIDOrPath.String() {
-		t.Errorf("loraAdapters.path: XRD pattern %v, function %s", got, hfIDOrPath)
+	if got := at(lora, "path", "pattern"); got != validate.HFIDOrPath.String() {
+		t.Errorf("loraAdapters.path: XRD pattern %v, function %s", got, validate.HFIDOrPath)
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/vllm-project/function-vllm-stack/stack/names"
+	"github.com/vllm-project/function-vllm-stack/stack/resolve"
 )
 
 func TestModelBillions(t *testing.T) {
@@ -23,7 +26,7 @@ func TestModelBillions(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, ok := modelBillions(name)
+			got, ok := resolve.ModelBillions(name)
 			if ok != tc.ok || got != tc.want {
 				t.Errorf("modelBillions(%q) = %v, %v; want %v, %v", name, got, ok, tc.want, tc.ok)
 			}
@@ -56,7 +59,7 @@ func TestStartupBudget(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := engineContainer0(t, mustRun(t, req(t, tc.xr, nil, nil)), engineKey("m")).StartupProbe
+			p := engineContainer0(t, mustRun(t, req(t, tc.xr, nil, nil)), names.EngineKey("m")).StartupProbe
 			if p.FailureThreshold != tc.want {
 				t.Errorf("startup failureThreshold = %d, want %d", p.FailureThreshold, tc.want)
 			}
@@ -79,7 +82,7 @@ func TestProgressDeadline(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			d := desired(t, mustRun(t, req(t, tc.xr, nil, nil)), engineKey("m"), &appsv1.Deployment{})
+			d := desired(t, mustRun(t, req(t, tc.xr, nil, nil)), names.EngineKey("m"), &appsv1.Deployment{})
 			if got := d.Spec.ProgressDeadlineSeconds; got == nil || *got != tc.want {
 				t.Errorf("progressDeadlineSeconds = %v, want %d", got, tc.want)
 			}

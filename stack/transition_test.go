@@ -8,6 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/names"
+	"github.com/vllm-project/function-vllm-stack/stack/resolve"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
 )
 
@@ -17,8 +20,10 @@ type fakeObserved struct {
 	ready   map[string]bool
 }
 
-func (f fakeObserved) Has(key string) bool              { _, ok := f.objects[key]; return ok }
-func (f fakeObserved) Ready(key string) bool            { return f.ready[key] }
+func (f fakeObserved) Has(key string) bool { _, ok := f.objects[key]; return ok }
+
+func (f fakeObserved) Ready(key string) bool { return f.ready[key] }
+
 func (f fakeObserved) Object(key string) map[string]any { return f.objects[key] }
 
 func observedObj(apiVersion, kind, name string) map[string]any {
@@ -46,7 +51,7 @@ func TestMoveRule(t *testing.T) {
 	router := func(s *Stack) map[string]any {
 		return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "s-deployment-router"},
 			"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{
-				map[string]any{"name": routerContainer, "args": toAny(routerArgs(s))}}}}}}
+				map[string]any{"name": build.RouterContainer, "args": toAny(build.RouterArgs(s.r))}}}}}}
 	}
 	oldRouter := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "s-deployment-router"},
 		"spec": map[string]any{"replicas": float64(1)}}
@@ -118,7 +123,7 @@ func TestMoveRule(t *testing.T) {
 				t.Errorf("moves %v, want a move: %v", s.Moves(), want)
 			}
 			if n := len(objs) - len(kept); slices.Contains(kept, "router") {
-				if slices.ContainsFunc(objs[:n], func(o Object) bool { return o.Key == routerKey }) {
+				if slices.ContainsFunc(objs[:n], func(o build.Object) bool { return o.Key == names.RouterKey }) {
 					t.Errorf("the router is both rendered and kept")
 				}
 			}
@@ -140,7 +145,7 @@ func TestKeysSeesNoMove(t *testing.T) {
 	m := stacktestRead(t, with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "multiNode", map[string]any{"podsPerReplica": 2},
 		"vllmConfig.pipelineParallelSize", 2, "storage.accessModes", []any{"ReadWriteMany"}))
 	s := New(m.id, m.spec, nil)
-	if _, err := s.Compose(Keys(func(string) bool { return true })); err != nil {
+	if _, err := s.Compose(build.Keys(func(string) bool { return true })); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Moves()) > 0 {
@@ -149,7 +154,7 @@ func TestKeysSeesNoMove(t *testing.T) {
 }
 
 type readStack struct {
-	id   Identity
+	id   resolve.Identity
 	spec *v1alpha1.ProductionStackSpec
 	raw  map[string]any
 }
@@ -158,9 +163,9 @@ type readStack struct {
 func stacktestRead(t *testing.T, xr map[string]any) readStack {
 	t.Helper()
 	m := stacktest.Read(t, xr)
-	spec, raw, err := DecodeSpec(m.Spec)
+	spec, raw, err := resolve.DecodeSpec(m.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return readStack{Identity{Name: m.Name, Namespace: m.Namespace, Legacy: m.Legacy}, spec, raw}
+	return readStack{resolve.Identity{Name: m.Name, Namespace: m.Namespace, Legacy: m.Legacy}, spec, raw}
 }

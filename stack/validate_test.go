@@ -73,7 +73,7 @@ func TestValidationErrors(t *testing.T) {
 			want: prefix + `spec.model.chatTemplate is 262145 characters long: at most 262144 are allowed; shorten it`,
 		},
 		// The XRD's rules on single fields that no hand-written check
-		// covers (schema.go).
+		// covers (validate/schema.go).
 		"ModelURLOverMaxLength": {
 			xr:   with("model.modelURL", strings.Repeat("a", 4097)),
 			want: prefix + `spec.model.modelURL is 4097 characters long: at most 4096 are allowed; shorten it`,

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/validate"
 	"github.com/vllm-project/function-vllm-stack/xrd"
 )
 
@@ -54,7 +55,9 @@ func (p fieldPath) String() string {
 func (p fieldPath) field(k string) fieldPath {
 	return append(slices.Clone(p), step{key: k, kind: '.'})
 }
+
 func (p fieldPath) item() fieldPath { return append(slices.Clone(p), step{kind: '#'}) }
+
 func (p fieldPath) entry(k string) fieldPath {
 	return append(slices.Clone(p), step{key: k, kind: '@'})
 }
@@ -242,14 +245,14 @@ func xrdRules(t *testing.T, s map[string]any, at fieldPath) []xrdRule {
 	}
 	if n, ok := num("maxLength"); ok {
 		long := pad(validSample(at, pattern), int(n)+1)
-		rules = append(rules, xrdRule{rule: "maxLength " + number(n), at: at, value: long})
+		rules = append(rules, xrdRule{rule: "maxLength " + validate.Number(n), at: at, value: long})
 		// Characters, not bytes: n two-byte characters fit.
 		if pattern == "" && validSample(at, pattern) == "a" {
-			rules = append(rules, xrdRule{rule: "maxLength " + number(n) + " in characters", at: at, value: strings.Repeat("é", int(n)+1)})
+			rules = append(rules, xrdRule{rule: "maxLength " + validate.Number(n) + " in characters", at: at, value: strings.Repeat("é", int(n)+1)})
 		}
 	}
 	if n, ok := num("minLength"); ok && n > 0 {
-		rules = append(rules, xrdRule{rule: "minLength " + number(n), at: at, value: pad("5", int(n)-1)[:int(n)-1]})
+		rules = append(rules, xrdRule{rule: "minLength " + validate.Number(n), at: at, value: pad("5", int(n)-1)[:int(n)-1]})
 	}
 	if pattern != "" {
 		re, err := regexp.Compile(pattern)
@@ -267,20 +270,20 @@ func xrdRules(t *testing.T, s map[string]any, at fieldPath) []xrdRule {
 		rules = append(rules, xrdRule{rule: "enum", at: at, value: "Unknown-Value"})
 	}
 	if n, ok := num("minimum"); ok {
-		rules = append(rules, xrdRule{rule: "minimum " + number(n), at: at, value: n - 1})
+		rules = append(rules, xrdRule{rule: "minimum " + validate.Number(n), at: at, value: n - 1})
 	}
 	if n, ok := num("maximum"); ok {
-		rules = append(rules, xrdRule{rule: "maximum " + number(n), at: at, value: n + 1})
+		rules = append(rules, xrdRule{rule: "maximum " + validate.Number(n), at: at, value: n + 1})
 	}
 	if n, ok := num("maxItems"); ok {
 		items := make([]any, int(n)+1)
 		for i := range items {
 			items[i] = sampleItem(s, i)
 		}
-		rules = append(rules, xrdRule{rule: "maxItems " + number(n), at: at, value: items})
+		rules = append(rules, xrdRule{rule: "maxItems " + validate.Number(n), at: at, value: items})
 	}
 	if n, ok := num("minItems"); ok && n > 0 {
-		rules = append(rules, xrdRule{rule: "minItems " + number(n), at: at, value: []any{}})
+		rules = append(rules, xrdRule{rule: "minItems " + validate.Number(n), at: at, value: []any{}})
 	}
 	if _, ok := s["maxProperties"]; ok {
 		t.Errorf("%s: maxProperties has no case in xrdRules: add one", at)
@@ -397,7 +400,7 @@ func TestXRDRules(t *testing.T) {
 		switch {
 		case msg == "":
 			t.Errorf("%s (%s) = %s: the XRD refuses it, the function composed the stack", r.at, r.rule, value)
-		case !namesPath(msg, names) && !strings.Contains(msg, indexes.ReplaceAllString(names, "")):
+		case !validate.NamesPath(msg, names) && !strings.Contains(msg, indexes.ReplaceAllString(names, "")):
 			t.Errorf("%s (%s) = %s: the Fatal message does not name %s: %s", r.at, r.rule, value, names, msg)
 		}
 	}
@@ -518,7 +521,7 @@ func (p fieldPath) get(xr map[string]any) any {
 
 // TestXRDRequired: a field the XRD requires, left out of its object or
 // null (which the API server drops), is refused with the message of the
-// XRD's rules (schema.go), naming the field's full path: every required
+// XRD's rules (validate/schema.go), naming the field's full path: every required
 // field of the XRD, found by walking it, so a new block needs no check by
 // hand. The refusal names the field, in that message or a hand-written one.
 func TestXRDRequired(t *testing.T) {
@@ -553,11 +556,11 @@ func TestXRDRequired(t *testing.T) {
 			withRequired(xr, spec, c.at)
 			c.at.set(xr, o)
 			found := false
-			for _, v := range schemaViolations(xr["spec"].(map[string]any)) {
-				if v.path == path {
+			for _, v := range validate.SchemaViolations(xr["spec"].(map[string]any)) {
+				if v.Path == path {
 					found = true
-					if v.message != want {
-						t.Errorf("%s (null %v): violation %q, want %q", path, null, v.message, want)
+					if v.Message != want {
+						t.Errorf("%s (null %v): violation %q, want %q", path, null, v.Message, want)
 					}
 				}
 			}
@@ -571,7 +574,7 @@ func TestXRDRequired(t *testing.T) {
 			switch {
 			case msg == "":
 				t.Errorf("%s (null %v): left out, the XRD refuses the stack, the function composed it", path, null)
-			case !namesPath(msg, path) && !strings.Contains(msg, indexes.ReplaceAllString(path, "")):
+			case !validate.NamesPath(msg, path) && !strings.Contains(msg, indexes.ReplaceAllString(path, "")):
 				t.Errorf("%s (null %v): the Fatal message does not name it: %s", path, null, msg)
 			}
 		}

@@ -115,7 +115,7 @@ func containerOf(t *testing.T, d appsv1.Deployment, name string) lists[string] {
 // program, serve, the model) are one, then each flag with the words that
 // follow it up to the next flag. A word --flag=value is compared as
 // "--flag value": the function writes every value from the spec that way
-// (stack/argv.go) and the chart writes "--flag value"; argparse reads both as
+// (stack/build/engine_args.go) and the chart writes "--flag value"; argparse reads both as
 // the one value of --flag for every option that takes a value, which are
 // the only options either writes with '=' (argv-forms.tsv in
 // stack/testdata/upstream; a value starting with '-' is where they differ, and

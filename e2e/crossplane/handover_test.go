@@ -17,7 +17,7 @@ import (
 	"github.com/vllm-project/function-vllm-stack/e2e/xp"
 )
 
-// The replicas hand-over of issue 38 (stack/handover.go): turning an
+// The replicas hand-over of issue 38 (stack/transition/handover.go): turning an
 // autoscaler on for a model serving with replicas 3 must never take the
 // Deployment below 3 before the autoscaler decides, and switching the
 // autoscaler's kind deletes the old one before the new one is made.

@@ -121,7 +121,7 @@ func Overridden(wants []Want, extra []string, name func(string) string) []string
 
 // VLLMOption is the long option vLLM's FlexibleArgumentParser reads an
 // element as: the name before '=' and before a '.', its underscores as
-// dashes, --no-name as --name (FACTS §2; stack/extraargs.go's sources).
+// dashes, --no-name as --name (FACTS §2; stack/validate/extraargs.go's sources).
 // Short aliases and abbreviations are not read here.
 func VLLMOption(a string) string {
 	if !strings.HasPrefix(a, "--") {

@@ -308,9 +308,9 @@ func withoutMoves(t *testing.T, want, got *fnv1.State, observed map[string]map[s
 	}
 	// An object withheld while an object of another kind or API group is
 	// observed under its key, or a model's autoscaler while another of its
-	// autoscalers is observed (stack/keys.go); a Deployment's spec.replicas
+	// autoscalers is observed (stack/transition/keys.go); a Deployment's spec.replicas
 	// sent while its autoscaler takes it over, as its managedFields say
-	// (stack/handover.go).
+	// (stack/transition/handover.go).
 	for k, r := range want.GetResources() {
 		w := r.GetResource().AsMap()
 		g, ok := got.GetResources()[k]

@@ -14,7 +14,7 @@ var optionalKinds = map[string]string{
 	"ServiceMonitor": "servicemonitors.monitoring.coreos.com",
 	// example/stacks/inference-extension.yaml, on llm-d's picker v0.10.0.
 	"InferenceObjective": "inferenceobjectives.llm-d.ai",
-	"PrometheusRule": "prometheusrules.monitoring.coreos.com",
+	"PrometheusRule":     "prometheusrules.monitoring.coreos.com",
 }
 
 // TestPreviewEveryStack: `crossplane render` with no flags but

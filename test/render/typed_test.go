@@ -146,7 +146,7 @@ func TestTypedChecks(t *testing.T) {
 
 // TestLeaderWorkerSetChecks breaks the LeaderWorkerSet of the multi-node
 // golden as LWS v0.7.0's webhook would refuse it (what the function
-// refuses in the spec: stack/multinode.go) and expects the checks to say so
+// refuses in the spec: stack/build/multinode.go) and expects the checks to say so
 // with the webhook's words.
 func TestLeaderWorkerSetChecks(t *testing.T) {
 	var s stack

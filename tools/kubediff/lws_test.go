@@ -54,7 +54,7 @@ func lwsWebhook(crds map[schema.GroupVersionKind]*crdKind, obj, old map[string]a
 
 // TestLeaderWorkerSetWebhookRefuses: the oracle of the composed objects runs
 // the webhooks, on create and on update: a composed LeaderWorkerSet broken
-// as the function refuses to compose one (stack/multinode.go) is refused.
+// as the function refuses to compose one (stack/build/multinode.go) is refused.
 func TestLeaderWorkerSetWebhookRefuses(t *testing.T) {
 	c := mustCorpus(t)
 	crds, err := loadCRDs()
