@@ -387,7 +387,7 @@ var stackCases = []stackCase{
 		},
 		engines: notReady(podPending, "0/2 models ready. chat: 0/1 replicas available; <pods>: not ready yet: Pending. docs: 0/2 replicas available; <pods>: not ready yet: Pending"),
 		routerC: routerNotReady(1),
-		storage: notReady("ClaimPending", "storage claim offload-chat-storage-claim is Pending; storage claim offload-docs-storage-claim is Pending"+claimPending),
+		storage: notReady("ClaimPending", "storage claim offload-chat-storage-claim is Pending; storage claim offload-docs-storage-claim is Pending; KV offload claim offload-docs-kv-offload is Pending"+claimPending),
 	},
 }
 
