@@ -206,3 +206,23 @@ func TestKVOffloadTierOverride(t *testing.T) {
 		t.Errorf("model b's tier %+v, want its claim kv-b alone", b)
 	}
 }
+
+// TestKVOffloadCPUFromTopLevel: a model may set only its filesystem tier
+// over the top level's CPU tier; without a CPU tier anywhere the model is
+// refused, naming its block.
+func TestKVOffloadCPUFromTopLevel(t *testing.T) {
+	tier := map[string]any{"fileSystem": map[string]any{"persistentVolumeClaim": map[string]any{"size": "100Gi"}}}
+	models := []any{
+		map[string]any{"name": "a", "modelURL": "org/a"},
+		map[string]any{"name": "b", "modelURL": "org/b", "kvOffloading": tier},
+	}
+	rsp := mustRun(t, req(t, with("model", nil, "resources.memory", "32Gi", "kvOffloading.cpu", "8Gi", "models", models), nil, nil))
+	if _, ok := rsp.objects["engine-b-kv-offload"]; !ok {
+		t.Errorf("model b's tier claim is missing: %v", keys(rsp))
+	}
+	got := refusal(t, with("model", nil, "resources.memory", "32Gi", "models", models))
+	want := "spec.models[1]: kvOffloading.cpu is required: every block reaches the other tiers through the CPU tier; set its size, e.g. cpu: 40Gi, here or at the top level"
+	if !strings.Contains(got, want) || strings.Contains(got, "spec.models[0]") {
+		t.Errorf("refusal\n%s\nwant only model b, with\n%s", got, want)
+	}
+}

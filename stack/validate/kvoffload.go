@@ -37,6 +37,9 @@ func validateKVOffload(f *Findings, e resolve.Engine) {
 	case e.Role != "":
 		f.errorf("%s: kvOffloading and disaggregation each need vLLM's one KV connector (OffloadingConnector, and the transfer's NixlConnector or LMCache's), and --kv-offloading-size replaces any other: turn one of them off", at)
 	}
+	if k.CPU == "" {
+		f.errorf("%s: kvOffloading.cpu is required: every block reaches the other tiers through the CPU tier; set its size, e.g. cpu: 40Gi, here or at the top level", e.Block)
+	}
 	cpu, ok := resolve.KVOffloadCPUBytes(e) // else refused by validateKVOffloadBlock
 	if ok {
 		validateKVOffloadMemory(f, e, at, cpuField, cpu)
@@ -52,7 +55,7 @@ func validateKVOffloadBlock(f *Findings, l resolve.Layer) {
 		return
 	}
 	p := l.At("kvOffloading")
-	if _, err := resolve.Gibibytes(k.CPU); err != nil {
+	if _, err := resolve.Gibibytes(k.CPU); k.CPU != "" && err != nil {
 		f.errorf("%s.cpu %q is not a size: use a quantity such as 40Gi or a number of GiB", p, k.CPU)
 	}
 	fs := k.FileSystem

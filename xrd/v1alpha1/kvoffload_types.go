@@ -12,10 +12,11 @@ type KVOffloading struct {
 	// (vLLM's --kv-offloading-size, or cpu_bytes_to_use: the total of all
 	// GPUs of the replica). It lives in the engine pod's memory and, from
 	// vLLM 0.20.0, in its /dev/shm, which grows by it; resources.memory must
-	// exceed it.
-	// +kubebuilder:validation:MinLength=1
+	// exceed it. Required once a model's blocks are merged: a model may set
+	// only its fileSystem over the top level's cpu.
+	// +optional
 	// +kubebuilder:validation:MaxLength=64
-	CPU string `json:"cpu"`
+	CPU string `json:"cpu,omitempty"`
 
 	// A filesystem tier below the CPU tier (vLLM's TieringOffloadingSpec
 	// with a secondary tier of type fs, mounted at /kv-offload). Engines
