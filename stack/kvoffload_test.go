@@ -226,3 +226,15 @@ func TestKVOffloadCPUFromTopLevel(t *testing.T) {
 		t.Errorf("refusal\n%s\nwant only model b, with\n%s", got, want)
 	}
 }
+
+// TestKVOffloadExpandableSegments: the CPU tier alone is a KV connector too
+// (--kv-offloading-size sets it before vLLM 0.22.0's check), so
+// expandable_segments:True is refused with it.
+func TestKVOffloadExpandableSegments(t *testing.T) {
+	got := refusal(t, with("vllmConfig.engineVersion", "0.22.0", "resources.memory", "32Gi", "kvOffloading.cpu", "8Gi",
+		"env", []any{map[string]any{"name": "PYTORCH_CUDA_ALLOC_CONF", "value": "expandable_segments:True"}}))
+	want := `spec.env PYTORCH_CUDA_ALLOC_CONF "expandable_segments:True": vLLM 0.22.0 and later refuse to start with a KV connector`
+	if !strings.Contains(got, want) {
+		t.Errorf("refusal\n%s\nwant it to hold\n%s", got, want)
+	}
+}
