@@ -22,8 +22,13 @@ func (u contractFacts) checkKVOffload(v upVersion, c corev1.Container, opts pars
 		if _, ok := opts["--kv-transfer-config"]; ok {
 			problems = append(problems, "--kv-offloading-size replaces the kv_connector of --kv-transfer-config (offloading-size-replaces-connector)")
 		}
-		if _, ok := opts["--kv-offloading-backend"]; !ok {
+		backend, ok := opts["--kv-offloading-backend"]
+		if !ok {
 			problems = append(problems, "--kv-offloading-size needs --kv-offloading-backend: up to 0.12.0 the size alone turns nothing on")
+		}
+		_, exists := u.vllm.at("--kv-offloading-size", v)
+		if _, starts := u.kvoffload.at("native-size-starts-cpu-tier", v); exists && ok && slices.Contains(backend, "native") && !starts {
+			problems = append(problems, fmt.Sprintf("--kv-offloading-backend native: vLLM %s hands the OffloadingConnector num_cpu_blocks 0, which it refuses at start (native-size-starts-cpu-tier %s)", v, u.kvoffload.releases("native-size-starts-cpu-tier")))
 		}
 	}
 	for _, cfg := range opts["--kv-transfer-config"] {
@@ -82,18 +87,19 @@ func TestContractKVOffload(t *testing.T) {
 		env    []corev1.EnvVar
 		want   []string
 	}{
-		"SizeAndBackend":  {ver: "0.12.0", args: []string{"--kv-offloading-size=4", "--kv-offloading-backend=native"}},
-		"SizeBefore0111":  {ver: "0.11.0", args: []string{"--kv-offloading-size=4", "--kv-offloading-backend=native"}, want: []string{"--kv-offloading-size does not exist in vLLM 0.11.0 (only in 0.11.1–0.27.1)", "--kv-offloading-backend does not exist in vLLM 0.11.0 (only in 0.11.1–0.27.1)"}},
-		"SizeAlone":       {ver: "0.12.0", args: []string{"--kv-offloading-size=4"}, want: []string{"--kv-offloading-size needs --kv-offloading-backend: up to 0.12.0 the size alone turns nothing on"}},
-		"BadBackend":      {ver: "0.22.0", args: []string{"--kv-offloading-size=4", "--kv-offloading-backend=disk"}, want: []string{"--kv-offloading-backend disk: vLLM 0.22.0 accepts only native, lmcache"}},
-		"SizeReplacesLMC": {ver: "0.22.0", args: []string{"--kv-offloading-size=4", "--kv-offloading-backend=native", "--kv-transfer-config=" + kvV1}, want: []string{"--kv-offloading-size replaces the kv_connector of --kv-transfer-config (offloading-size-replaces-connector)"}},
-		"Tiers":           {ver: "0.23.0", args: []string{"--kv-transfer-config=" + tiers}, mounts: mounted, env: seed},
-		"TiersIn0220":     {ver: "0.22.0", args: []string{"--kv-transfer-config=" + tiers}, mounts: mounted, env: seed, want: []string{"OffloadingConnector spec TieringOffloadingSpec is not in vLLM 0.22.0 (only in 0.23.0–0.27.1)", "OffloadingConnector tier fs is not in vLLM 0.22.0 (only in 0.23.0–0.27.1)"}},
-		"FSPython":        {ver: "0.27.1", args: []string{"--kv-transfer-config=" + strings.Replace(tiers, `"fs"`, `"fs_python"`, 1)}, mounts: mounted, env: seed, want: []string{"OffloadingConnector tier fs_python is not in vLLM 0.27.1 (in no release)"}},
-		"NotMounted":      {ver: "0.27.1", args: []string{"--kv-transfer-config=" + tiers}, env: seed, want: []string{`OffloadingConnector: tier fs root_dir "/kv-offload" is not a volume the container mounts writable`}},
-		"NoHashSeed":      {ver: "0.27.1", args: []string{"--kv-transfer-config=" + tiers}, mounts: mounted, want: []string{"OffloadingConnector: a filesystem tier needs PYTHONHASHSEED fixed, or each process names the same block differently"}},
-		"NoCPUBytes":      {ver: "0.27.1", args: []string{"--kv-transfer-config=" + strings.Replace(tiers, `"cpu_bytes_to_use":1073741824,`, "", 1)}, mounts: mounted, env: seed, want: []string{"OffloadingConnector: cpu_bytes_to_use must be set: the CPU tier is required"}},
-		"ConnectorIn0100": {ver: "0.10.2", args: []string{"--kv-transfer-config=" + `{"kv_connector":"OffloadingConnector","kv_role":"kv_both"}`}, want: []string{"--kv-transfer-config kv_connector OffloadingConnector is not registered in vLLM 0.10.2 (only in 0.11.0–0.27.1)"}},
+		"SizeAndBackend":   {ver: "0.16.0", args: []string{"--kv-offloading-size=4", "--kv-offloading-backend=native"}},
+		"NativeBefore0160": {ver: "0.12.0", args: []string{"--kv-offloading-size=4", "--kv-offloading-backend=native"}, want: []string{"--kv-offloading-backend native: vLLM 0.12.0 hands the OffloadingConnector num_cpu_blocks 0, which it refuses at start (native-size-starts-cpu-tier only in 0.16.0–0.27.1)"}},
+		"SizeBefore0111":   {ver: "0.11.0", args: []string{"--kv-offloading-size=4", "--kv-offloading-backend=native"}, want: []string{"--kv-offloading-size does not exist in vLLM 0.11.0 (only in 0.11.1–0.27.1)", "--kv-offloading-backend does not exist in vLLM 0.11.0 (only in 0.11.1–0.27.1)"}},
+		"SizeAlone":        {ver: "0.12.0", args: []string{"--kv-offloading-size=4"}, want: []string{"--kv-offloading-size needs --kv-offloading-backend: up to 0.12.0 the size alone turns nothing on"}},
+		"BadBackend":       {ver: "0.22.0", args: []string{"--kv-offloading-size=4", "--kv-offloading-backend=disk"}, want: []string{"--kv-offloading-backend disk: vLLM 0.22.0 accepts only native, lmcache"}},
+		"SizeReplacesLMC":  {ver: "0.22.0", args: []string{"--kv-offloading-size=4", "--kv-offloading-backend=native", "--kv-transfer-config=" + kvV1}, want: []string{"--kv-offloading-size replaces the kv_connector of --kv-transfer-config (offloading-size-replaces-connector)"}},
+		"Tiers":            {ver: "0.23.0", args: []string{"--kv-transfer-config=" + tiers}, mounts: mounted, env: seed},
+		"TiersIn0220":      {ver: "0.22.0", args: []string{"--kv-transfer-config=" + tiers}, mounts: mounted, env: seed, want: []string{"OffloadingConnector spec TieringOffloadingSpec is not in vLLM 0.22.0 (only in 0.23.0–0.27.1)", "OffloadingConnector tier fs is not in vLLM 0.22.0 (only in 0.23.0–0.27.1)"}},
+		"FSPython":         {ver: "0.27.1", args: []string{"--kv-transfer-config=" + strings.Replace(tiers, `"fs"`, `"fs_python"`, 1)}, mounts: mounted, env: seed, want: []string{"OffloadingConnector tier fs_python is not in vLLM 0.27.1 (in no release)"}},
+		"NotMounted":       {ver: "0.27.1", args: []string{"--kv-transfer-config=" + tiers}, env: seed, want: []string{`OffloadingConnector: tier fs root_dir "/kv-offload" is not a volume the container mounts writable`}},
+		"NoHashSeed":       {ver: "0.27.1", args: []string{"--kv-transfer-config=" + tiers}, mounts: mounted, want: []string{"OffloadingConnector: a filesystem tier needs PYTHONHASHSEED fixed, or each process names the same block differently"}},
+		"NoCPUBytes":       {ver: "0.27.1", args: []string{"--kv-transfer-config=" + strings.Replace(tiers, `"cpu_bytes_to_use":1073741824,`, "", 1)}, mounts: mounted, env: seed, want: []string{"OffloadingConnector: cpu_bytes_to_use must be set: the CPU tier is required"}},
+		"ConnectorIn0100":  {ver: "0.10.2", args: []string{"--kv-transfer-config=" + `{"kv_connector":"OffloadingConnector","kv_role":"kv_both"}`}, want: []string{"--kv-transfer-config kv_connector OffloadingConnector is not registered in vLLM 0.10.2 (only in 0.11.0–0.27.1)"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := corev1.Container{Name: "vllm", Args: append([]string{"m"}, tc.args...), VolumeMounts: tc.mounts, Env: tc.env}

@@ -81,7 +81,8 @@ func TestKVOffloadRender(t *testing.T) {
 }
 
 // TestKVOffloadShmBeforeItsRelease: before vLLM 0.20.0 the CPU tier is not
-// in /dev/shm, which the pod then does not mount for it.
+// in /dev/shm, which the pod then does not mount for it (0.16.0, the first
+// release whose native CPU tier starts).
 func TestKVOffloadShmBeforeItsRelease(t *testing.T) {
 	rsp := mustRun(t, req(t, with("vllmConfig.engineVersion", "0.16.0", "resources.memory", "64Gi", "kvOffloading.cpu", "8Gi"), nil, nil))
 	p := desired(t, rsp, "engine-m", &appsv1.Deployment{}).Spec.Template.Spec
@@ -99,7 +100,9 @@ func TestKVOffloadRefused(t *testing.T) {
 		want string
 	}{
 		"Before0111": {kv: []any{"vllmConfig.engineVersion", "0.11.0", "kvOffloading.cpu", "8Gi"},
-			want: "spec: kvOffloading needs vLLM 0.11.1 or later (--kv-offloading-size and the OffloadingConnector's CPU tier, vLLM PR #27621), and the engine runs vLLM 0.11.0 (vllmConfig.engineVersion 0.11.0): use a newer image or LMCache (lmcacheConfig)"},
+			want: "spec: kvOffloading needs vLLM 0.16.0 or later (--kv-offloading-size and the OffloadingConnector's CPU tier sized in bytes, vLLM PRs #27621 and #24498), and the engine runs vLLM 0.11.0 (vllmConfig.engineVersion 0.11.0): use a newer image or LMCache (lmcacheConfig)"},
+		"Before0160": {kv: []any{"vllmConfig.engineVersion", "0.12.0", "kvOffloading.cpu", "8Gi"},
+			want: `spec: kvOffloading needs vLLM 0.16.0 or later, and the engine runs vLLM 0.12.0 (vllmConfig.engineVersion 0.12.0), whose --kv-offloading-size hands the OffloadingConnector num_cpu_blocks 0, which it refuses at start ("num_cpu_blocks must be specified"; sized in bytes from vLLM PR #24498): use a newer image or LMCache (lmcacheConfig)`},
 		"FSBefore0230": {kv: []any{"vllmConfig.engineVersion", "0.22.0", "kvOffloading.cpu", "8Gi", "kvOffloading.fileSystem", claim},
 			want: "spec.kvOffloading.fileSystem needs vLLM 0.23.0 or later (TieringOffloadingSpec with its secondary tier of type fs; 0.22.0 was cut while the tier was renamed from fs_python), and the engine runs vLLM 0.22.0 (vllmConfig.engineVersion 0.22.0): use a newer image, or the CPU tier alone"},
 		"WithLMCache": {kv: []any{"kvOffloading.cpu", "8Gi", "lmcacheConfig.enabled", true},

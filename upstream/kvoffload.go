@@ -10,6 +10,15 @@ var (
 	// size does nothing without the backend, so both are rendered.
 	VLLMKVOffloadingSizeSince = V(0, 11, 1)
 
+	// But the native backend's CPU tier starts only once the connector
+	// reads the size: up to 0.13.x --kv-offloading-size passes
+	// kv_bytes_per_rank, which nothing reads, and num_cpu_blocks 0, which
+	// the CPU spec refuses ("num_cpu_blocks must be specified",
+	// vllm/v1/kv_offload/cpu.py:24-27@0bec63fa3). cpu_bytes_to_use replaced
+	// both (PR #24498, main 2026-01-12): 0.14.x and 0.15.x are not read
+	// here, 0.16.0 is the first release read with it.
+	VLLMKVOffloadCPUTierSince = V(0, 16, 0)
+
 	// The multi-tier spec (TieringOffloadingSpec) with the filesystem tier
 	// of type "fs": the framework came on main 2026-05-13 (#40020), the
 	// tier as "fs_python" on 2026-05-24 (#41735), renamed "fs" on

@@ -28,8 +28,12 @@ func validateKVOffload(f *Findings, e resolve.Engine) {
 	}
 	at, name := e.Where("kvOffloading", "kvOffloading.cpu")
 	cpuField := name("kvOffloading.cpu")
-	if e.VLLMErr == nil && e.VLLM.Version.Less(upstream.VLLMKVOffloadingSizeSince) {
-		f.errorf("%s: kvOffloading needs vLLM %s or later (--kv-offloading-size and the OffloadingConnector's CPU tier, vLLM PR #27621), and the engine runs vLLM %s: use a newer image or LMCache (lmcacheConfig)", at, upstream.VLLMKVOffloadingSizeSince, e.VLLM)
+	switch {
+	case e.VLLMErr != nil:
+	case e.VLLM.Version.Less(upstream.VLLMKVOffloadingSizeSince):
+		f.errorf("%s: kvOffloading needs vLLM %s or later (--kv-offloading-size and the OffloadingConnector's CPU tier sized in bytes, vLLM PRs #27621 and #24498), and the engine runs vLLM %s: use a newer image or LMCache (lmcacheConfig)", at, upstream.VLLMKVOffloadCPUTierSince, e.VLLM)
+	case e.VLLM.Version.Less(upstream.VLLMKVOffloadCPUTierSince):
+		f.errorf("%s: kvOffloading needs vLLM %s or later, and the engine runs vLLM %s, whose --kv-offloading-size hands the OffloadingConnector num_cpu_blocks 0, which it refuses at start (\"num_cpu_blocks must be specified\"; sized in bytes from vLLM PR #24498): use a newer image or LMCache (lmcacheConfig)", at, upstream.VLLMKVOffloadCPUTierSince, e.VLLM)
 	}
 	switch {
 	case e.LMCache:

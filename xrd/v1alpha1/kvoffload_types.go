@@ -6,7 +6,7 @@ import corev1 "k8s.io/api/core/v1"
 // OffloadingConnector, independent of LMCache: finished KV blocks are copied
 // to a CPU tier in host memory and, below it, to a filesystem tier, and
 // blocks found there are loaded back instead of recomputed. The tiers need
-// vLLM 0.11.1 (CPU tier) and 0.23.0 (filesystem tier) or later.
+// vLLM 0.16.0 (CPU tier) and 0.23.0 (filesystem tier) or later.
 type KVOffloading struct {
 	// Host memory of the CPU tier of one replica, a quantity such as 40Gi
 	// (vLLM's --kv-offloading-size, or cpu_bytes_to_use: the total of all
