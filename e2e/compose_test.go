@@ -374,6 +374,21 @@ var stackCases = []stackCase{
 		routerC: routerNotReady(1),
 		storage: notReady("ClaimPending", "storage claim observed-llama3-storage-claim is Pending; storage claim observed-qwen-storage-claim is Pending"+claimPending),
 	},
+	{
+		// vLLM's native KV offload tiers: a CPU tier alone (a larger
+		// /dev/shm), and a CPU tier over a ReadWriteMany claim two replicas
+		// share (the claim of StorageClass shared-rwx stays Pending: no
+		// volume).
+		name: "kv-offload", manifest: "example/stacks/kv-offload.yaml",
+		stack: "offload", router: 1,
+		models: []modelStatus{
+			{"chat", "meta-llama/Llama-3.1-8B-Instruct", 1, ""},
+			{"docs", "Qwen/Qwen3-8B", 2, ""},
+		},
+		engines: notReady(podPending, "0/2 models ready. chat: 0/1 replicas available; <pods>: not ready yet: Pending. docs: 0/2 replicas available; <pods>: not ready yet: Pending"),
+		routerC: routerNotReady(1),
+		storage: notReady("ClaimPending", "storage claim offload-chat-storage-claim is Pending; storage claim offload-docs-storage-claim is Pending; KV offload claim offload-docs-kv-offload is Pending"+claimPending),
+	},
 }
 
 // renderableKinds are all the kinds the function composes (fn.compose); the

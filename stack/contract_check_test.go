@@ -127,6 +127,7 @@ type lmcacheEnvRow struct {
 type contractFacts struct {
 	vllm, router upTable
 	lmcache      map[string]lmcacheEnvRow
+	kvoffload    upTable // kvoffload.tsv
 }
 
 func loadUpstream(t *testing.T) contractFacts {
@@ -137,6 +138,9 @@ func loadUpstream(t *testing.T) contractFacts {
 		t.Fatal(err)
 	}
 	if u.router, err = loadFlagTable("router-flags.tsv"); err != nil {
+		t.Fatal(err)
+	}
+	if u.kvoffload, err = loadFlagTable("kvoffload.tsv"); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, "lmcache-env.tsv"), 5)
@@ -322,6 +326,7 @@ func (u contractFacts) checkEngine(ver string, c corev1.Container, extra []strin
 			problems = append(problems, checkNIXLPorts(v, c, opts)...)
 		}
 	}
+	problems = append(problems, u.checkKVOffload(v, c, opts)...)
 	problems = append(problems, u.checkVLLMEnv(v, c.Env)...)
 	return append(problems, u.checkLMCacheEnv(c.Image, c.Env)...)
 }

@@ -55,6 +55,9 @@ type EnginePart struct {
 	// ClaimKey and Claim are the model cache claim the stack composes for
 	// the model; "" when it composes none.
 	ClaimKey, Claim string
+	// OffloadClaimKey and OffloadClaim are the claim of its filesystem KV
+	// offload tier the stack composes (kvOffloading); "" when none.
+	OffloadClaimKey, OffloadClaim string
 	// ScaleToZero: the model goes to zero replicas when idle, by design.
 	ScaleToZero bool
 	// Adapters are the model's runtime adapters (model.adapters), whose
@@ -99,6 +102,9 @@ func parts(s *resolve.Stack, t transition.Result) Parts {
 		if resolve.OwnsClaimKey(e) {
 			id := resolve.ClaimEngine(e).ID
 			ep.ClaimKey, ep.Claim = names.EngineStorageKey(id), s.Names.StorageClaim(id)
+		}
+		if e.KVOffloadFS == resolve.KVOffloadNewClaim {
+			ep.OffloadClaimKey, ep.OffloadClaim = names.EngineKVOffloadKey(e.ID), s.Names.KVOffloadClaim(e.ID)
 		}
 		if e.RuntimeAdapters {
 			for _, a := range e.Model.Adapters {

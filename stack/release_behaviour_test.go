@@ -163,7 +163,7 @@ func TestRPCTimeoutOnlyForV0(t *testing.T) {
 func TestExpandableSegmentsWithConnector(t *testing.T) {
 	const (
 		prefix = "invalid ProductionStack: "
-		why    = "with a KV connector (--kv-transfer-config: LMCache, disaggregation or extraArgs), as remapped pages leave the connector's pinned KV cache registrations stale, unless the cumem allocator is on"
+		why    = "with a KV connector (--kv-transfer-config or --kv-offloading-size: LMCache, disaggregation, kvOffloading or extraArgs), as remapped pages leave the connector's pinned KV cache registrations stale, unless the cumem allocator is on"
 	)
 	alloc := func(value string) []any {
 		return []any{map[string]any{"name": "PYTORCH_CUDA_ALLOC_CONF", "value": value}}

@@ -177,6 +177,15 @@ var celCases = map[string][]struct {
 		{patch: map[string]any{"existingClaimName": "cache", "accessModes": []any{"ReadWriteMany"}}, names: "existingClaimName"},
 		{patch: map[string]any{"existingClaimName": "cache", "accessModes": []any{}}, names: "existingClaimName"},
 	},
+	"has(self.emptyDir) != has(self.persistentVolumeClaim)": {
+		{patch: map[string]any{"": map[string]any{}}},
+		{patch: map[string]any{"emptyDir": map[string]any{}, "persistentVolumeClaim": map[string]any{"size": "1Gi"}}},
+	},
+	"!has(self.claimName) || size(self.claimName) == 0 || (!has(self.size) && !has(self.storageClassName) && !has(self.accessModes))": {
+		{patch: map[string]any{"claimName": "kv", "size": "1Gi"}, names: "claimName"},
+		{patch: map[string]any{"claimName": "kv", "storageClassName": "fast"}, names: "claimName"},
+		{patch: map[string]any{"claimName": "kv", "accessModes": []any{"ReadWriteMany"}}, names: "claimName"},
+	},
 }
 
 // patternBreakers are tried on every pattern; each that the pattern refuses

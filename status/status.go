@@ -198,10 +198,12 @@ type Progress struct {
 	Message string
 }
 
-// A Claim is a model cache claim as observed.
+// A Claim is a model cache claim, or a KV offload tier's (Offload), as
+// observed.
 type Claim struct {
-	Name  string
-	Phase string // "" when not created yet
+	Name    string
+	Phase   string // "" when not created yet
+	Offload bool
 }
 
 // Observed are the stack's composed objects Crossplane observed, by
@@ -251,9 +253,12 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 			},
 			Progress: p,
 		})
-		if e.ClaimKey != "" {
-			c := Claim{Name: e.Claim}
-			if o := observed[e.ClaimKey]; o != nil {
+		for _, c := range []Claim{{Name: e.Claim}, {Name: e.OffloadClaim, Offload: true}} {
+			key := map[bool]string{false: e.ClaimKey, true: e.OffloadClaimKey}[c.Offload]
+			if key == "" {
+				continue
+			}
+			if o := observed[key]; o != nil {
 				c.Phase, _ = stringAt(o, "status", "phase")
 				c.Phase = text.Clip(cmp.Or(c.Phase, string(corev1.ClaimPending)), maxPhaseLength) // no status yet
 			}
@@ -543,24 +548,36 @@ func storageCondition(claims []Claim) Condition {
 	}
 	var problems, reasons []string
 	pending := false
+	offload := 0
 	for _, c := range claims {
+		what := "storage claim"
+		if c.Offload {
+			what, offload = "KV offload claim", offload+1 // its engines' filesystem tier is not mounted
+		}
 		switch c.Phase {
 		case string(corev1.ClaimBound):
 			continue
 		case "":
 			reasons = append(reasons, reasonCreating)
-			problems = append(problems, fmt.Sprintf("storage claim %s is not created yet", c.Name))
+			problems = append(problems, fmt.Sprintf("%s %s is not created yet", what, c.Name))
 		case string(corev1.ClaimLost):
 			reasons = append(reasons, reasonClaimLost)
-			problems = append(problems, fmt.Sprintf("storage claim %s is Lost: its PersistentVolume no longer exists", c.Name))
+			problems = append(problems, fmt.Sprintf("%s %s is Lost: its PersistentVolume no longer exists", what, c.Name))
 		default:
 			pending = true
 			reasons = append(reasons, reasonClaimPending)
-			problems = append(problems, fmt.Sprintf("storage claim %s is %s", c.Name, c.Phase))
+			problems = append(problems, fmt.Sprintf("%s %s is %s", what, c.Name, c.Phase))
 		}
 	}
 	if len(problems) == 0 {
-		return Condition{conditionStorageReady, true, reasonBound, fmt.Sprintf("%d/%d model cache claims bound", len(claims), len(claims))}
+		var bound []string
+		if n := len(claims) - offload; n > 0 {
+			bound = append(bound, fmt.Sprintf("%d/%d model cache claims bound", n, n))
+		}
+		if offload > 0 {
+			bound = append(bound, fmt.Sprintf("%d/%d KV offload claims bound", offload, offload))
+		}
+		return Condition{conditionStorageReady, true, reasonBound, strings.Join(bound, ", ")}
 	}
 	msg := strings.Join(problems, "; ")
 	if pending {

@@ -369,6 +369,27 @@ func TestStorageReady(t *testing.T) {
 			},
 			want: cond{condFalse, "ClaimLost", "storage claim s-a-storage-claim is Pending; storage claim s-b-storage-claim is Lost: its PersistentVolume no longer exists" + hint},
 		},
+		// A filesystem KV offload tier on a claim the stack creates.
+		"OffloadBound": {
+			xr: with("resources.memory", "32Gi", "kvOffloading", map[string]any{"cpu": "8Gi", "fileSystem": map[string]any{"persistentVolumeClaim": map[string]any{"size": "100Gi"}}}),
+			observed: map[string]map[string]any{
+				"engine-m-storage":    stacktest.ObservedClaim("s-m-storage-claim", "Bound"),
+				"engine-m-kv-offload": stacktest.ObservedClaim("s-m-kv-offload", "Bound"),
+			},
+			want: cond{condTrue, "Bound", "1/1 model cache claims bound, 1/1 KV offload claims bound"},
+		},
+		"OffloadPending": {
+			xr: with("storage.enabled", false, "resources.memory", "32Gi", "kvOffloading", map[string]any{"cpu": "8Gi", "fileSystem": map[string]any{"persistentVolumeClaim": map[string]any{"size": "100Gi"}}}),
+			observed: map[string]map[string]any{
+				"engine-m-kv-offload": stacktest.ObservedClaim("s-m-kv-offload", "Pending"),
+			},
+			want: cond{condFalse, "ClaimPending", "KV offload claim s-m-kv-offload is Pending" + hint},
+		},
+		"OffloadNotCreated": {
+			xr:       with("storage.enabled", false, "resources.memory", "32Gi", "kvOffloading", map[string]any{"cpu": "8Gi", "fileSystem": map[string]any{"persistentVolumeClaim": map[string]any{"size": "100Gi"}}}),
+			observed: map[string]map[string]any{},
+			want:     cond{condFalse, "Creating", "KV offload claim s-m-kv-offload is not created yet"},
+		},
 		"SomeBound": {
 			xr: multiXR("a", "b"),
 			observed: map[string]map[string]any{

@@ -97,6 +97,7 @@ func EngineArgs(e resolve.Engine) []string {
 	args = append(args, loraLimitArgs(e)...)
 	args = append(args, loraArgs(e)...)
 	args = append(args, lmcacheArgs(e)...)
+	args = append(args, kvOffloadArgs(e)...)
 	args = append(args, transferArgs(e)...)
 	args = append(args, multiNodeArgs(e)...)
 	return append(args, v.ExtraArgs...)

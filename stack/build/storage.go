@@ -113,12 +113,15 @@ func engineVolumes(s *resolve.Stack, e resolve.Engine) []corev1.Volume {
 	if e.Shm {
 		// NCCL exchanges tensors between tensor-parallel workers through
 		// /dev/shm; the container runtime's 64Mi default is far too small.
-		size := resource.MustParse(resolve.Or(e.Cfg.Storage.ShmSize, resolve.DefaultShmSize))
+		size := resolve.ShmQuantity(e)
 		vols = append(vols, corev1.Volume{Name: VolumeShm, VolumeSource: corev1.VolumeSource{
 			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &size},
 		}})
 	}
 	if v, ok := LMCacheDiskVolume(e); ok {
+		vols = append(vols, v)
+	}
+	if v, ok := kvOffloadVolume(s, e); ok {
 		vols = append(vols, v)
 	}
 	return append(vols, e.Cfg.Storage.ExtraVolumes...)
@@ -138,6 +141,9 @@ func EngineVolumeMounts(e resolve.Engine) []corev1.VolumeMount {
 	}
 	if _, ok := LMCacheDiskVolume(e); ok {
 		mounts = append(mounts, corev1.VolumeMount{Name: VolumeLMCacheDisk, MountPath: lmcacheDiskPath})
+	}
+	if e.KVOffloadFS != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: VolumeKVOffload, MountPath: KVOffloadPath})
 	}
 	if e.RuntimeAdapters {
 		mounts = append(mounts, adaptersync.EngineMount(runtimeAdaptersDir))

@@ -124,6 +124,11 @@ func (n Names) StorageClaim(model string) string {
 	return Shorten(n.Stack+"-"+model+"-storage-claim", MaxSubdomainLength)
 }
 
+// KVOffloadClaim is the claim of a model's filesystem KV offload tier.
+func (n Names) KVOffloadClaim(model string) string {
+	return Shorten(n.Stack+"-"+model+"-kv-offload", MaxSubdomainLength)
+}
+
 func (n Names) ChatTemplates(model string) string {
 	return Shorten(n.Stack+"-"+model+"-chat-templates", MaxSubdomainLength)
 }
@@ -258,6 +263,8 @@ func EngineLWSKey(model string) string { return "engine-" + model + "-leaderwork
 func EngineServiceKey(model string) string { return "engine-" + model + "-service" }
 
 func EngineStorageKey(model string) string { return "engine-" + model + "-storage" }
+
+func EngineKVOffloadKey(model string) string { return "engine-" + model + "-kv-offload" }
 
 func EngineTemplateKey(model string) string { return "engine-" + model + "-chat-template" }
 

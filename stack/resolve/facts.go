@@ -35,6 +35,7 @@ func derive(s *Stack, e *Engine) {
 	e.V0Engine = usesV0Engine(*e)
 	e.RuntimeAdapters = runtimeAdaptersOn(*e)
 	e.LoRASidecar = loraSidecarOn(*e)
+	e.KVOffload, e.KVOffloadFS = kvOffloadOf(*e)
 	e.Shm = needsShm(*e)
 }
 
@@ -320,10 +321,11 @@ func OwnsClaimKey(e Engine) bool {
 }
 
 // needsShm: NCCL exchanges tensors between tensor-parallel workers through
-// /dev/shm; an explicit shmSize mounts it whatever the parallelism.
+// /dev/shm; an explicit shmSize mounts it whatever the parallelism; vLLM's
+// CPU offload tier lives there from 0.20.0.
 func needsShm(e Engine) bool {
 	tp := e.Cfg.VLLMConfig.TensorParallelSize
-	return (tp != nil && *tp > 1) || e.Cfg.Storage.ShmSize != ""
+	return (tp != nil && *tp > 1) || e.Cfg.Storage.ShmSize != "" || KVOffloadInShm(e)
 }
 
 // usesV0Engine reports whether the stack asks for vLLM's V0 engine.

@@ -87,6 +87,12 @@ type Derived struct {
 	// RuntimeAdapters: the engine runs the adapter sync container;
 	// LoRASidecar: it runs the LoRA sidecar; Shm: its pod mounts /dev/shm.
 	RuntimeAdapters, LoRASidecar, Shm bool
+	// KVOffload: the engine offloads its KV cache through vLLM's own
+	// OffloadingConnector (kvOffloading); KVOffloadFS is where its
+	// filesystem tier lives (KVOffloadEmptyDir, KVOffloadNewClaim,
+	// KVOffloadExistingClaim), "" without one.
+	KVOffload   bool
+	KVOffloadFS string
 }
 
 // A layer is one block of the spec an engine's configuration is merged

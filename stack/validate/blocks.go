@@ -114,6 +114,7 @@ func ValidateBlocks(f *Findings, l resolve.Layer) {
 		}
 	}
 	validatePod(f, l)
+	validateKVOffloadBlock(f, l)
 	if s := c.Storage; s != nil {
 		p := at("storage")
 		Quantity(f, p+".shmSize", s.ShmSize, "20Gi")

@@ -354,7 +354,12 @@ func WiredBy(e resolve.Engine, w wiredOption) string {
 		return field(b + ".vllmConfig.maxLoraRank")
 	case "--max-cpu-loras":
 		return field(b + ".vllmConfig.maxCpuLoras")
+	case "--kv-offloading-size", "--kv-offloading-backend":
+		return field(b + ".kvOffloading.cpu")
 	case "--kv-transfer-config":
+		if e.KVOffload {
+			return feature(b+".kvOffloading", "vLLM's OffloadingConnector and its tiers")
+		}
 		if e.Role != "" {
 			return feature(b+".disaggregation", "each group's part in the KV cache transfer")
 		}

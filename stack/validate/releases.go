@@ -82,7 +82,7 @@ func chunkedPrefillIgnored(f *Findings, e resolve.Engine) {
 }
 
 // expandableSegmentsWithConnector refuses what vLLM refuses at start: a KV
-// connector (LMCache, disaggregation or the user's own --kv-transfer-config)
+// connector (LMCache, disaggregation, kvOffloading or the user's own --kv-transfer-config)
 // with PYTORCH_CUDA_ALLOC_CONF expandable_segments:True, unless the cumem
 // allocator is on. Where the release may or may not do so (0.21.x), a
 // warning.
@@ -95,8 +95,10 @@ func expandableSegmentsWithConnector(f *Findings, e resolve.Engine) {
 		return
 	}
 	args := build.EngineArgs(e)
+	// --kv-offloading-size sets the connector before the check runs
+	// (vllm/config/vllm.py:1428,1526@4ff865c38).
 	connector := slices.ContainsFunc(args, func(a string) bool {
-		return a == "--kv-transfer-config" || strings.HasPrefix(a, "--kv-transfer-config=")
+		return a == "--kv-transfer-config" || strings.HasPrefix(a, "--kv-transfer-config=") || strings.HasPrefix(a, "--kv-offloading-size=")
 	})
 	cumem := slices.ContainsFunc(args, func(a string) bool {
 		return a == "--enable-cumem-allocator" || a == "--enable-sleep-mode"
@@ -104,7 +106,7 @@ func expandableSegmentsWithConnector(f *Findings, e resolve.Engine) {
 	if !connector || cumem {
 		return
 	}
-	const why = "with a KV connector (--kv-transfer-config: LMCache, disaggregation or extraArgs), as remapped pages leave the connector's pinned KV cache registrations stale, unless the cumem allocator is on"
+	const why = "with a KV connector (--kv-transfer-config or --kv-offloading-size: LMCache, disaggregation, kvOffloading or extraArgs), as remapped pages leave the connector's pinned KV cache registrations stale, unless the cumem allocator is on"
 	const fix = "remove expandable_segments:True, or add --enable-cumem-allocator to vllmConfig.extraArgs"
 	if ver.AtLeast(upstream.VLLMKVConnectorRefusesExpandable) {
 		f.errorf("%s.env PYTORCH_CUDA_ALLOC_CONF %q: vLLM %s and later refuse to start %s, and the engine runs vLLM %s: %s", e.Block, e.Cfg.Env[i].Value, upstream.VLLMKVConnectorRefusesExpandable, why, e.VLLM, fix)

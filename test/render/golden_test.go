@@ -53,6 +53,9 @@ var stacks = []stack{
 	// the routing sidecar on the decode pods.
 	{name: "disaggregated-inference-extension", xr: "example/stacks/disaggregated-inference-extension.yaml", composition: composition, xrd: xrd},
 	{name: "runtime-adapters", xr: "example/stacks/runtime-adapters.yaml", composition: composition, xrd: xrd},
+	// vLLM's native KV offload tiers: a CPU tier alone, and a CPU tier over
+	// a ReadWriteMany claim two replicas share.
+	{name: "kv-offload", xr: "example/stacks/kv-offload.yaml", composition: composition, xrd: xrd},
 	// ServiceMonitors, a Grafana dashboard and a PrometheusRule, over two
 	// models on either side of vLLM's 0.11.0 metric renames; render is given
 	// no CRDs, so the function warns that it assumes the ServiceMonitor's

@@ -414,6 +414,10 @@ type EngineConfig struct {
 	// +optional
 	LMCacheConfig *LMCacheConfig `json:"lmcacheConfig,omitempty"`
 
+	// vLLM's native KV cache offloading: a CPU tier and a filesystem tier.
+	// +optional
+	KVOffloading *KVOffloading `json:"kvOffloading,omitempty"`
+
 	// Number of engine replicas per model. 0 keeps the stack but scales the
 	// engines down. Default: 1.
 	// +optional
