@@ -1218,9 +1218,33 @@ func checkRayGroup(leader, worker corev1.Container) []string {
 	return problems
 }
 
-// checkGroupGPUs: each GPU of a group runs one rank: tensor × pipeline
-// parallel size = GPUs per pod × the group's size.
+// checkGroupGPUs: each GPU of a group runs one rank: data × tensor ×
+// pipeline parallel size = GPUs per pod × the group's size. With data
+// parallelism each pod holds whole ranks, --data-parallel-size-local of
+// them, which vLLM also infers from --nnodes (dataparallel.tsv), and every
+// pod names the leader's address for the data-parallel handshake.
 func checkGroupGPUs(l lwsv1.LeaderWorkerSet, leader corev1.Container) []string {
+	size := int64(ptr.Deref(l.Spec.LeaderWorkerTemplate.Size, 1))
+	var problems []string
+	if dp, ok := stacktest.ArgValue(leader.Args, "--data-parallel-size"); ok {
+		local, _ := stacktest.ArgValue(leader.Args, "--data-parallel-size-local")
+		d, _ := strconv.ParseInt(dp, 10, 64)
+		if n, _ := strconv.ParseInt(local, 10, 64); n*size != d {
+			problems = append(problems, fmt.Sprintf("--data-parallel-size-local %q × %d pods is not --data-parallel-size %s", local, size, dp))
+		}
+		if a, _ := stacktest.ArgValue(leader.Args, "--data-parallel-address"); a != "$(LWS_LEADER_ADDRESS)" {
+			problems = append(problems, fmt.Sprintf("--data-parallel-address is %q, want the leader's $(LWS_LEADER_ADDRESS)", a))
+		}
+		if slices.ContainsFunc(leader.Args, func(a string) bool { return strings.HasPrefix(a, "--data-parallel-start-rank") }) {
+			problems = append(problems, "the leader sets --data-parallel-start-rank, which switches it to hybrid load balancing (V@017e9f4448:vllm/engine/arg_utils.py:2164-2166)")
+		}
+	}
+	return append(problems, checkGroupRanks(l, leader)...)
+}
+
+// checkGroupRanks: data × tensor × pipeline parallel size = GPUs per pod ×
+// the group's size.
+func checkGroupRanks(l lwsv1.LeaderWorkerSet, leader corev1.Container) []string {
 	n := func(flag string) int64 {
 		v, ok := stacktest.ArgValue(leader.Args, flag)
 		if !ok {
@@ -1230,7 +1254,7 @@ func checkGroupGPUs(l lwsv1.LeaderWorkerSet, leader corev1.Container) []string {
 		return i
 	}
 	g := leader.Resources.Limits.Name("nvidia.com/gpu", "0").Value()
-	if ranks, gpus := n("--tensor-parallel-size")*n("--pipeline-parallel-size"), g*int64(ptr.Deref(l.Spec.LeaderWorkerTemplate.Size, 1)); ranks != gpus {
+	if ranks, gpus := n("--data-parallel-size")*n("--tensor-parallel-size")*n("--pipeline-parallel-size"), g*int64(ptr.Deref(l.Spec.LeaderWorkerTemplate.Size, 1)); ranks != gpus {
 		return []string{fmt.Sprintf("tensor × pipeline parallel size is %d, and a group has %d GPUs", ranks, gpus)}
 	}
 	return nil
