@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
+
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/upstream"
 )
 
 // dpXR is minimalXR with four data-parallel ranks of one GPU each on one pod,
@@ -129,6 +133,38 @@ func TestDataParallelMultiNode(t *testing.T) {
 		if got := c.Resources.Limits.Name("nvidia.com/gpu", "").String(); got != "8" {
 			t.Errorf("%s: %s GPUs, want 8", name, got)
 		}
+		// DeepEP between nodes registers memory it must lock.
+		if sc := c.SecurityContext; sc == nil || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Add, []corev1.Capability{"IPC_LOCK"}) {
+			t.Errorf("%s: security context %v, want IPC_LOCK added", name, sc)
+		}
+		if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/dev/shm" }) {
+			t.Errorf("%s: no /dev/shm among %v", name, c.VolumeMounts)
+		}
+	}
+	// On one pod, or with another backend, nothing is added; the user's
+	// own context is kept.
+	for _, xr := range []map[string]any{
+		dpXR("0.22.0", "vllmConfig.expertParallel", map[string]any{"all2allBackend": "deepep_low_latency"}),
+		wideEPXR("0.22.0", "vllmConfig.expertParallel.all2allBackend", "allgather_reducescatter", "pod.containerSecurityContext", map[string]any{"runAsUser": 1000}),
+	} {
+		rsp := reconciled(t, xr, nil)
+		if rsp.refusal != "" || len(rsp.keys) == 0 {
+			t.Fatalf("refused: %s", rsp.refusal)
+		}
+		for _, k := range rsp.keys {
+			if k != "engine-m" && k != "engine-m-leaderworkerset" {
+				continue
+			}
+			var c corev1.Container
+			if k == "engine-m" {
+				c = engineContainer0(t, rsp, k)
+			} else {
+				c = desired(t, rsp, k, &lwsv1.LeaderWorkerSet{}).Spec.LeaderWorkerTemplate.WorkerTemplate.Spec.Containers[0]
+			}
+			if sc := c.SecurityContext; sc != nil && (sc.Capabilities != nil || (k == "engine-m-leaderworkerset" && (sc.RunAsUser == nil || *sc.RunAsUser != 1000))) {
+				t.Errorf("%s: security context %+v", k, sc)
+			}
+		}
 	}
 }
 
@@ -199,5 +235,41 @@ func TestDataParallelSizing(t *testing.T) {
 	rsp := reconciled(t, xr(nil), nil)
 	if len(rsp.warnings) != 1 || !strings.Contains(rsp.warnings[0], "1342 GB per GPU at tensorParallelSize 1") {
 		t.Errorf("without expert parallelism: warnings %q", rsp.warnings)
+	}
+}
+
+// TestDataParallelFacts holds the releases the stack renders by
+// (upstream/dataparallel.go) to the facts they come from
+// (testdata/upstream/dataparallel.tsv).
+func TestDataParallelFacts(t *testing.T) {
+	rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, "dataparallel.tsv"), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	releases := map[string]upstream.Version{
+		"--api-server-count default": upstream.VLLMAPIServersPerRank,
+		"--enable-eplb":              upstream.VLLMEPLBFirst,
+		"--eplb-config":              upstream.VLLMEPLBConfigFirst,
+		"--all2all-backend":          upstream.VLLMAll2AllFlagFirst,
+	}
+	backends := 0
+	for _, r := range rows {
+		first, _ := upstream.ParseVersion(r[2])
+		switch r[4] {
+		case "backend":
+			backends++
+			if got, ok := upstream.All2AllBackendFirst[r[1]]; !ok || got != first {
+				t.Errorf("backend %s: the stack has it from %v, the facts from %s", r[1], got, r[2])
+			}
+		case "release":
+			want, ok := releases[r[1]]
+			if !ok || want != first {
+				t.Errorf("%s: the stack renders it from %v, the facts say %s", r[1], want, r[2])
+			}
+			delete(releases, r[1])
+		}
+	}
+	if backends != len(upstream.All2AllBackendFirst) || len(releases) != 0 {
+		t.Errorf("facts missing: %d backends of %d, releases %v", backends, len(upstream.All2AllBackendFirst), releases)
 	}
 }

@@ -2,6 +2,8 @@ package build
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -117,4 +119,36 @@ func all2allEnv(e resolve.Engine) []corev1.EnvVar {
 		return nil
 	}
 	return []corev1.EnvVar{{Name: "VLLM_ALL2ALL_BACKEND", Value: b}}
+}
+
+// IPCLock is the capability to lock memory pages, beyond RLIMIT_MEMLOCK.
+const IPCLock corev1.Capability = "IPC_LOCK"
+
+// engineSecurityContext is the engine container's security context: the
+// user's (pod.containerSecurityContext), and IPC_LOCK added for DeepEP's
+// all-to-all across the pods of a group. DeepEP's kernels between nodes go
+// over NVSHMEM on InfiniBand or RoCE (vLLM's docs: "Multi-node prefill",
+// "Multi-node decode", V@017e9f4448:docs/serving/expert_parallel_deployment.md:
+// 27-28), which registers memory the process must lock: vLLM's docs ask for
+// `ulimit -l` unlimited there (:217) and, for GPUDirect RDMA in Kubernetes,
+// the IPC_LOCK capability (V@017e9f4448:docs/serving/
+// parallelism_scaling.md:168-199). Nothing else of the guides' pods (more
+// capabilities, NVSHMEM variables, host networking) is added: each depends
+// on the cluster's network, and pod.containerSecurityContext and env take it.
+func engineSecurityContext(e resolve.Engine) *corev1.SecurityContext {
+	sc := e.Cfg.Pod.ContainerSecurityContext
+	if !e.MultiNode || !strings.HasPrefix(resolve.All2AllBackend(e), "deepep_") {
+		return sc
+	}
+	out := &corev1.SecurityContext{}
+	if sc != nil {
+		out = sc.DeepCopy()
+	}
+	if out.Capabilities == nil {
+		out.Capabilities = &corev1.Capabilities{}
+	}
+	if !slices.Contains(out.Capabilities.Add, IPCLock) {
+		out.Capabilities.Add = append(out.Capabilities.Add, IPCLock)
+	}
+	return out
 }
