@@ -1135,6 +1135,11 @@ func checkMultiNode(l lwsv1.LeaderWorkerSet) []string {
 				problems = append(problems, fmt.Sprintf("the %s's %s is %q, want %q", c.role, flag, got, want))
 			}
 		}
+		if _, dp := stacktest.ArgValue(c.args, "--data-parallel-size"); dp && c.headless {
+			if got, _ := stacktest.ArgValue(c.args, "--data-parallel-address"); got != "$(LWS_LEADER_ADDRESS)" {
+				problems = append(problems, fmt.Sprintf("the %s's --data-parallel-address is %q, want the leader's $(LWS_LEADER_ADDRESS)", c.role, got))
+			}
+		}
 		if slices.Contains(c.args, "--headless") != c.headless {
 			problems = append(problems, fmt.Sprintf("the %s's --headless: %v, want %v", c.role, !c.headless, c.headless))
 		}
@@ -1143,7 +1148,7 @@ func checkMultiNode(l lwsv1.LeaderWorkerSet) []string {
 		var out []string
 		for i := 0; i < len(args); i++ {
 			switch {
-			case args[i] == "--node-rank":
+			case args[i] == "--node-rank", args[i] == "--data-parallel-address":
 				i++
 			case args[i] == "--headless" || strings.HasPrefix(args[i], "--node-rank="):
 			default:
@@ -1232,8 +1237,10 @@ func checkGroupGPUs(l lwsv1.LeaderWorkerSet, leader corev1.Container) []string {
 		if n, _ := strconv.ParseInt(local, 10, 64); n*size != d {
 			problems = append(problems, fmt.Sprintf("--data-parallel-size-local %q × %d pods is not --data-parallel-size %s", local, size, dp))
 		}
-		if a, _ := stacktest.ArgValue(leader.Args, "--data-parallel-address"); a != "$(LWS_LEADER_ADDRESS)" {
-			problems = append(problems, fmt.Sprintf("--data-parallel-address is %q, want the leader's $(LWS_LEADER_ADDRESS)", a))
+		// The leader binds its ZMQ sockets at the address, and libzmq binds
+		// no DNS name: its own pod IP (dataparallel.tsv).
+		if a, _ := stacktest.ArgValue(leader.Args, "--data-parallel-address"); a != "$(POD_IP)" {
+			problems = append(problems, fmt.Sprintf("the leader's --data-parallel-address is %q, want its own $(POD_IP)", a))
 		}
 		if slices.ContainsFunc(leader.Args, func(a string) bool { return strings.HasPrefix(a, "--data-parallel-start-rank") }) {
 			problems = append(problems, "the leader sets --data-parallel-start-rank, which switches it to hybrid load balancing (V@017e9f4448:vllm/engine/arg_utils.py:2164-2166)")

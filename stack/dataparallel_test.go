@@ -118,10 +118,14 @@ func TestDataParallelMultiNode(t *testing.T) {
 		t.Fatal(rsp.refusal)
 	}
 	l := desired(t, rsp, "engine-m-leaderworkerset", &lwsv1.LeaderWorkerSet{})
-	dp := []string{"--data-parallel-size=16", "--data-parallel-size-local=8", "--data-parallel-address", "$(LWS_LEADER_ADDRESS)", "--data-parallel-rpc-port", "29550",
-		"--enable-expert-parallel", "--enable-eplb", `--eplb-config={"window_size":1000,"num_redundant_experts":32}`, "--all2all-backend=deepep_low_latency"}
-	leader := append([]string{"--nnodes=2", "--node-rank", "0", "--master-addr", "$(LWS_LEADER_ADDRESS)"}, dp...)
-	worker := append([]string{"--nnodes=2", "--node-rank", "$(LWS_WORKER_INDEX)", "--master-addr", "$(LWS_LEADER_ADDRESS)", "--headless"}, dp...)
+	// The leader binds the handshake at its own IP (libzmq binds no DNS
+	// name); the workers reach it by its DNS name.
+	dp := func(address string) []string {
+		return []string{"--data-parallel-size=16", "--data-parallel-size-local=8", "--data-parallel-address", address, "--data-parallel-rpc-port", "29550",
+			"--enable-expert-parallel", "--enable-eplb", `--eplb-config={"window_size":1000,"num_redundant_experts":32}`, "--all2all-backend=deepep_low_latency"}
+	}
+	leader := append([]string{"--nnodes=2", "--node-rank", "0", "--master-addr", "$(LWS_LEADER_ADDRESS)"}, dp("$(POD_IP)")...)
+	worker := append([]string{"--nnodes=2", "--node-rank", "$(LWS_WORKER_INDEX)", "--master-addr", "$(LWS_LEADER_ADDRESS)", "--headless"}, dp("$(LWS_LEADER_ADDRESS)")...)
 	for name, tc := range map[string]struct {
 		tmpl corev1.PodTemplateSpec
 		args []string
@@ -129,6 +133,10 @@ func TestDataParallelMultiNode(t *testing.T) {
 		c := tc.tmpl.Spec.Containers[0]
 		if diff := cmp.Diff(tc.args, afterPort(t, c.Args)); diff != "" {
 			t.Errorf("%s args (-want +got):\n%s", name, diff)
+		}
+		// $(POD_IP) expands only after the variable is defined.
+		if len(c.Env) == 0 || c.Env[0].Name != "POD_IP" || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.FieldRef.FieldPath != "status.podIP" {
+			t.Errorf("%s: the first variable is not POD_IP from status.podIP: %v", name, c.Env)
 		}
 		if got := c.Resources.Limits.Name("nvidia.com/gpu", "").String(); got != "8" {
 			t.Errorf("%s: %s GPUs, want 8", name, got)

@@ -27,7 +27,8 @@ const DataParallelRPCPort = "29550"
 //     endpoint to the router or the picker.
 //   - a multi-node group (vLLM 0.12.0 or later, the mp backend of
 //     multiNodeArgs): the same, with --data-parallel-size-local=L, the
-//     leader's address and the handshake port on every pod. Each pod's first
+//     leader's address (dataParallelAddress) and the handshake port on
+//     every pod. Each pod's first
 //     rank follows from its --node-rank (LWS_WORKER_INDEX): vLLM infers
 //     data_parallel_rank = node_rank × (world size / nnodes) / (TP × PP)
 //     (V@0bec63fa3:vllm/engine/arg_utils.py:1450-1516,
@@ -48,7 +49,7 @@ func dataParallelArgs(e resolve.Engine) []string {
 		args = append(args, opt("--data-parallel-size", itoa(e.DataParallel)))
 		if e.MultiNode && !e.Ray {
 			args = append(args, opt("--data-parallel-size-local", itoa(e.DataParallelLocal)),
-				"--data-parallel-address", lwsLeaderAddress, "--data-parallel-rpc-port", DataParallelRPCPort)
+				"--data-parallel-address", dataParallelAddress(e), "--data-parallel-rpc-port", DataParallelRPCPort)
 		}
 		if e.Model.EnableLoRA && !e.LWSWorker && e.VLLM.Version.AtLeast(upstream.VLLMAPIServersPerRank) {
 			args = append(args, "--api-server-count", "1")
@@ -63,6 +64,26 @@ func dataParallelArgs(e resolve.Engine) []string {
 		args = append(args, opt("--all2all-backend", b))
 	}
 	return args
+}
+
+// dataParallelAddress is where a group's pods meet for the data-parallel
+// handshake: the leader binds its ZMQ sockets there (the handshake, the
+// coordinator, the API servers' queues: V@017e9f4448:vllm/v1/engine/
+// utils.py:1025-1045,1168-1184, coordinator.py:85) and rank 0's DP group
+// port (vllm/config/parallel.py:599-606), so the leader names its own pod
+// IP, $(POD_IP), which engineEnv sets first in every engine container:
+// libzmq binds only an address or an interface, never a DNS name
+// (tcp_address_t::resolve: allow_dns is !local), and LWS_LEADER_ADDRESS is
+// the leader pod's DNS name. The workers connect to the leader by that
+// name, which ZMQ and torch.distributed resolve. vLLM's own recipe gives
+// node 0 its own IP (V@017e9f4448:docs/serving/
+// data_parallel_deployment.md:30-60), and KServe resolves the name to an IP
+// for the same reason (multinode.tsv).
+func dataParallelAddress(e resolve.Engine) string {
+	if e.LWSWorker {
+		return lwsLeaderAddress
+	}
+	return "$(" + PodIPEnv.Name + ")"
 }
 
 // eplbArgs turn the load balancer on with its settings: --eplb-config's JSON
