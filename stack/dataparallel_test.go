@@ -206,6 +206,8 @@ func TestDataParallelRefusals(t *testing.T) {
 			want: "spec.vllmConfig.dataParallelSize 16 with multiNode needs vLLM 0.12.0 or later, where each pod of a group takes its ranks from its --node-rank (the mp backend's --nnodes); vLLM 0.11.0 (vllmConfig.image docker.io/vllm/vllm-openai:v0.11.0) runs a group on Ray: use vLLM 0.12.0 or later, or serve each replica on one pod"},
 		"V0Engine": {xr: dpXR("0.9.2", "vllmConfig.v1", false),
 			want: "spec.vllmConfig.dataParallelSize 4 cannot be combined with vllmConfig.v1 false: data-parallel serving is the V1 engine's (DPAsyncMPClient, vllm/v1/engine/core_client.py); remove v1: false"},
+		"Disaggregation": {xr: dpXR("0.22.0", "routerConfig.image", "lmcache/lmstack-router:v0.1.12", "disaggregation", map[string]any{}, "vllmConfig.dataParallelSize", 2, "resources.gpu", "2", "vllmConfig.expertParallel", nil),
+			want: "spec.vllmConfig.dataParallelSize 2 cannot be combined with disaggregation: the NIXL side channel of each data-parallel rank of a prefill pod is not established here; serve the groups without data parallelism"},
 		"LMCache": {xr: dpXR("0.22.0", "lmcacheConfig", map[string]any{"enabled": true}),
 			want: "spec.vllmConfig.dataParallelSize 4 cannot be combined with lmcacheConfig.enabled: LMCache's workers and ports per data-parallel rank are not established; turn LMCache off for this model"},
 		// A model's own value names its own field.
