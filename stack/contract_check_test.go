@@ -1237,6 +1237,21 @@ func checkGroupGPUs(l lwsv1.LeaderWorkerSet, leader corev1.Container) []string {
 		if n, _ := strconv.ParseInt(local, 10, 64); n*size != d {
 			problems = append(problems, fmt.Sprintf("--data-parallel-size-local %q × %d pods is not --data-parallel-size %s", local, size, dp))
 		}
+		// Each pod's first rank is what vLLM infers from its node rank
+		// (V@017e9f4448:vllm/engine/arg_utils.py:2081-2121): node_rank ×
+		// (world / nnodes) / (TP × PP), which must be node_rank × local for
+		// the pods to hold ranks 0 … DP-1, each once.
+		tp, pp := argInt(leader.Args, "--tensor-parallel-size"), argInt(leader.Args, "--pipeline-parallel-size")
+		if nn := argInt(leader.Args, "--nnodes"); nn == size && d*tp*pp%nn == 0 {
+			l, _ := strconv.ParseInt(local, 10, 64)
+			for rank := int64(0); rank < nn; rank++ {
+				if got := rank * (d * tp * pp / nn) / (tp * pp); got != rank*l {
+					problems = append(problems, fmt.Sprintf("the pod of node rank %d starts at data-parallel rank %d, want %d", rank, got, rank*l))
+				}
+			}
+		} else {
+			problems = append(problems, fmt.Sprintf("--nnodes %d with %d pods and %d ranks of %d GPUs: vLLM cannot infer each pod's ranks", nn, size, d, tp*pp))
+		}
 		// The leader binds its ZMQ sockets at the address, and libzmq binds
 		// no DNS name: its own pod IP (dataparallel.tsv).
 		if a, _ := stacktest.ArgValue(leader.Args, "--data-parallel-address"); a != "$(POD_IP)" {
@@ -1265,4 +1280,14 @@ func checkGroupRanks(l lwsv1.LeaderWorkerSet, leader corev1.Container) []string 
 		return []string{fmt.Sprintf("tensor × pipeline parallel size is %d, and a group has %d GPUs", ranks, gpus)}
 	}
 	return nil
+}
+
+// argInt is an option's integer value in a command line, 1 when absent.
+func argInt(args []string, name string) int64 {
+	v, ok := stacktest.ArgValue(args, name)
+	if !ok {
+		return 1
+	}
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
 }
