@@ -798,7 +798,9 @@ func TestContractCheckDataParallelGroup(t *testing.T) {
 		want   []string
 	}{
 		"Right": {change: func(*lwsv1.LeaderWorkerSet) {}},
-		"LocalWrong": {change: func(l *lwsv1.LeaderWorkerSet) { both(l, "--data-parallel-size-local=8", "--data-parallel-size-local=4") }, want: []string{
+		"LocalWrong": {change: func(l *lwsv1.LeaderWorkerSet) {
+			both(l, "--data-parallel-size-local=8", "--data-parallel-size-local=4")
+		}, want: []string{
 			`--data-parallel-size-local "4" × 2 pods is not --data-parallel-size 16`, "the pod of node rank 1 starts at data-parallel rank 8, want 4"}},
 		"RanksNotGPUs": {change: func(l *lwsv1.LeaderWorkerSet) { both(l, "--data-parallel-size=16", "--data-parallel-size=8") }, want: []string{
 			`--data-parallel-size-local "8" × 2 pods is not --data-parallel-size 8`, "the pod of node rank 1 starts at data-parallel rank 4, want 8", "tensor × pipeline parallel size is 8, and a group has 16 GPUs"}},
