@@ -322,6 +322,17 @@ func (u contractFacts) checkEngine(ver string, c corev1.Container, extra []strin
 			problems = append(problems, checkNIXLPorts(v, c, opts)...)
 		}
 	}
+	// Each GPU of a pod runs one rank of one of its data-parallel ranks.
+	if _, ok := opts["--data-parallel-size"]; ok {
+		local := argInt(args, "--data-parallel-size")
+		if _, ok := opts["--data-parallel-size-local"]; ok {
+			local = argInt(args, "--data-parallel-size-local")
+		}
+		ranks := local * argInt(args, "--tensor-parallel-size") * argInt(args, "--pipeline-parallel-size")
+		if g := c.Resources.Limits.Name("nvidia.com/gpu", "0").Value(); g != ranks {
+			problems = append(problems, fmt.Sprintf("the pod runs %d data-parallel ranks of tensor × pipeline GPUs = %d GPUs, and has %d", local, ranks, g))
+		}
+	}
 	problems = append(problems, u.checkVLLMEnv(v, c.Env)...)
 	return append(problems, u.checkLMCacheEnv(c.Image, c.Env)...)
 }
