@@ -307,6 +307,17 @@ var stackCases = []stackCase{
 		storage: notReady("ClaimPending", "storage claim big-llama3-405b-storage-claim is Pending"+claimPending),
 	},
 	{
+		// A mixture-of-experts model's 16 data-parallel ranks on a group
+		// of two pods of 8 GPUs, its experts spread; the engine container
+		// with IPC_LOCK for DeepEP (accepted by the API server).
+		name: "wide-ep", manifest: "example/stacks/wide-ep.yaml",
+		stack: "wide-ep", router: 1,
+		models:  []modelStatus{{"deepseek-r1", "deepseek-ai/DeepSeek-R1-0528", 1, ""}},
+		engines: notReady("RollingOut", "0/1 models ready. deepseek-r1: 0/1 groups ready, the LeaderWorkerSet controller has not reported on it yet"),
+		routerC: routerNotReady(1),
+		storage: notReady("ClaimPending", "storage claim wide-ep-deepseek-r1-storage-claim is Pending"+claimPending),
+	},
+	{
 		// The same before vLLM 0.12.0: the group runs Ray, the leader's
 		// `vllm serve` wrapped by sh -c, the workers the Ray script.
 		name: "multi-node-ray", manifest: "example/stacks/multi-node.yaml",

@@ -327,6 +327,17 @@ func (u contractFacts) checkEngine(ver string, c corev1.Container, extra []strin
 		}
 	}
 	problems = append(problems, u.checkKVOffload(v, c, opts)...)
+	// Each GPU of a pod runs one rank of one of its data-parallel ranks.
+	if _, ok := opts["--data-parallel-size"]; ok {
+		local := argInt(args, "--data-parallel-size")
+		if _, ok := opts["--data-parallel-size-local"]; ok {
+			local = argInt(args, "--data-parallel-size-local")
+		}
+		ranks := local * argInt(args, "--tensor-parallel-size") * argInt(args, "--pipeline-parallel-size")
+		if g := c.Resources.Limits.Name("nvidia.com/gpu", "0").Value(); g != ranks {
+			problems = append(problems, fmt.Sprintf("the pod runs %d data-parallel ranks of tensor × pipeline GPUs = %d GPUs, and has %d", local, ranks, g))
+		}
+	}
 	problems = append(problems, u.checkVLLMEnv(v, c.Env)...)
 	return append(problems, u.checkLMCacheEnv(c.Image, c.Env)...)
 }
@@ -1140,6 +1151,11 @@ func checkMultiNode(l lwsv1.LeaderWorkerSet) []string {
 				problems = append(problems, fmt.Sprintf("the %s's %s is %q, want %q", c.role, flag, got, want))
 			}
 		}
+		if _, dp := stacktest.ArgValue(c.args, "--data-parallel-size"); dp && c.headless {
+			if got, _ := stacktest.ArgValue(c.args, "--data-parallel-address"); got != "$(LWS_LEADER_ADDRESS)" {
+				problems = append(problems, fmt.Sprintf("the %s's --data-parallel-address is %q, want the leader's $(LWS_LEADER_ADDRESS)", c.role, got))
+			}
+		}
 		if slices.Contains(c.args, "--headless") != c.headless {
 			problems = append(problems, fmt.Sprintf("the %s's --headless: %v, want %v", c.role, !c.headless, c.headless))
 		}
@@ -1148,7 +1164,7 @@ func checkMultiNode(l lwsv1.LeaderWorkerSet) []string {
 		var out []string
 		for i := 0; i < len(args); i++ {
 			switch {
-			case args[i] == "--node-rank":
+			case args[i] == "--node-rank", args[i] == "--data-parallel-address":
 				i++
 			case args[i] == "--headless" || strings.HasPrefix(args[i], "--node-rank="):
 			default:
@@ -1223,9 +1239,50 @@ func checkRayGroup(leader, worker corev1.Container) []string {
 	return problems
 }
 
-// checkGroupGPUs: each GPU of a group runs one rank: tensor × pipeline
-// parallel size = GPUs per pod × the group's size.
+// checkGroupGPUs: each GPU of a group runs one rank: data × tensor ×
+// pipeline parallel size = GPUs per pod × the group's size. With data
+// parallelism each pod holds whole ranks, --data-parallel-size-local of
+// them, which vLLM also infers from --nnodes (dataparallel.tsv), and every
+// pod names the leader's address for the data-parallel handshake.
 func checkGroupGPUs(l lwsv1.LeaderWorkerSet, leader corev1.Container) []string {
+	size := int64(ptr.Deref(l.Spec.LeaderWorkerTemplate.Size, 1))
+	var problems []string
+	if dp, ok := stacktest.ArgValue(leader.Args, "--data-parallel-size"); ok {
+		local, _ := stacktest.ArgValue(leader.Args, "--data-parallel-size-local")
+		d, _ := strconv.ParseInt(dp, 10, 64)
+		if n, _ := strconv.ParseInt(local, 10, 64); n*size != d {
+			problems = append(problems, fmt.Sprintf("--data-parallel-size-local %q × %d pods is not --data-parallel-size %s", local, size, dp))
+		}
+		// Each pod's first rank is what vLLM infers from its node rank
+		// (V@017e9f4448:vllm/engine/arg_utils.py:2081-2121): node_rank ×
+		// (world / nnodes) / (TP × PP), which must be node_rank × local for
+		// the pods to hold ranks 0 … DP-1, each once.
+		tp, pp := argInt(leader.Args, "--tensor-parallel-size"), argInt(leader.Args, "--pipeline-parallel-size")
+		if nn := argInt(leader.Args, "--nnodes"); nn == size && d*tp*pp%nn == 0 {
+			l, _ := strconv.ParseInt(local, 10, 64)
+			for rank := int64(0); rank < nn; rank++ {
+				if got := rank * (d * tp * pp / nn) / (tp * pp); got != rank*l {
+					problems = append(problems, fmt.Sprintf("the pod of node rank %d starts at data-parallel rank %d, want %d", rank, got, rank*l))
+				}
+			}
+		} else {
+			problems = append(problems, fmt.Sprintf("--nnodes %d with %d pods and %d ranks of %d GPUs: vLLM cannot infer each pod's ranks", nn, size, d, tp*pp))
+		}
+		// The leader binds its ZMQ sockets at the address, and libzmq binds
+		// no DNS name: its own pod IP (dataparallel.tsv).
+		if a, _ := stacktest.ArgValue(leader.Args, "--data-parallel-address"); a != "$(POD_IP)" {
+			problems = append(problems, fmt.Sprintf("the leader's --data-parallel-address is %q, want its own $(POD_IP)", a))
+		}
+		if slices.ContainsFunc(leader.Args, func(a string) bool { return strings.HasPrefix(a, "--data-parallel-start-rank") }) {
+			problems = append(problems, "the leader sets --data-parallel-start-rank, which switches it to hybrid load balancing (V@017e9f4448:vllm/engine/arg_utils.py:2164-2166)")
+		}
+	}
+	return append(problems, checkGroupRanks(l, leader)...)
+}
+
+// checkGroupRanks: data × tensor × pipeline parallel size = GPUs per pod ×
+// the group's size.
+func checkGroupRanks(l lwsv1.LeaderWorkerSet, leader corev1.Container) []string {
 	n := func(flag string) int64 {
 		v, ok := stacktest.ArgValue(leader.Args, flag)
 		if !ok {
@@ -1235,8 +1292,18 @@ func checkGroupGPUs(l lwsv1.LeaderWorkerSet, leader corev1.Container) []string {
 		return i
 	}
 	g := leader.Resources.Limits.Name("nvidia.com/gpu", "0").Value()
-	if ranks, gpus := n("--tensor-parallel-size")*n("--pipeline-parallel-size"), g*int64(ptr.Deref(l.Spec.LeaderWorkerTemplate.Size, 1)); ranks != gpus {
+	if ranks, gpus := n("--data-parallel-size")*n("--tensor-parallel-size")*n("--pipeline-parallel-size"), g*int64(ptr.Deref(l.Spec.LeaderWorkerTemplate.Size, 1)); ranks != gpus {
 		return []string{fmt.Sprintf("tensor × pipeline parallel size is %d, and a group has %d GPUs", ranks, gpus)}
 	}
 	return nil
+}
+
+// argInt is an option's integer value in a command line, 1 when absent.
+func argInt(args []string, name string) int64 {
+	v, ok := stacktest.ArgValue(args, name)
+	if !ok {
+		return 1
+	}
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
 }

@@ -781,6 +781,53 @@ func TestNewestReleaseContract(t *testing.T) {
 	}
 }
 
+// TestContractCheckDataParallelGroup: each wrong piece of a data-parallel
+// group the multi-node check finds, and a right one passes.
+func TestContractCheckDataParallelGroup(t *testing.T) {
+	build := func() lwsv1.LeaderWorkerSet {
+		return *desired(t, mustRun(t, req(t, wideEPXR("0.22.0"), nil, nil)), "engine-m-leaderworkerset", &lwsv1.LeaderWorkerSet{})
+	}
+	both := func(l *lwsv1.LeaderWorkerSet, old, new string) {
+		for _, tmpl := range []*corev1.PodTemplateSpec{l.Spec.LeaderWorkerTemplate.LeaderTemplate, &l.Spec.LeaderWorkerTemplate.WorkerTemplate} {
+			a := tmpl.Spec.Containers[0].Args
+			a[slices.Index(a, old)] = new
+		}
+	}
+	for name, tc := range map[string]struct {
+		change func(*lwsv1.LeaderWorkerSet)
+		want   []string
+	}{
+		"Right": {change: func(*lwsv1.LeaderWorkerSet) {}},
+		"LocalWrong": {change: func(l *lwsv1.LeaderWorkerSet) {
+			both(l, "--data-parallel-size-local=8", "--data-parallel-size-local=4")
+		}, want: []string{
+			`--data-parallel-size-local "4" × 2 pods is not --data-parallel-size 16`, "the pod of node rank 1 starts at data-parallel rank 8, want 4"}},
+		"RanksNotGPUs": {change: func(l *lwsv1.LeaderWorkerSet) { both(l, "--data-parallel-size=16", "--data-parallel-size=8") }, want: []string{
+			`--data-parallel-size-local "8" × 2 pods is not --data-parallel-size 8`, "the pod of node rank 1 starts at data-parallel rank 4, want 8", "tensor × pipeline parallel size is 8, and a group has 16 GPUs"}},
+		"LeaderBindsName": {change: func(l *lwsv1.LeaderWorkerSet) {
+			a := l.Spec.LeaderWorkerTemplate.LeaderTemplate.Spec.Containers[0].Args
+			a[slices.Index(a, "$(POD_IP)")] = "$(LWS_LEADER_ADDRESS)"
+		}, want: []string{`the leader's --data-parallel-address is "$(LWS_LEADER_ADDRESS)", want its own $(POD_IP)`}},
+		"WorkerAddress": {change: func(l *lwsv1.LeaderWorkerSet) {
+			a := l.Spec.LeaderWorkerTemplate.WorkerTemplate.Spec.Containers[0].Args
+			a[slices.Index(a, "--data-parallel-address")+1] = "$(POD_IP)"
+		}, want: []string{`the worker's --data-parallel-address is "$(POD_IP)", want the leader's $(LWS_LEADER_ADDRESS)`}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			l := build()
+			tc.change(&l)
+			var got []string
+			for _, p := range checkMultiNode(l) {
+				p, _, _ = strings.Cut(p, ": [")
+				got = append(got, p)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestContractCheckMultiNode: each wrong piece of a LeaderWorkerSet the
 // multi-node check finds, and a right one passes.
 func TestContractCheckMultiNode(t *testing.T) {

@@ -183,6 +183,8 @@ func TestWiredOptionsNamed(t *testing.T) {
 		"DisaggLMC": pdXR("disaggregation", map[string]any{"transfer": "lmcache"}),
 		"MultiNode": mnXR(),
 		"Ray":       mnXR("vllmConfig.image", "vllm/vllm-openai:v0.11.0"),
+		"WideEP":    wideEPXR("0.22.0"),
+		"DPLoRA":    dpXR("0.22.0", "model.enableLoRA", true),
 	} {
 		spec := asJSON[v1alpha1.ProductionStackSpec](t, xr["spec"])
 		for _, e := range New(resolve.Identity{Name: "s", Namespace: "llm"}, &spec, nil).r.Engines {

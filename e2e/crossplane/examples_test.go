@@ -44,10 +44,10 @@ func exampleFiles(t *testing.T) []string {
 // every composed object exists, its Deployments are Available and its
 // claims Bound, all at once for two TTLs. The seed is also checked for the
 // eight objects README lists and for Crossplane calling the function again.
-// Together they run 52 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
+// Together they run 68 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
 // production.yaml 2x4, disaggregated.yaml 1 + 2x2, disaggregated-lmcache.yaml
-// 1 + 1, multi-node.yaml 2x8, inference-extension.yaml 2 + 1,
-// disaggregated-inference-extension.yaml 1 + 2, ...) on the node's 64. A stack on the inference extension is also checked for its
+// 1 + 1, multi-node.yaml 2x8, wide-ep.yaml 2x8, inference-extension.yaml 2 + 1,
+// disaggregated-inference-extension.yaml 1 + 2, ...) on the node's 96. A stack on the inference extension is also checked for its
 // pools, pickers and their RBAC (checkExtension).
 func testExamples(t *testing.T) {
 	for _, f := range exampleFiles(t) {
@@ -65,7 +65,10 @@ func testExamples(t *testing.T) {
 				checkCalledAgain(t, s)
 			}
 			if base == "multi-node" {
-				checkGroup(t, s)
+				checkGroup(t, s, "llama3-405b")
+			}
+			if base == "wide-ep" {
+				checkGroup(t, s, "deepseek-r1")
 			}
 			if base == "inference-extension" {
 				checkExtension(t, s)
@@ -164,10 +167,10 @@ func object(apiVersion, kind, ns, name string, fields map[string]any) *unstructu
 // LWS_LEADER_ADDRESS and LWS_WORKER_INDEX, which the kubelet expands), the
 // leader at the group's address, and only the leader discovered by the
 // router and selected by the engine Service.
-func checkGroup(t *testing.T, s *testStack) {
+func checkGroup(t *testing.T, s *testStack, model string) {
 	t.Helper()
 	ctx := context.Background()
-	lws := s.name() + "-llama3-405b-lws"
+	lws := s.name() + "-" + model + "-lws"
 	pods, err := admin.Core.Pods(s.ns()).List(ctx, metav1.ListOptions{LabelSelector: "leaderworkerset.sigs.k8s.io/name=" + lws})
 	if err != nil {
 		t.Fatal(err)

@@ -39,9 +39,10 @@ var (
 )
 
 // nodeGPUs is the number of nvidia.com/gpu of the node: every example stack
-// at once (23 GPUs) next to the other scenarios, or the benchmark's 50 seed
-// stacks. Its CPU, memory and pod capacity are as large.
-const nodeGPUs = 64
+// at once (68 GPUs, wide-ep.yaml's 2x8 among them) next to the other
+// scenarios, or the benchmark's 50 seed stacks. Its CPU, memory and pod
+// capacity are as large.
+const nodeGPUs = 96
 
 // nodeLabels are the labels the example stacks' node selectors ask for:
 // kvaware.yaml's router (node-pool: cpu), production.yaml's engines (the GPU

@@ -100,6 +100,7 @@ func EngineArgs(e resolve.Engine) []string {
 	args = append(args, kvOffloadArgs(e)...)
 	args = append(args, transferArgs(e)...)
 	args = append(args, multiNodeArgs(e)...)
+	args = append(args, dataParallelArgs(e)...)
 	return append(args, v.ExtraArgs...)
 }
 

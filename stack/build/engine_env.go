@@ -94,6 +94,7 @@ func engineEnv(s *resolve.Stack, e resolve.Engine) []corev1.EnvVar {
 	env = append(env, lmcacheEnv(s, e)...)
 	env = append(env, transferEnv(s, e)...)
 	env = kvOffloadEnv(env, e)
+	env = append(env, all2allEnv(e)...)
 	return resolve.OverrideEnv(env, e.Cfg.Env)
 }
 

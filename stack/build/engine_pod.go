@@ -148,7 +148,7 @@ func engineContainerSpec(s *resolve.Stack, e resolve.Engine) corev1.Container {
 		StartupProbe:    StartupProbe(e),
 		ReadinessProbe:  tune(httpProbe(e.VLLMPort, 5, 3), p.Readiness),
 		LivenessProbe:   tune(httpProbe(e.VLLMPort, 10, 3), p.Liveness),
-		SecurityContext: e.Cfg.Pod.ContainerSecurityContext,
+		SecurityContext: engineSecurityContext(e),
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 func derive(s *Stack, e *Engine) {
 	e.PodsPerReplica, e.MultiNode = multiNode(*e)
 	e.Ray = rayBackend(*e)
+	deriveParallelism(e)
 	e.TensorParallel = tensorParallelSize(*e)
 	e.LMCache = lmcacheOn(*e)
 	e.KVAware = kvAware(s, *e)
@@ -321,11 +322,12 @@ func OwnsClaimKey(e Engine) bool {
 }
 
 // needsShm: NCCL exchanges tensors between tensor-parallel workers through
-// /dev/shm; an explicit shmSize mounts it whatever the parallelism; vLLM's
+// /dev/shm, and so between the data-parallel ranks of an expert-parallel
+// group; an explicit shmSize mounts it whatever the parallelism; vLLM's
 // CPU offload tier lives there from 0.20.0.
 func needsShm(e Engine) bool {
 	tp := e.Cfg.VLLMConfig.TensorParallelSize
-	return (tp != nil && *tp > 1) || e.Cfg.Storage.ShmSize != "" || KVOffloadInShm(e)
+	return (tp != nil && *tp > 1) || e.DataParallel > 1 || e.Cfg.Storage.ShmSize != "" || KVOffloadInShm(e)
 }
 
 // usesV0Engine reports whether the stack asks for vLLM's V0 engine.

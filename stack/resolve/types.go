@@ -93,6 +93,14 @@ type Derived struct {
 	// KVOffloadExistingClaim), "" without one.
 	KVOffload   bool
 	KVOffloadFS string
+	// DataParallel is the data-parallel ranks of one replica
+	// (vllmConfig.dataParallelSize, at least 1), DataParallelLocal those of
+	// each of its pods; ExpertParallel: the model's experts are spread
+	// (vllmConfig.expertParallel), EPLB the load balancer when it is on,
+	// else nil (dataparallel.go).
+	DataParallel, DataParallelLocal int32
+	ExpertParallel                  bool
+	EPLB                            *v1alpha1.EPLB
 }
 
 // A layer is one block of the spec an engine's configuration is merged

@@ -89,6 +89,29 @@ var shortAliases = map[string]struct {
 	"-asc": {"--api-server-count", apiServerCountSince},
 	"-n":   {"--nnodes", nodeAliasesSince},
 	"-r":   {"--node-rank", nodeAliasesSince},
+	// Data and expert parallelism (vllm-flags.tsv): -dp from 0.8.3, -dpl,
+	// -dpa, -dpp (V@v0.9.0:vllm/engine/arg_utils.py:607-617) and -dpr
+	// (V@v0.9.0:vllm/entrypoints/cli/serve.py:67) from 0.9.0, -ep from
+	// a68e703c32 (main 2026-01-05, in 0.14.0 at the latest).
+	"-dp":  {"--data-parallel-size", upstream.VLLMOldest},
+	"-dpl": {"--data-parallel-size-local", upstream.VLLMDataParallelLocalFirst},
+	"-dpa": {"--data-parallel-address", upstream.VLLMDataParallelLocalFirst},
+	"-dpp": {"--data-parallel-rpc-port", upstream.VLLMDataParallelLocalFirst},
+	"-dpr": {"--data-parallel-start-rank", upstream.VLLMDataParallelLocalFirst},
+	"-ep":  {"--enable-expert-parallel", upstream.V(0, 14, 0)},
+}
+
+// parallelOptions are the options of data and expert parallelism, which the
+// stack owns on every engine (vllmConfig.dataParallelSize and
+// expertParallel, dataparallel.go): written in extraArgs they would run
+// ranks the GPU arithmetic, the pods' ranks and the API-server count never
+// counted, so they are refused whether or not the stack renders them.
+var parallelOptions = []string{
+	"--data-parallel-size", "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port",
+	"--data-parallel-start-rank", "--data-parallel-rank", "--data-parallel-backend", "--data-parallel-hybrid-lb",
+	"--data-parallel-external-lb", "--data-parallel-multi-port-external-lb",
+	"--enable-expert-parallel", "--enable-eplb", "--eplb-config", "--num-redundant-experts", "--eplb-window-size",
+	"--eplb-step-interval", "--eplb-log-balancedness", "--all2all-backend",
 }
 
 // multiNodeOptions place a pod in its group: with multiNode the stack's,
@@ -132,6 +155,9 @@ func WiredOptions(e resolve.Engine) []wiredOption {
 				add(name)
 			}
 		}
+	}
+	for _, name := range parallelOptions {
+		add(name)
 	}
 	if ok := e.MultiNode; ok {
 		for _, name := range multiNodeOptions {
@@ -366,6 +392,19 @@ func WiredBy(e resolve.Engine, w wiredOption) string {
 		return feature(b+".lmcacheConfig.enabled", "the LMCache connector")
 	case "--headless":
 		return feature(b+".multiNode", "on the worker pods: the leader serves the API")
+	case "--data-parallel-size", "--data-parallel-size-local":
+		return field(b + ".vllmConfig." + map[string]string{"--data-parallel-size": "dataParallelSize", "--data-parallel-size-local": "dataParallelSizeLocal"}[w.key])
+	case "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-start-rank", "--data-parallel-rank", "--data-parallel-backend",
+		"--data-parallel-hybrid-lb", "--data-parallel-external-lb", "--data-parallel-multi-port-external-lb":
+		return feature(b+".vllmConfig.dataParallelSize", "the stack places every rank itself, on one pod or on each pod of a multiNode group from its LeaderWorkerSet variables, with vLLM's internal load balancing behind the one endpoint the routing layer sees")
+	case "--enable-expert-parallel":
+		return field(b + ".vllmConfig.expertParallel")
+	case "--enable-eplb", "--eplb-config", "--num-redundant-experts", "--eplb-window-size", "--eplb-step-interval", "--eplb-log-balancedness":
+		return field(b + ".vllmConfig.expertParallel.eplb")
+	case "--all2all-backend":
+		return field(b + ".vllmConfig.expertParallel.all2allBackend")
+	case "--api-server-count":
+		return feature(b+".vllmConfig.dataParallelSize", "one API server: from vLLM 0.16.0 the engine would start one per rank, and runtime LoRA updating, on with model.enableLoRA, refuses more than one")
 	case "--distributed-executor-backend", "--nnodes", "--node-rank", "--master-addr":
 		return feature(b+".multiNode", "the stack places every pod of a group itself, from the LeaderWorkerSet")
 	}

@@ -63,17 +63,21 @@ func warnOversized(f *Findings, e resolve.Engine) {
 	// Pipeline stages split the layers as tensor parallel ranks split each
 	// layer: every GPU holds 1/(TP×PP) of the weights.
 	pp := int(ptr.Deref(e.Cfg.VLLMConfig.PipelineParallelSize, 1))
-	perGPU := weights / float64(tp*pp)
+	// Expert parallelism spreads the experts over the data-parallel ranks
+	// too (spreadByExperts): at most weights/(DP×TP×PP) per GPU.
+	spread, expertNote := spreadByExperts(e)
+	perGPU := weights / float64(tp*pp*spread)
 	split, fix := fmt.Sprintf("tensorParallelSize %d", tp), "raise tensorParallelSize"
 	if pp > 1 {
 		split, fix = fmt.Sprintf("tensorParallelSize %d × pipelineParallelSize %d", tp, pp), "raise tensorParallelSize or pipelineParallelSize (across nodes with multiNode)"
 	}
+	split += expertNote
 	if usable := memGB * util; perGPU > usable {
 		f.warnf("%s: %s announces about %.0f GB of weights, %.0f GB per GPU at %s, and a GPU of %s has %.0f GB, of which vLLM uses %.0f GB (%s %.2f): the weights cannot load; %s or pick larger GPUs",
 			e.GroupPath(), name, weights, perGPU, split, gpu, memGB, usable, from, util, fix)
 		return
 	}
-	warnKVCache(f, e, weights, memGB, util, tp*pp)
+	warnKVCache(f, e, weights/float64(spread), memGB, util, tp*pp)
 }
 
 // The least memory besides the weights and the KV cache that llm-d's

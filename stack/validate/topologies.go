@@ -140,7 +140,7 @@ func validateMultiNode(f *Findings, e resolve.Engine) {
 		f.errorf("%s: vLLM %s has no multi-node backend of its own (its flags came with %s), so the group runs Ray with the script vLLM's own images carry (%s), and the engine's image is %s: use vllm/vllm-openai:v%s, or vLLM %s or later", p, e.VLLM, resolve.MultiNodeSince, build.RayScript, image, e.VLLM.Version, resolve.MultiNodeSince)
 	}
 	tp, pp := ptr.Deref(c.VLLMConfig.TensorParallelSize, 1), ptr.Deref(c.VLLMConfig.PipelineParallelSize, 1)
-	if g, err := resolve.GPUs(c.Resources.GPU); err == nil && g*int64(n) != int64(tp)*int64(pp) {
+	if g, err := resolve.GPUs(c.Resources.GPU); err == nil && e.DataParallel < 2 && g*int64(n) != int64(tp)*int64(pp) { // with ranks: validateDataParallelGPUs
 		ranks := int64(tp) * int64(pp)
 		fix := fmt.Sprintf("make the two products equal, e.g. tensorParallelSize %d and pipelineParallelSize %d", g, n)
 		switch {

@@ -37,6 +37,7 @@ func Validate(s *resolve.Stack) Findings {
 		warnOversized(&f, e)
 		warnTensorParallelHeads(&f, e)
 		validateMultiNode(&f, e)
+		validateDataParallel(&f, e)
 		validateExtraArgs(&f, e)
 		validateRuntimeAdapters(&f, s, e)
 		validateLoRALimits(&f, e)
@@ -165,6 +166,7 @@ func validateEngine(f *Findings, e resolve.Engine) {
 	const tpField, ppField, gpuField = "vllmConfig.tensorParallelSize", "vllmConfig.pipelineParallelSize", "resources.gpu"
 	at, name := e.Where(tpField, ppField, gpuField)
 	tpName, gpuName := name(tpField), name(gpuField)
+	multi = multi || e.DataParallel > 1 // with ranks, validateDataParallelGPUs checks the arithmetic
 	if tp, pp := c.VLLMConfig.TensorParallelSize, c.VLLMConfig.PipelineParallelSize; pp != nil && err == nil && !multi && int64(ptr.Deref(tp, 1))*int64(*pp) > n {
 		f.errorf("%s: %s %d × %s %d needs %d GPUs but %s is %q: raise %s, lower the two, or spread each replica over nodes with multiNode", at, tpName, ptr.Deref(tp, 1), resolve.Leaf(name(ppField)), *pp, int64(ptr.Deref(tp, 1))*int64(*pp), gpuName, c.Resources.GPU, gpuName)
 	} else if tp := c.VLLMConfig.TensorParallelSize; tp != nil && err == nil && !multi && int64(*tp) > n {

@@ -44,6 +44,9 @@ var stacks = []stack{
 	// A model on two nodes: a LeaderWorkerSet; crossplane render is given
 	// no CRDs, so the function warns that it assumes LeaderWorkerSet's.
 	{name: "multi-node", xr: "example/stacks/multi-node.yaml", composition: composition, xrd: xrd},
+	// A mixture-of-experts model's 16 data-parallel ranks with its experts
+	// spread, on a LeaderWorkerSet group of two pods of 8 GPUs.
+	{name: "wide-ep", xr: "example/stacks/wide-ep.yaml", composition: composition, xrd: xrd},
 	// Two models on the inference extension: per model a pool and a
 	// picker, one route; render is given no CRDs, so the function warns
 	// that it assumes the InferencePool's and the HTTPRoute's.

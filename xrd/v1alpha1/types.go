@@ -1040,6 +1040,31 @@ type VLLMConfig struct {
 	// +kubebuilder:validation:Minimum=1
 	PipelineParallelSize *int32 `json:"pipelineParallelSize,omitempty"`
 
+	// Data-parallel ranks of one replica (--data-parallel-size): each rank
+	// is a copy of the engine on tensorParallelSize × pipelineParallelSize
+	// GPUs, and the replica's API server spreads requests over them. With
+	// multiNode the ranks are spread evenly over the replica's pods (vLLM
+	// 0.12.0 or later): resources.gpu × podsPerReplica must equal
+	// dataParallelSize × tensorParallelSize × pipelineParallelSize; on one
+	// pod resources.gpu must. Above 1, /dev/shm is mounted.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	DataParallelSize *int32 `json:"dataParallelSize,omitempty"`
+
+	// Data-parallel ranks on each pod (--data-parallel-size-local). Default:
+	// dataParallelSize / multiNode.podsPerReplica (dataParallelSize on one
+	// pod); set, it must equal that.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	DataParallelSizeLocal *int32 `json:"dataParallelSizeLocal,omitempty"`
+
+	// Spread a mixture-of-experts model's experts over the GPUs of the
+	// data-parallel and tensor-parallel ranks (expert parallelism).
+	// +optional
+	ExpertParallel *ExpertParallel `json:"expertParallel,omitempty"`
+
 	// Fraction of GPU memory vLLM may use, as a string: 0 < x <= 1, e.g. "0.9".
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
