@@ -188,12 +188,15 @@ func scaleToZeroObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstruc
 // inference extension, requests its picker holds for the pool (the queue
 // gauge, summed over its series: one per fairness ID, priority and model
 // name) or the engines run; with the router, requests it received for the
-// model in the last minute (counted also when no engine is ready). With
-// threshold 1 it asks for one replica; the waiting trigger scales out.
+// model in the last two minutes (counted also when no engine is ready):
+// rate needs two samples in its range, which excludes its start, so one
+// minute would see no request at all when Prometheus scrapes the router
+// every minute (tools/promql TestTriggersEvaluated). With threshold 1 it
+// asks for one replica; the waiting trigger scales out.
 func wakeQuery(s *resolve.Stack, e resolve.Engine) string {
 	if resolve.ExtensionOn(s) {
 		return fmt.Sprintf(`(sum(%s{namespace=%q,inference_pool=%q}) or vector(0)) + (sum(vllm:num_requests_running{model_name=%q,namespace=%q}) or vector(0)) > bool 0`,
 			upstream.PickerQueueMetric(s.Extension.Release), s.Namespace, s.Names.InferencePool(e.ID), e.Served, s.Namespace)
 	}
-	return fmt.Sprintf(`sum(rate(vllm:num_incoming_requests_total{model=%q,namespace=%q}[1m])) > bool 0`, e.Served, s.Namespace)
+	return fmt.Sprintf(`sum(rate(vllm:num_incoming_requests_total{model=%q,namespace=%q}[2m])) > bool 0`, e.Served, s.Namespace)
 }

@@ -307,11 +307,20 @@ func TestTriggersEvaluated(t *testing.T) {
 			if r.program == "router" {
 				cases = zeroRouterCases
 			}
-			t.Run(fmt.Sprintf("scaleToZero, vLLM %s, %s", v, r), func(t *testing.T) {
-				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "scaleToZero", scaleToZero)), cases) {
-					t.Error(p)
-				}
-			})
+			// Scraped every 30 s (the ServiceMonitor's default) and every
+			// minute (Prometheus's own default): a rate over one minute
+			// would see no request at all then.
+			for _, interval := range []string{"", "1m"} {
+				t.Run(fmt.Sprintf("scaleToZero, vLLM %s, %s, interval %q", v, r, interval), func(t *testing.T) {
+					x := scaled(v, r, "scaleToZero", scaleToZero)
+					if interval != "" {
+						stacktest.SetPath(x, "spec.monitoring.serviceMonitor.interval", interval)
+					}
+					for _, p := range checkTriggers(t, facts, render(t, x), cases) {
+						t.Error(p)
+					}
+				})
+			}
 		}
 	}
 }
