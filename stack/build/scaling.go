@@ -68,9 +68,10 @@ func EngineMinReplicas(e resolve.Engine) int32 {
 // object is built unstructured.
 func scaledObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstructured {
 	a := e.Cfg.Autoscaling
-	query := a.Query
+	query, threshold := a.Query, resolve.Or(a.Threshold, defaultQueueThreshold)
 	if query == "" {
-		query = fmt.Sprintf(`sum(vllm:num_requests_waiting{model_name=%q,namespace=%q})`, e.Served, s.Namespace)
+		query, threshold = signalQuery(s, e)
+		threshold = resolve.Or(a.Threshold, threshold)
 	}
 	spec := map[string]any{
 		"scaleTargetRef":  map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": s.Names.EngineDeployment(e.ID)},
@@ -83,7 +84,7 @@ func scaledObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstructured
 			"metadata": map[string]any{
 				"serverAddress": a.PrometheusAddress,
 				"query":         query,
-				"threshold":     resolve.Or(a.Threshold, defaultQueueThreshold),
+				"threshold":     threshold,
 			},
 		}},
 	}

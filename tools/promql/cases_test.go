@@ -210,6 +210,15 @@ var autoscalingCases = []triggerCase{
 		want: map[string]float64{autoscaled: 0}},
 }
 
+// autoscaling.signal pickerRunning: the requests model a's picker has in
+// flight; model b's picker's must not reach it.
+var pickerRunningCases = []triggerCase{
+	{name: "requests in flight at the model's picker", w: world{values: with(everyday(), "inflight", byModel("org/a", flat(5), "org/b", flat(100)))},
+		want: map[string]float64{autoscaled: 5}},
+	{name: "the picker restarted and exports no gauge yet", w: world{values: with(everyday(), "inflight", byModel("org/a", absent, "org/b", flat(100)))},
+		want: map[string]float64{autoscaled: 0}},
+}
+
 var zeroRouterCases = []triggerCase{
 	{name: "at zero, no request for a minute", w: world{values: with(everyday(), "incoming", byModel("org/a", flat(40), "org/b", ramp(0, 5))), down: []string{"org/a"}},
 		want: map[string]float64{wake: 0, waiting: 0}},
@@ -298,6 +307,17 @@ func TestTriggersEvaluated(t *testing.T) {
 		for _, r := range routing {
 			t.Run(fmt.Sprintf("autoscaling, vLLM %s, %s", v, r), func(t *testing.T) {
 				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", autoscaling)), autoscalingCases) {
+					t.Error(p)
+				}
+			})
+		}
+		for _, r := range routing[2:] {
+			t.Run(fmt.Sprintf("autoscaling on pickerRunning, vLLM %s, %s", v, r), func(t *testing.T) {
+				block := map[string]any{"signal": "pickerRunning"}
+				for k, x := range autoscaling {
+					block[k] = x
+				}
+				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", block)), pickerRunningCases) {
 					t.Error(p)
 				}
 			})
@@ -396,6 +416,8 @@ func TestEvaluationCatchesPlantedFaults(t *testing.T) {
 			old: "vllm:num_incoming_requests_total", new: "vllm:num_incoming_requests", cases: zeroRouterCases, wantInProblem: "a request comes"},
 		{name: "the served name's label", objs: render(t, scaled(oldest, routerNew, "autoscaling", autoscaling)), kind: "ScaledObject",
 			old: quote(`model_name="org/a"`), new: quote(`model="org/a"`), cases: autoscalingCases, wantInProblem: "summed over the model's pods"},
+		{name: "the engines' Service for the picker's", objs: render(t, scaled(newest, llmdNew, "autoscaling", map[string]any{"signal": "pickerRunning", "maxReplicas": 4, "prometheusAddress": "http://p:9090"})), kind: "ScaledObject",
+			old: `service=\"s-a-epp\"`, new: `service=\"s-a-engine-service\"`, cases: pickerRunningCases, wantInProblem: "in flight at the model's picker"},
 		{name: "no sum over the model's pods", objs: render(t, scaled(newest, routerNew, "autoscaling", autoscaling)), kind: "ScaledObject",
 			old: "sum(vllm:num_requests_waiting", new: "max(vllm:num_requests_waiting", cases: autoscalingCases, wantInProblem: "summed over the model's pods"},
 	} {

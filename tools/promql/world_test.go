@@ -311,6 +311,7 @@ var signals = map[string][]string{
 	"healthy":  {"vllm:healthy_pods_total"},
 	"incoming": {"vllm:num_incoming_requests_total"},
 	"queue":    {"inference_extension_flow_control_queue_size", "llm_d_epp_flow_control_queue_size"},
+	"inflight": {"inference_objective_running_requests", "llm_d_epp_request_running"},
 }
 
 func signalOf(metric string) string {

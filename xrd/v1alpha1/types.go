@@ -759,6 +759,18 @@ type Autoscaling struct {
 	// +kubebuilder:validation:MaxLength=4096
 	Query string `json:"query,omitempty"`
 
+	// keda: what the engines scale on, rendered for the release that
+	// exports it: engineWaiting, vLLM's waiting requests of the model's
+	// engines (vllm:num_requests_waiting; threshold default 5), or, with
+	// inferenceExtension, pickerRunning, the requests the model's endpoint
+	// picker has in flight (inference_objective_running_requests;
+	// llm_d_epp_request_running from llm-d v0.9.0; threshold default 16,
+	// llm-d's autoscaling guide), which needs monitoring.serviceMonitor.
+	// Not with query. Default: engineWaiting.
+	// +optional
+	// +kubebuilder:validation:Enum=engineWaiting;pickerRunning
+	Signal string `json:"signal,omitempty"`
+
 	// keda: seconds between checks. Default: 15.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
