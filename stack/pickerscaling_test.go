@@ -1,6 +1,7 @@
 package stack
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	"strings"
 	"testing"
 
@@ -83,5 +84,63 @@ func TestScalingSignalRefused(t *testing.T) {
 		if got := refusal(t, c.xr); !strings.Contains(got, c.want) {
 			t.Errorf("%s: refusal %q, want it to say %q", name, got, c.want)
 		}
+	}
+}
+
+// TestGroupScaling: each group of a disaggregated model scales on its own
+// engines' waiting requests, selected by the group's Service, in a
+// ScaledObject of its own (or a CPU autoscaler); the groups' Deployments
+// leave their replicas to it; a group may keep fixed replicas.
+func TestGroupScaling(t *testing.T) {
+	xr := pdXR("monitoring", scraped,
+		"disaggregation.prefill.autoscaling", signalBlock("", "threshold", "2"),
+		"disaggregation.decode.autoscaling", map[string]any{"type": "hpa", "maxReplicas": int64(3)})
+	rsp := mustRun(t, req(t, xr, nil, nil))
+	so := rsp.objects["engine-m-prefill-scaledobject"].(*unstructured.Unstructured)
+	target, _, _ := unstructured.NestedString(so.Object, "spec", "scaleTargetRef", "name")
+	tr, _, _ := unstructured.NestedSlice(so.Object, "spec", "triggers")
+	md, _, _ := unstructured.NestedStringMap(tr[0].(map[string]any), "metadata")
+	if target != "s-m-prefill-deployment-vllm" || md["query"] != `sum(vllm:num_requests_waiting{namespace="llm",service="s-m-prefill-engine-service"})` || md["threshold"] != "2" {
+		t.Errorf("prefill ScaledObject: target %s, trigger %v", target, md)
+	}
+	if _, ok := rsp.objects["engine-m-decode-hpa"]; !ok {
+		t.Errorf("no HorizontalPodAutoscaler for the decode group; objects %v", keys(rsp))
+	}
+	for _, k := range []string{"engine-m-prefill", "engine-m-decode"} {
+		if d := desired(t, rsp, k, &appsv1.Deployment{}); d.Spec.Replicas != nil {
+			t.Errorf("%s sets replicas %d: its autoscaler owns them", k, *d.Spec.Replicas)
+		}
+	}
+	// Only prefill scales: decode keeps its replicas.
+	rsp = mustRun(t, req(t, pdXR("monitoring", scraped, "disaggregation.prefill.autoscaling", signalBlock(""), "disaggregation.decode.replicas", int64(2)), nil, nil))
+	if d := desired(t, rsp, "engine-m-decode", &appsv1.Deployment{}); d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+		t.Errorf("decode replicas %v, want 2", d.Spec.Replicas)
+	}
+	if _, ok := rsp.objects["engine-m-decode-scaledobject"]; ok {
+		t.Error("a ScaledObject for the decode group, which sets none")
+	}
+}
+
+// TestGroupScalingRefused: what a group's autoscaler cannot do is refused,
+// naming the group's field.
+func TestGroupScalingRefused(t *testing.T) {
+	for name, c := range map[string]struct {
+		xr   map[string]any
+		want string
+	}{
+		"pickerRunning": {pdXR("monitoring", scraped, "disaggregation.decode.autoscaling", signalBlock("pickerRunning")),
+			"spec.disaggregation.decode.autoscaling.signal pickerRunning counts the model's requests at its picker, not the decode group's: remove signal, the group then scales on its engines' waiting requests"},
+		"unscraped": {pdXR("disaggregation.prefill.autoscaling", signalBlock("")),
+			"spec.disaggregation.prefill.autoscaling needs spec.monitoring.serviceMonitor: the group's query selects its engines' series by the service label their ServiceMonitor gives them (both groups serve one model name); set serviceMonitor: {}, or a query of your own"},
+		"no maxReplicas": {pdXR("monitoring", scraped, "disaggregation.prefill.autoscaling", map[string]any{"prometheusAddress": promAddr}),
+			"spec.disaggregation.prefill.autoscaling.maxReplicas is required"},
+	} {
+		if got := refusal(t, c.xr); !strings.Contains(got, c.want) {
+			t.Errorf("%s: refusal %q, want it to say %q", name, got, c.want)
+		}
+	}
+	// A query of the user's own needs no ServiceMonitor.
+	if got := refusal(t, pdXR("disaggregation.prefill.autoscaling", signalBlock("", "query", "sum(x)"))); got != "" {
+		t.Errorf("refused: %s", got)
 	}
 }

@@ -26,8 +26,15 @@ const defaultRunningThreshold = "16"
 // the labels the Prometheus Operator gives what the picker's ServiceMonitor
 // scrapes (the gauge has no pool label; its model_name is the request's
 // model, which also names adapters: the picker's Service holds them all).
+// A disaggregated model's group scales on its own engines' waiting
+// requests (disaggregation.<group>.autoscaling).
 // tools/promql's TestTriggersEvaluated has Prometheus evaluate both.
 func signalQuery(s *resolve.Stack, e resolve.Engine) (query, threshold string) {
+	if e.Role != "" {
+		// A group of a disaggregated model: both groups serve one model
+		// name, so the group's engines are told apart by their Service.
+		return fmt.Sprintf(`sum(vllm:num_requests_waiting{namespace=%q,service=%q})`, s.Namespace, s.Names.EngineService(e.ID)), defaultQueueThreshold
+	}
 	if resolve.Or(e.Cfg.Autoscaling.Signal, SignalEngineWaiting) == SignalPickerRunning && resolve.ExtensionOn(s) {
 		return fmt.Sprintf(`sum(%s{namespace=%q,service=%q})`, upstream.PickerRunningMetric(s.Extension.Release), s.Namespace, s.Names.Picker(e.ID)),
 			defaultRunningThreshold

@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"strings"
+
 	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/stack/build"
@@ -36,4 +38,30 @@ func validateScalingSignal(f *Findings, s *resolve.Stack) {
 func scrapedByMonitor(s *resolve.Stack) bool {
 	m := s.Spec.Monitoring
 	return m != nil && resolve.On(m.ServiceMonitor != nil, m.ServiceMonitor.GetEnabled())
+}
+
+// validateGroupScaling checks the autoscaling of a disaggregated model's
+// groups (p is the model's disaggregation block): the model's own
+// autoscaling would scale both groups alike and is refused; each group's
+// scales on its own engines.
+func validateGroupScaling(f *Findings, s *resolve.Stack, p string, groups []resolve.Engine) {
+	for _, l := range groups[0].Layers {
+		if a := l.Cfg.Autoscaling; a != nil && ptr.Deref(a.Enabled, true) && !strings.Contains(l.Path, ".disaggregation.") {
+			f.errorf("%s.autoscaling scales one Deployment per model and a disaggregated model has two: move it to %s.prefill.autoscaling and %s.decode.autoscaling, each group on its own signal, or set each group's replicas", l.Path, p, p)
+			return
+		}
+	}
+	for _, e := range groups {
+		a := e.Cfg.Autoscaling
+		if a == nil || !ptr.Deref(a.Enabled, true) || resolve.Or(a.Type, resolve.AutoscalerKEDA) != resolve.AutoscalerKEDA {
+			continue
+		}
+		g := p + "." + e.Role + ".autoscaling"
+		switch {
+		case a.Signal == build.SignalPickerRunning:
+			f.errorf("%s.signal pickerRunning counts the model's requests at its picker, not the %s group's: remove signal, the group then scales on its engines' waiting requests", g, e.Role)
+		case a.Query == "" && !scrapedByMonitor(s):
+			f.errorf("%s needs spec.monitoring.serviceMonitor: the group's query selects its engines' series by the service label their ServiceMonitor gives them (both groups serve one model name); set serviceMonitor: {}, or a query of your own", g)
+		}
+	}
 }

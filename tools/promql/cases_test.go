@@ -219,6 +219,13 @@ var pickerRunningCases = []triggerCase{
 		want: map[string]float64{autoscaled: 0}},
 }
 
+// Each group of a disaggregated model a scales on its own engines' waiting
+// requests (two pods each).
+var groupCases = []triggerCase{
+	{name: "each group's waiting requests", w: world{values: with(everyday(), "waiting", byModel("service:s-a-prefill-engine-service", flat(3), "service:s-a-decode-engine-service", flat(7)))},
+		want: map[string]float64{"s-a-prefill-scaledobject/0": 6, "s-a-decode-scaledobject/0": 14}},
+}
+
 var zeroRouterCases = []triggerCase{
 	{name: "at zero, no request for a minute", w: world{values: with(everyday(), "incoming", byModel("org/a", flat(40), "org/b", ramp(0, 5))), down: []string{"org/a"}},
 		want: map[string]float64{wake: 0, waiting: 0}},
@@ -297,6 +304,20 @@ func scaled(v upstream.Version, r routingLayer, field string, block map[string]a
 	return x
 }
 
+// disaggregated is a stack serving model a alone, disaggregated, each group
+// autoscaled with KEDA on its default signal (on vLLM 0.10.2 at the
+// oldest, the first image with NIXL).
+func disaggregated(v upstream.Version, r routingLayer) map[string]any {
+	if nixl := upstream.V(0, 10, 2); v.Less(nixl) {
+		v = nixl
+	}
+	x := xr(v, r)
+	spec := x["spec"].(map[string]any)
+	spec["models"] = spec["models"].([]any)[:1]
+	spec["disaggregation"] = map[string]any{"prefill": map[string]any{"autoscaling": autoscaling}, "decode": map[string]any{"autoscaling": autoscaling}}
+	return x
+}
+
 // TestTriggersEvaluated: every KEDA trigger the function renders returns,
 // evaluated by Prometheus and read as KEDA reads it, the value its
 // threshold is compared with, at the oldest and newest release of vLLM and
@@ -318,6 +339,13 @@ func TestTriggersEvaluated(t *testing.T) {
 					block[k] = x
 				}
 				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", block)), pickerRunningCases) {
+					t.Error(p)
+				}
+			})
+		}
+		for _, r := range []routingLayer{routing[1], routing[5]} {
+			t.Run(fmt.Sprintf("prefill and decode autoscaling, vLLM %s, %s", v, r), func(t *testing.T) {
+				for _, p := range checkTriggers(t, facts, render(t, disaggregated(v, r)), groupCases) {
 					t.Error(p)
 				}
 			})
@@ -418,6 +446,8 @@ func TestEvaluationCatchesPlantedFaults(t *testing.T) {
 			old: quote(`model_name="org/a"`), new: quote(`model="org/a"`), cases: autoscalingCases, wantInProblem: "summed over the model's pods"},
 		{name: "the engines' Service for the picker's", objs: render(t, scaled(newest, llmdNew, "autoscaling", map[string]any{"signal": "pickerRunning", "maxReplicas": 4, "prometheusAddress": "http://p:9090"})), kind: "ScaledObject",
 			old: `service=\"s-a-epp\"`, new: `service=\"s-a-engine-service\"`, cases: pickerRunningCases, wantInProblem: "in flight at the model's picker"},
+		{name: "the model's name for the group's Service", objs: render(t, disaggregated(newest, routerNew)), kind: "ScaledObject",
+			old: `service=\"s-a-prefill-engine-service\"`, new: `model_name=\"org/a\"`, cases: groupCases, wantInProblem: "each group's waiting requests"},
 		{name: "no sum over the model's pods", objs: render(t, scaled(newest, routerNew, "autoscaling", autoscaling)), kind: "ScaledObject",
 			old: "sum(vllm:num_requests_waiting", new: "max(vllm:num_requests_waiting", cases: autoscalingCases, wantInProblem: "summed over the model's pods"},
 	} {

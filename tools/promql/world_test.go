@@ -356,7 +356,12 @@ type world struct {
 }
 
 // healthyByDefault: the router sees every engine of a model that is up.
-func (w world) curve(signal, model string) curve {
+// A curve set for "service:<name>" is that Service's pods' (the groups of
+// a disaggregated model serve one model name).
+func (w world) curve(signal, model, service string) curve {
+	if c, ok := w.values[signal]["service:"+service]; ok {
+		return c
+	}
 	if c, ok := w.values[signal][model]; ok {
 		return c
 	}
@@ -416,7 +421,7 @@ func load(facts []metricFact, targets []scraped, w world, interval time.Duration
 				}
 				c := flat(0)
 				if s := signalOf(f.name); s != "" {
-					c = w.curve(s, e.model)
+					c = w.curve(s, e.model, tg.target["service"])
 				}
 				fmt.Fprintf(&b, "  %s{", f.name)
 				for i, k := range slices.Sorted(maps.Keys(l)) {

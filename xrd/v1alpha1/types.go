@@ -613,6 +613,16 @@ type DisaggregationGroup struct {
 	// +kubebuilder:validation:Minimum=0
 	Replicas *int32 `json:"replicas,omitempty"`
 
+	// Scale the group's engines on its own signal, apart from the other
+	// group's (a ScaledObject or HorizontalPodAutoscaler per group, named
+	// after it). With type keda the signal is engineWaiting, the waiting
+	// requests of the group's engines, selected by the group's Service
+	// (needs monitoring.serviceMonitor); pickerRunning counts a model's
+	// requests, not a group's, and is refused here. Instead of replicas;
+	// not with the model's autoscaling or scaleToZero.
+	// +optional
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+
 	// Resources of each engine of the group, replacing the model's fields
 	// the group sets.
 	// +optional
