@@ -1,7 +1,9 @@
 package stack
 
 import (
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"strings"
 	"testing"
 
@@ -142,5 +144,42 @@ func TestGroupScalingRefused(t *testing.T) {
 	// A query of the user's own needs no ServiceMonitor.
 	if got := refusal(t, pdXR("disaggregation.prefill.autoscaling", signalBlock("", "query", "sum(x)"))); got != "" {
 		t.Errorf("refused: %s", got)
+	}
+}
+
+// TestScalingBehavior: autoscaling.behavior becomes the ScaledObject's
+// advanced.horizontalPodAutoscalerConfig.behavior (KEDA passes it to its
+// HorizontalPodAutoscaler) or the HorizontalPodAutoscaler's own, and
+// initialCooldownPeriod KEDA's; both left out when unset.
+func TestScalingBehavior(t *testing.T) {
+	behavior := map[string]any{
+		"scaleUp":   map[string]any{"stabilizationWindowSeconds": int64(0), "policies": []any{map[string]any{"type": "Pods", "value": int64(1), "periodSeconds": int64(60)}}},
+		"scaleDown": map[string]any{"stabilizationWindowSeconds": int64(300), "selectPolicy": "Min"},
+	}
+	rsp := mustRun(t, req(t, with("autoscaling", signalBlock("", "behavior", behavior, "initialCooldownPeriod", int64(900))), nil, nil))
+	so := rsp.objects["engine-m-scaledobject"].(*unstructured.Unstructured)
+	got, _, _ := unstructured.NestedMap(so.Object, "spec", "advanced", "horizontalPodAutoscalerConfig", "behavior")
+	if diff := cmp.Diff(behavior, got); diff != "" {
+		t.Errorf("ScaledObject behavior (-want +got):\n%s", diff)
+	}
+	if ic, _, _ := unstructured.NestedInt64(so.Object, "spec", "initialCooldownPeriod"); ic != 900 {
+		t.Errorf("initialCooldownPeriod %d, want 900", ic)
+	}
+	rsp = mustRun(t, req(t, with("autoscaling", map[string]any{"type": "hpa", "maxReplicas": int64(3), "behavior": behavior}), nil, nil))
+	h := desired(t, rsp, "engine-m-hpa", &autoscalingv2.HorizontalPodAutoscaler{})
+	b := h.Spec.Behavior
+	if b == nil || *b.ScaleDown.StabilizationWindowSeconds != 300 || *b.ScaleDown.SelectPolicy != autoscalingv2.MinChangePolicySelect || b.ScaleDown.Policies != nil ||
+		len(b.ScaleUp.Policies) != 1 || b.ScaleUp.Policies[0] != (autoscalingv2.HPAScalingPolicy{Type: autoscalingv2.PodsScalingPolicy, Value: 1, PeriodSeconds: 60}) {
+		t.Errorf("HPA behavior %+v", b)
+	}
+	rsp = mustRun(t, req(t, with("autoscaling", signalBlock("")), nil, nil))
+	so = rsp.objects["engine-m-scaledobject"].(*unstructured.Unstructured)
+	for _, f := range []string{"advanced", "initialCooldownPeriod"} {
+		if _, ok := so.Object["spec"].(map[string]any)[f]; ok {
+			t.Errorf("spec.%s rendered, not set", f)
+		}
+	}
+	if got := refusal(t, with("autoscaling", signalBlock("", "behavior", map[string]any{"scaleUp": map[string]any{"stabilizationWindowSeconds": int64(3601)}}))); !strings.Contains(got, "stabilizationWindowSeconds") {
+		t.Errorf("a window above 3600 s: refusal %q", got)
 	}
 }

@@ -33,8 +33,10 @@ func engineAutoscaler(s *resolve.Stack, e resolve.Engine) Object {
 	}
 	a := e.Cfg.Autoscaling
 	if EngineHPATarget(e) {
-		return Object{names.EngineHPAKey(e.ID), hpa(s, s.Names.EngineHPA(e.ID), EngineLabels(s.Name, e), s.Names.EngineDeployment(e.ID),
-			a.MinReplicas, *a.MaxReplicas, a.TargetCPUUtilizationPercentage)}
+		h := hpa(s, s.Names.EngineHPA(e.ID), EngineLabels(s.Name, e), s.Names.EngineDeployment(e.ID),
+			a.MinReplicas, *a.MaxReplicas, a.TargetCPUUtilizationPercentage)
+		h.Spec.Behavior = hpaBehavior(a.Behavior)
+		return Object{names.EngineHPAKey(e.ID), h}
 	}
 	return Object{names.EngineScaledObjectKey(e.ID), scaledObject(s, e)}
 }
@@ -93,6 +95,12 @@ func scaledObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstructured
 	}
 	if f := a.Fallback; f != nil {
 		spec["fallback"] = map[string]any{"failureThreshold": int64(f.FailureThreshold), "replicas": int64(f.Replicas)}
+	}
+	if a.InitialCooldownPeriod != nil {
+		spec["initialCooldownPeriod"] = int64(*a.InitialCooldownPeriod)
+	}
+	if a.Behavior != nil {
+		spec["advanced"] = map[string]any{"horizontalPodAutoscalerConfig": map[string]any{"behavior": kedaBehavior(a.Behavior)}}
 	}
 	return crd(s, "keda.sh/v1alpha1", "ScaledObject", s.Names.EngineScaledObject(e.ID), EngineLabels(s.Name, e), spec)
 }

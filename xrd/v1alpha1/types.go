@@ -802,6 +802,18 @@ type Autoscaling struct {
 	// +optional
 	Fallback *AutoscalingFallback `json:"fallback,omitempty"`
 
+	// keda: seconds after the ScaledObject is made before KEDA may scale
+	// the engines in while its triggers were never active (KEDA's
+	// initialCooldownPeriod; KEDA's default 0: at once).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	InitialCooldownPeriod *int32 `json:"initialCooldownPeriod,omitempty"`
+
+	// How fast the replicas move up and down: the HorizontalPodAutoscaler's
+	// behavior (with keda, passed to the one KEDA makes).
+	// +optional
+	Behavior *ScalingBehavior `json:"behavior,omitempty"`
+
 	// hpa: target average CPU utilization in percent. Default: 80.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
