@@ -136,6 +136,9 @@ func TestGroupScalingRefused(t *testing.T) {
 			"spec.disaggregation.prefill.autoscaling needs spec.monitoring.serviceMonitor: the group's query selects its engines' series by the service label their ServiceMonitor gives them (both groups serve one model name); set serviceMonitor: {}, or a query of your own"},
 		"no maxReplicas": {pdXR("monitoring", scraped, "disaggregation.prefill.autoscaling", map[string]any{"prometheusAddress": promAddr}),
 			"spec.disaggregation.prefill.autoscaling.maxReplicas is required"},
+		"decode scaled out under transfer lmcache": {pdXR("monitoring", scraped, "disaggregation.transfer", "lmcache", "vllmConfig.image", "lmcache/vllm-openai:2025-05-27-v1",
+			"disaggregation.decode.autoscaling", map[string]any{"type": "hpa", "maxReplicas": int64(2)}),
+			"spec.disaggregation.decode.autoscaling.maxReplicas 2: with transfer lmcache the prefill engine pushes the KV cache to the decode Service, which picks any decode pod, while the router decodes on one of them: keep one decode engine, or use transfer nixl"},
 	} {
 		if got := refusal(t, c.xr); !strings.Contains(got, c.want) {
 			t.Errorf("%s: refusal %q, want it to say %q", name, got, c.want)

@@ -53,10 +53,17 @@ func validateGroupScaling(f *Findings, s *resolve.Stack, p string, groups []reso
 	}
 	for _, e := range groups {
 		a := e.Cfg.Autoscaling
-		if a == nil || !ptr.Deref(a.Enabled, true) || resolve.Or(a.Type, resolve.AutoscalerKEDA) != resolve.AutoscalerKEDA {
+		if a == nil || !ptr.Deref(a.Enabled, true) {
 			continue
 		}
 		g := p + "." + e.Role + ".autoscaling"
+		if e.Transfer == resolve.TransferLMCache && e.Role == resolve.RoleDecode && ptr.Deref(a.MaxReplicas, 1) > 1 {
+			// As decode replicas above 1 are (releases.go).
+			f.errorf("%s.maxReplicas %d: with transfer lmcache the prefill engine pushes the KV cache to the decode Service, which picks any decode pod, while the router decodes on one of them: keep one decode engine, or use transfer nixl", g, *a.MaxReplicas)
+		}
+		if resolve.Or(a.Type, resolve.AutoscalerKEDA) != resolve.AutoscalerKEDA {
+			continue
+		}
 		switch {
 		case a.Signal == build.SignalPickerRunning:
 			f.errorf("%s.signal pickerRunning counts the model's requests at its picker, not the %s group's: remove signal, the group then scales on its engines' waiting requests", g, e.Role)
