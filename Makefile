@@ -238,8 +238,9 @@ UPDATE        ?=
 test: test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane e2e-crossplane-oldest
 
 # tools/promql parses the dashboard's and the alerts' queries with
-# Prometheus's own parser: its own module, so the function does not depend
-# on github.com/prometheus/prometheus.
+# Prometheus's own parser, and evaluates the rendered alert rules and KEDA
+# trigger queries with Prometheus's rules manager and engine: its own
+# module, so the function does not depend on github.com/prometheus/prometheus.
 test-unit:
 	$(GO) vet ./...
 	$(GO) test $(GO_TEST_FLAGS) $$($(GO) list ./... | grep -v '^github.com/vllm-project/function-vllm-stack/test/')

@@ -252,6 +252,11 @@ var stackCases = []stackCase{
 				"prometheusAddress": "http://prometheus.monitoring.svc:9090",
 				"query":             `sum(rate(vllm:request_success_total{namespace="llm"}[1m]))`,
 				"threshold":         "2.5", "pollingInterval": int64(5), "cooldownPeriod": int64(0),
+				"initialCooldownPeriod": int64(600),
+				"behavior": map[string]any{
+					"scaleUp":   map[string]any{"stabilizationWindowSeconds": int64(0), "selectPolicy": "Max", "policies": []any{map[string]any{"type": "Pods", "value": int64(1), "periodSeconds": int64(60)}}},
+					"scaleDown": map[string]any{"stabilizationWindowSeconds": int64(3600), "policies": []any{map[string]any{"type": "Percent", "value": int64(100), "periodSeconds": int64(1800)}}},
+				},
 			}),
 			setSpec("podDisruptionBudget", map[string]any{"minAvailable": "50%"}),
 			setSpec("routerConfig.podDisruptionBudget", map[string]any{"maxUnavailable": "25%"}),
@@ -295,6 +300,21 @@ var stackCases = []stackCase{
 		engines: notReady(podPending, "0/1 models ready. llama3 (prefill): 0/1 replicas available; <pods>: not ready yet: Pending. llama3 (decode): 0/2 replicas available; <pods>: not ready yet: Pending"),
 		routerC: routerNotReady(1),
 		storage: notReady("ClaimPending", "storage claim pd-llama3-storage-claim is Pending"+claimPending),
+	},
+	{
+		// A disaggregated model whose groups each scale on their own
+		// engines' waiting requests: a ScaledObject per group against
+		// KEDA's CRD, and ServiceMonitors against the Prometheus
+		// Operator's.
+		name: "disaggregated-scaling", manifest: "example/stacks/disaggregated-scaling.yaml",
+		stack: "pd-scaled", router: 1,
+		models: []modelStatus{
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1, "prefill"},
+			{"llama3", "meta-llama/Llama-3.1-8B-Instruct", 1, "decode"},
+		},
+		engines: notReady(podPending, "0/1 models ready. llama3 (prefill): 0/1 replicas available; <pods>: not ready yet: Pending. llama3 (decode): 0/1 replicas available; <pods>: not ready yet: Pending"),
+		routerC: routerNotReady(1),
+		storage: notReady("ClaimPending", "storage claim pd-scaled-llama3-storage-claim is Pending"+claimPending),
 	},
 	{
 		// A model on two nodes: a LeaderWorkerSet, checked against LWS's

@@ -195,6 +195,30 @@ models:
     autoscaling: {type: keda, maxReplicas: 3, prometheusAddress: "http://prometheus-operated.monitoring.svc:9090"}
 `,
 			notes: []string{"servingEngineSpec.modelSpec[2].keda"}},
+		"KEDA's initialCooldownPeriod and HPA behaviour": {
+			values: modelHead + `
+      keda:
+        enabled: true
+        maxReplicaCount: 3
+        initialCooldownPeriod: 120
+        advanced:
+          restoreToOriginalReplicaCount: true
+          horizontalPodAutoscalerConfig:
+            name: mine
+            behavior:
+              scaleDown: {stabilizationWindowSeconds: 300, policies: [{type: Percent, value: 50, periodSeconds: 60}]}
+`,
+			want: modelSpecHead + `
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+autoscaling:
+  type: keda
+  maxReplicas: 3
+  prometheusAddress: "http://prometheus-operated.monitoring.svc:9090"
+  initialCooldownPeriod: 120
+  behavior: {scaleDown: {stabilizationWindowSeconds: 300, policies: [{type: Percent, value: 50, periodSeconds: 60}]}}
+`,
+			notes:   []string{"servingEngineSpec.modelSpec[0].keda"},
+			dropped: []string{"servingEngineSpec.modelSpec[0].keda.advanced.horizontalPodAutoscalerConfig.name", "servingEngineSpec.modelSpec[0].keda.advanced.restoreToOriginalReplicaCount"}},
 		"probes, strategy, API key Secret, router flags": {
 			values: modelHead + `
   strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: "25%"}}

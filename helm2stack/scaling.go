@@ -2,6 +2,8 @@ package helm2stack
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -71,4 +73,38 @@ func intOrString(budget func(c *converter) **v1alpha1.PodDisruptionBudget, minAv
 		}
 		return nil
 	}
+}
+
+// kedaAdvanced converts the chart's keda.advanced: its
+// horizontalPodAutoscalerConfig.behavior is autoscaling.behavior (the same
+// fields; policies and windows as KEDA passes them to its
+// HorizontalPodAutoscaler); the rest has no field.
+func (c *converter) kedaAdvanced(n node) error {
+	if n.empty() {
+		return nil
+	}
+	var adv map[string]any
+	if err := n.object(&adv); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(adv)) {
+		p := n.path + "." + k
+		if k != "horizontalPodAutoscalerConfig" {
+			c.res.drop(p, "not supported: the ScaledObject has no "+k+" (autoscaling.behavior is the HPA's behaviour)")
+			continue
+		}
+		hpa, _ := adv[k].(map[string]any)
+		for _, hk := range slices.Sorted(maps.Keys(hpa)) {
+			if hk != "behavior" {
+				c.res.drop(p+"."+hk, "not supported: KEDA names the HorizontalPodAutoscaler keda-hpa-<ScaledObject>; autoscaling.behavior is its behaviour")
+				continue
+			}
+			var b v1alpha1.ScalingBehavior
+			if err := (node{path: p + ".behavior", v: hpa[hk]}).object(&b); err != nil {
+				return err
+			}
+			autoscalingOf(c.engine()).Behavior = &b
+		}
+	}
+	return nil
 }

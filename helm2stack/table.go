@@ -159,8 +159,8 @@ var table = []rule{
 	{key: "servingEngineSpec.modelSpec[].keda.idleReplicaCount", do: integer(func(c *converter, v *int32) { autoscalingOf(c.engine()).IdleReplicas = v })},
 	{key: "servingEngineSpec.modelSpec[].keda.fallback", do: object(func(c *converter, v v1alpha1.AutoscalingFallback) { autoscalingOf(c.engine()).Fallback = &v })},
 	{key: "servingEngineSpec.modelSpec[].keda.triggers", do: (*converter).kedaTriggers},
-	{key: "servingEngineSpec.modelSpec[].keda.initialCooldownPeriod", do: drop(kedaReason)},
-	{key: "servingEngineSpec.modelSpec[].keda.advanced", do: drop(kedaReason)},
+	{key: "servingEngineSpec.modelSpec[].keda.initialCooldownPeriod", do: integer(func(c *converter, v *int32) { autoscalingOf(c.engine()).InitialCooldownPeriod = v })},
+	{key: "servingEngineSpec.modelSpec[].keda.advanced", do: (*converter).kedaAdvanced},
 	{key: "servingEngineSpec.modelSpec[].pdb.enabled", do: boolean(func(c *converter, b bool) { ensure(&c.engine().PodDisruptionBudget).Enabled = &b })},
 	{key: "servingEngineSpec.modelSpec[].pdb.minAvailable", do: intOrString(func(c *converter) **v1alpha1.PodDisruptionBudget { return &c.engine().PodDisruptionBudget }, true)},
 	{key: "servingEngineSpec.modelSpec[].pdb.maxUnavailable", do: intOrString(func(c *converter) **v1alpha1.PodDisruptionBudget { return &c.engine().PodDisruptionBudget }, false)},
@@ -317,7 +317,6 @@ const (
 	enableReason            = "not needed: a stack is its models behind its router; model or models[] is required and the router always runs"
 	hamiReason              = "not supported: HAMi's GPU sharing needs several extended resources per engine; resources.gpuType names one"
 	pdReason                = "not converted: the chart's P/D keys convert only as its whole recipe (one prefill and one decode model of the same weights behind routingLogic disaggregated_prefill), which becomes a model with disaggregation"
-	kedaReason              = "not supported: the ScaledObject has no initialCooldownPeriod and no advanced block (HPA behaviour, scaling modifiers)"
 	pdbMetaReason           = "not supported: the PodDisruptionBudget carries the stack's labels only"
 	extraPortsReason        = "not supported: the Services expose the API port only (engines 80 -> 8000, where vLLM also serves /metrics; the router router-sport, plus lmcache-port with kvaware)"
 	fixedPortsReason        = "fixed: engine and router containers listen on 8000, engine Services on 80 (the router's contract with the engines); the router Service's port is routerConfig.service.port"

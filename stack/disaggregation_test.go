@@ -125,7 +125,7 @@ func TestDisaggregationRefusals(t *testing.T) {
 		"LMCache": {xr: pdXR("lmcacheConfig.enabled", true),
 			want: "spec.disaggregation: lmcacheConfig.enabled and disaggregation both set the engines' --kv-transfer-config: turn LMCache off for a disaggregated model (transfer lmcache configures the LMCache it needs)"},
 		"Autoscaling": {xr: pdXR("autoscaling", map[string]any{"maxReplicas": 4, "prometheusAddress": "http://p:9090"}),
-			want: "spec.disaggregation: autoscaling scales one Deployment per model and a disaggregated model has two: turn autoscaling off and set each group's replicas"},
+			want: "spec.autoscaling scales one Deployment per model and a disaggregated model has two: move it to spec.disaggregation.prefill.autoscaling and spec.disaggregation.decode.autoscaling, each group on its own signal, or set each group's replicas"},
 		// Both fixes of kvaware's own check (LMCache, prefixaware) are
 		// refused for a disaggregated model: only what works is said.
 		"KVAware": {xr: pdXR("routerConfig.routerType", "kvaware"),

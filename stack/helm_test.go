@@ -627,15 +627,21 @@ func helmRows() map[string]func(t *testing.T) {
 		},
 
 		"`modelSpec[].keda.{initialCooldownPeriod, advanced}`": func(t *testing.T) {
-			rsp := helmRun(t, with("autoscaling", map[string]any{"maxReplicas": 5, "prometheusAddress": "http://prometheus:9090"}))
+			behavior := map[string]any{"scaleDown": map[string]any{"stabilizationWindowSeconds": int64(300),
+				"policies": []any{map[string]any{"type": "Percent", "value": int64(50), "periodSeconds": int64(60)}}}}
+			rsp := helmRun(t, with("autoscaling", map[string]any{"maxReplicas": 5, "prometheusAddress": "http://prometheus:9090",
+				"initialCooldownPeriod": 120, "behavior": behavior}))
 			spec := objectMap(t, rsp, "engine-m-scaledobject")["spec"].(map[string]any)
 			var fields []string
 			for k := range spec {
 				fields = append(fields, k)
 			}
 			slices.Sort(fields)
-			helmEqual(t, "ScaledObject spec fields", []string{"cooldownPeriod", "maxReplicaCount", "minReplicaCount", "pollingInterval", "scaleTargetRef", "triggers"}, fields)
-			helmFatal(t, with("autoscaling.initialCooldownPeriod", 60), helmUnknownField("spec.autoscaling.initialCooldownPeriod"))
+			helmEqual(t, "ScaledObject spec fields", []string{"advanced", "cooldownPeriod", "initialCooldownPeriod", "maxReplicaCount", "minReplicaCount", "pollingInterval", "scaleTargetRef", "triggers"}, fields)
+			helmEqual(t, "initialCooldownPeriod", float64(120), spec["initialCooldownPeriod"])
+			helmEqual(t, "advanced", map[string]any{"horizontalPodAutoscalerConfig": map[string]any{"behavior": map[string]any{"scaleDown": map[string]any{
+				"stabilizationWindowSeconds": float64(300), "policies": []any{map[string]any{"type": "Percent", "value": float64(50), "periodSeconds": float64(60)}}}}}},
+				spec["advanced"])
 		},
 
 		"`modelSpec[].pdb.*`": func(t *testing.T) {

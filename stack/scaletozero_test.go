@@ -88,7 +88,7 @@ func TestScaleToZeroRouter(t *testing.T) {
 	rsp := mustRun(t, req(t, with("scaleToZero", zeroBlock()), nil, nil))
 	so := rsp.objects["engine-m-scaledobject"].(*unstructured.Unstructured)
 	wake := so.Object["spec"].(map[string]any)["triggers"].([]any)[0].(map[string]any)["metadata"].(map[string]any)["query"]
-	if want := `sum(rate(vllm:num_incoming_requests_total{model="org/m",namespace="llm"}[1m])) > bool 0`; wake != want {
+	if want := `sum(rate(vllm:num_incoming_requests_total{model="org/m",namespace="llm"}[2m])) > bool 0`; wake != want {
 		t.Errorf("wake query %v, want %s", wake, want)
 	}
 	if len(rsp.warnings) != 1 || !strings.Contains(rsp.warnings[0], "get 503") || !strings.Contains(rsp.warnings[0], "inferenceExtension") {

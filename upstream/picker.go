@@ -156,6 +156,20 @@ func PickerQueueMetric(r PickerRelease) string {
 	return "inference_extension_flow_control_queue_size"
 }
 
+// PickerRunningMetric is the gauge of the requests the picker has in flight
+// for a model (incremented when it picks an endpoint, decremented when the
+// response ends), the model's load as the picker sees it: GAIE's
+// inference_objective_running_requests{model_name} in every release (and
+// llm-d's before v0.9.0, which run GAIE's code), llm_d_epp_request_running
+// {model_name, target_model_name, fairness_id, priority} from llm-d v0.9.0,
+// which deprecates the old name (metrics.tsv).
+func PickerRunningMetric(r PickerRelease) string {
+	if r.Kind == PickerLLMD && r.AtLeast(V(0, 9, 0)) {
+		return "llm_d_epp_request_running"
+	}
+	return "inference_objective_running_requests"
+}
+
 // PickerObjectiveGroups are the API groups whose InferenceObjectives and
 // InferenceModelRewrites a release watches when their CRDs are served: the
 // inference extension's experimental group, and from llm-d v0.9.0 llm-d's

@@ -18,10 +18,13 @@ import (
 
 // exampleFiles are the stacks users copy: the seed (example/xr.yaml) and
 // every example/stacks/*.yaml but legacy-xr.yaml (the XR Crossplane makes
-// for example/claim.yaml, which TestClaims applies as a claim) and
+// for example/claim.yaml, which TestClaims applies as a claim),
 // observability.yaml, which needs the Prometheus Operator's CRDs: this
 // suite starts without them, as testMissingCRD requires, which installs
-// them and then runs that example (checkObservabilityExample).
+// them and then runs that example (checkObservabilityExample), and
+// picker-scaling.yaml, which needs them too (its pickerRunning signal reads
+// the series its ServiceMonitors label), and disaggregated-scaling.yaml (its
+// groups' queries too).
 func exampleFiles(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob("../../example/stacks/*.yaml")
@@ -29,7 +32,8 @@ func exampleFiles(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	files = slices.DeleteFunc(files, func(f string) bool {
-		return filepath.Base(f) == "legacy-xr.yaml" || filepath.Base(f) == "observability.yaml"
+		return filepath.Base(f) == "legacy-xr.yaml" || filepath.Base(f) == "observability.yaml" || filepath.Base(f) == "picker-scaling.yaml" ||
+			filepath.Base(f) == "disaggregated-scaling.yaml"
 	})
 	if len(files) < 5 {
 		t.Fatalf("only %d example stacks in example/stacks: %v", len(files), files)

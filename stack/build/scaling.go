@@ -33,8 +33,10 @@ func engineAutoscaler(s *resolve.Stack, e resolve.Engine) Object {
 	}
 	a := e.Cfg.Autoscaling
 	if EngineHPATarget(e) {
-		return Object{names.EngineHPAKey(e.ID), hpa(s, s.Names.EngineHPA(e.ID), EngineLabels(s.Name, e), s.Names.EngineDeployment(e.ID),
-			a.MinReplicas, *a.MaxReplicas, a.TargetCPUUtilizationPercentage)}
+		h := hpa(s, s.Names.EngineHPA(e.ID), EngineLabels(s.Name, e), s.Names.EngineDeployment(e.ID),
+			a.MinReplicas, *a.MaxReplicas, a.TargetCPUUtilizationPercentage)
+		h.Spec.Behavior = hpaBehavior(a.Behavior)
+		return Object{names.EngineHPAKey(e.ID), h}
 	}
 	return Object{names.EngineScaledObjectKey(e.ID), scaledObject(s, e)}
 }
@@ -68,9 +70,10 @@ func EngineMinReplicas(e resolve.Engine) int32 {
 // object is built unstructured.
 func scaledObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstructured {
 	a := e.Cfg.Autoscaling
-	query := a.Query
+	query, threshold := a.Query, resolve.Or(a.Threshold, defaultQueueThreshold)
 	if query == "" {
-		query = fmt.Sprintf(`sum(vllm:num_requests_waiting{model_name=%q,namespace=%q})`, e.Served, s.Namespace)
+		query, threshold = signalQuery(s, e)
+		threshold = resolve.Or(a.Threshold, threshold)
 	}
 	spec := map[string]any{
 		"scaleTargetRef":  map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": s.Names.EngineDeployment(e.ID)},
@@ -83,7 +86,7 @@ func scaledObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstructured
 			"metadata": map[string]any{
 				"serverAddress": a.PrometheusAddress,
 				"query":         query,
-				"threshold":     resolve.Or(a.Threshold, defaultQueueThreshold),
+				"threshold":     threshold,
 			},
 		}},
 	}
@@ -92,6 +95,12 @@ func scaledObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstructured
 	}
 	if f := a.Fallback; f != nil {
 		spec["fallback"] = map[string]any{"failureThreshold": int64(f.FailureThreshold), "replicas": int64(f.Replicas)}
+	}
+	if a.InitialCooldownPeriod != nil {
+		spec["initialCooldownPeriod"] = int64(*a.InitialCooldownPeriod)
+	}
+	if a.Behavior != nil {
+		spec["advanced"] = map[string]any{"horizontalPodAutoscalerConfig": map[string]any{"behavior": kedaBehavior(a.Behavior)}}
 	}
 	return crd(s, "keda.sh/v1alpha1", "ScaledObject", s.Names.EngineScaledObject(e.ID), EngineLabels(s.Name, e), spec)
 }
@@ -188,12 +197,15 @@ func scaleToZeroObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstruc
 // inference extension, requests its picker holds for the pool (the queue
 // gauge, summed over its series: one per fairness ID, priority and model
 // name) or the engines run; with the router, requests it received for the
-// model in the last minute (counted also when no engine is ready). With
-// threshold 1 it asks for one replica; the waiting trigger scales out.
+// model in the last two minutes (counted also when no engine is ready):
+// rate needs two samples in its range, which excludes its start, so one
+// minute would see no request at all when Prometheus scrapes the router
+// every minute (tools/promql TestTriggersEvaluated). With threshold 1 it
+// asks for one replica; the waiting trigger scales out.
 func wakeQuery(s *resolve.Stack, e resolve.Engine) string {
 	if resolve.ExtensionOn(s) {
 		return fmt.Sprintf(`(sum(%s{namespace=%q,inference_pool=%q}) or vector(0)) + (sum(vllm:num_requests_running{model_name=%q,namespace=%q}) or vector(0)) > bool 0`,
 			upstream.PickerQueueMetric(s.Extension.Release), s.Namespace, s.Names.InferencePool(e.ID), e.Served, s.Namespace)
 	}
-	return fmt.Sprintf(`sum(rate(vllm:num_incoming_requests_total{model=%q,namespace=%q}[1m])) > bool 0`, e.Served, s.Namespace)
+	return fmt.Sprintf(`sum(rate(vllm:num_incoming_requests_total{model=%q,namespace=%q}[2m])) > bool 0`, e.Served, s.Namespace)
 }

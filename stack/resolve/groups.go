@@ -125,7 +125,7 @@ func groupConfig(c v1alpha1.EngineConfig, g *v1alpha1.DisaggregationGroup) v1alp
 
 // groupBlocks is what a group sets, as engine blocks.
 func groupBlocks(g *v1alpha1.DisaggregationGroup) v1alpha1.EngineConfig {
-	over := v1alpha1.EngineConfig{Replicas: g.Replicas, Resources: g.Resources,
+	over := v1alpha1.EngineConfig{Replicas: g.Replicas, Resources: g.Resources, Autoscaling: g.Autoscaling,
 		VLLMConfig: &v1alpha1.VLLMConfig{TensorParallelSize: g.TensorParallelSize, ExtraArgs: g.ExtraArgs}}
 	if g.NodeSelector != nil || g.Tolerations != nil {
 		over.Scheduling = &v1alpha1.Scheduling{NodeSelector: g.NodeSelector, Tolerations: g.Tolerations}

@@ -54,9 +54,7 @@ func validateDisaggregation(f *Findings, spec *v1alpha1.ProductionStackSpec, s *
 	if e.LMCache {
 		f.errorf("%s: lmcacheConfig.enabled and disaggregation both set the engines' --kv-transfer-config: turn LMCache off for a disaggregated model (transfer lmcache configures the LMCache it needs)", p)
 	}
-	if e.Autoscaled {
-		f.errorf("%s: autoscaling scales one Deployment per model and a disaggregated model has two: turn autoscaling off and set each group's replicas", p)
-	}
+	validateGroupScaling(f, s, p, groups)
 	warnIdleGroup(f, groups)
 	if resolve.Enabled(e.Cfg.Disaggregation.HostPIDAndIPC) && e.Cfg.Pod != nil {
 		apiProblems(f, e.Block+".pod.securityContext", kubeapi.HostIPCSysctls(e.Cfg.Pod.SecurityContext))

@@ -49,6 +49,7 @@ func Validate(s *resolve.Stack) Findings {
 	validateExtension(&f, spec, s)
 	validateObjectives(&f, s)
 	validateScaleToZero(&f, s)
+	validateScalingSignal(&f, s)
 	if len(f.Errors) == 0 {
 		// The router's version is checked against the arguments it would
 		// get, which only a valid stack has.

@@ -64,6 +64,12 @@ var stacks = []stack{
 	// no CRDs, so the function warns that it assumes the ServiceMonitor's
 	// and the PrometheusRule's.
 	{name: "observability", xr: "example/stacks/observability.yaml", composition: composition, xrd: xrd},
+	// Two models on the inference extension scaled by KEDA on their
+	// pickers' signals: one on the requests in flight, one to zero.
+	{name: "picker-scaling", xr: "example/stacks/picker-scaling.yaml", composition: composition, xrd: xrd},
+	// A disaggregated model whose prefill and decode groups each scale on
+	// their own engines' waiting requests.
+	{name: "disaggregated-scaling", xr: "example/stacks/disaggregated-scaling.yaml", composition: composition, xrd: xrd},
 	// Every optional kind: HPA, KEDA, PDB, Ingress, HTTPRoute, NetworkPolicy,
 	// ServiceMonitor, LMCache server, LoRA sidecar; the CRDs of KEDA, the
 	// Gateway API and the Prometheus Operator as a cluster would have them.

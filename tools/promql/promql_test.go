@@ -2,8 +2,11 @@
 // (stack/observability) with Prometheus's own PromQL parser: every
 // expression parses, and the metric names observability.MetricNames finds
 // in it, which the metrics contract holds to the facts, are exactly the
-// vector selectors Prometheus sees. Its own module, so that the function
-// does not depend on github.com/prometheus/prometheus.
+// vector selectors Prometheus sees. And it has Prometheus evaluate what the
+// function renders (eval_test.go, cases_test.go): the PrometheusRule's
+// alerts and every KEDA trigger's query, over series generated as each
+// release exports them (world_test.go). Its own module, so that the
+// function does not depend on github.com/prometheus/prometheus.
 package promql
 
 import (

@@ -617,6 +617,16 @@ type DisaggregationGroup struct {
 	// +kubebuilder:validation:Minimum=0
 	Replicas *int32 `json:"replicas,omitempty"`
 
+	// Scale the group's engines on its own signal, apart from the other
+	// group's (a ScaledObject or HorizontalPodAutoscaler per group, named
+	// after it). With type keda the signal is engineWaiting, the waiting
+	// requests of the group's engines, selected by the group's Service
+	// (needs monitoring.serviceMonitor); pickerRunning counts a model's
+	// requests, not a group's, and is refused here. Instead of replicas;
+	// not with the model's autoscaling or scaleToZero.
+	// +optional
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+
 	// Resources of each engine of the group, replacing the model's fields
 	// the group sets.
 	// +optional
@@ -763,6 +773,18 @@ type Autoscaling struct {
 	// +kubebuilder:validation:MaxLength=4096
 	Query string `json:"query,omitempty"`
 
+	// keda: what the engines scale on, rendered for the release that
+	// exports it: engineWaiting, vLLM's waiting requests of the model's
+	// engines (vllm:num_requests_waiting; threshold default 5), or, with
+	// inferenceExtension, pickerRunning, the requests the model's endpoint
+	// picker has in flight (inference_objective_running_requests;
+	// llm_d_epp_request_running from llm-d v0.9.0; threshold default 16,
+	// llm-d's autoscaling guide), which needs monitoring.serviceMonitor.
+	// Not with query. Default: engineWaiting.
+	// +optional
+	// +kubebuilder:validation:Enum=engineWaiting;pickerRunning
+	Signal string `json:"signal,omitempty"`
+
 	// keda: seconds between checks. Default: 15.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
@@ -783,6 +805,18 @@ type Autoscaling struct {
 	// keda: replicas to run while Prometheus cannot be queried.
 	// +optional
 	Fallback *AutoscalingFallback `json:"fallback,omitempty"`
+
+	// keda: seconds after the ScaledObject is made before KEDA may scale
+	// the engines in while its triggers were never active (KEDA's
+	// initialCooldownPeriod; KEDA's default 0: at once).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	InitialCooldownPeriod *int32 `json:"initialCooldownPeriod,omitempty"`
+
+	// How fast the replicas move up and down: the HorizontalPodAutoscaler's
+	// behavior (with keda, passed to the one KEDA makes).
+	// +optional
+	Behavior *ScalingBehavior `json:"behavior,omitempty"`
 
 	// hpa: target average CPU utilization in percent. Default: 80.
 	// +optional
