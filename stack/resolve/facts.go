@@ -36,6 +36,7 @@ func derive(s *Stack, e *Engine) {
 	e.RuntimeAdapters = runtimeAdaptersOn(*e)
 	e.LoRASidecar = loraSidecarOn(*e)
 	e.Shm = needsShm(*e)
+	e.Drain = drainOf(*e)
 }
 
 // autoscaled reports whether an autoscaler owns a model's replicas. The

@@ -87,6 +87,8 @@ type Derived struct {
 	// RuntimeAdapters: the engine runs the adapter sync container;
 	// LoRASidecar: it runs the LoRA sidecar; Shm: its pod mounts /dev/shm.
 	RuntimeAdapters, LoRASidecar, Shm bool
+	// Drain is how the engine's pods stop (shutdown.go).
+	Drain Drain
 }
 
 // A layer is one block of the spec an engine's configuration is merged

@@ -52,6 +52,7 @@ func Validate(s *resolve.Stack) Findings {
 		// get, which only a valid stack has.
 		validateRouterVersion(&f, s)
 		validateSleepMode(&f, s)
+		validateShutdown(&f, s)
 		validateLMCacheLockstep(&f, s)
 	}
 	ValidateMonitoring(&f, spec.Monitoring)

@@ -470,6 +470,11 @@ type EngineConfig struct {
 	// +optional
 	PodDisruptionBudget *PodDisruptionBudget `json:"podDisruptionBudget,omitempty"`
 
+	// How engine pods stop: the routing layer drops them, then requests in
+	// flight finish (drain). Default: a 5 s routing delay, 30 s drain.
+	// +optional
+	Shutdown *Shutdown `json:"shutdown,omitempty"`
+
 	// Scale each model's engines with load. When enabled the stack no
 	// longer sets the Deployment's replicas: the autoscaler owns them.
 	// +optional
