@@ -23,6 +23,7 @@ type (
 	Findings = validate.Findings
 	// A Move is a model's change of topology in progress.
 	Move = transition.Move
+	Fill = transition.Fill
 )
 
 // The labels of the stack's pods, as the production-stack chart sets them.

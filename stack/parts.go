@@ -55,6 +55,9 @@ type EnginePart struct {
 	// ClaimKey and Claim are the model cache claim the stack composes for
 	// the model; "" when it composes none.
 	ClaimKey, Claim string
+	// FillKey is the key of the Job that fills the claim the engine
+	// mounts (storage.prefetch); "" when none does.
+	FillKey string
 	// ScaleToZero: the model goes to zero replicas when idle, by design.
 	ScaleToZero bool
 	// Adapters are the model's runtime adapters (model.adapters), whose
@@ -99,6 +102,11 @@ func parts(s *resolve.Stack, t transition.Result) Parts {
 		if resolve.OwnsClaimKey(e) {
 			id := resolve.ClaimEngine(e).ID
 			ep.ClaimKey, ep.Claim = names.EngineStorageKey(id), s.Names.StorageClaim(id)
+		}
+		for _, f := range t.Fills {
+			if e.Prefetch && f.Claim == resolve.ClaimEngine(e).ID {
+				ep.FillKey = f.Key
+			}
 		}
 		if e.RuntimeAdapters {
 			for _, a := range e.Model.Adapters {

@@ -79,6 +79,10 @@ func (s *Stack) Notes() []string { return s.last.Notes }
 // Compose saw them.
 func (s *Stack) Moves() []Move { return s.last.Moves }
 
+// Fills are the model cache claims filled by a Job (storage.prefetch), as
+// the last Compose saw them.
+func (s *Stack) Fills() []Fill { return s.last.Fills }
+
 // Namespace is where the stack's objects live.
 func (s *Stack) Namespace() string { return s.r.Namespace }
 

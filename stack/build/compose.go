@@ -24,6 +24,9 @@ func ComposeGroups(s *resolve.Stack, o Observed, rootHolder string) [][]Object {
 		if resolve.OwnsClaimKey(e) {
 			objs = append(objs, Object{names.EngineStorageKey(resolve.ClaimEngine(e).ID), storageClaim(s, e)})
 		}
+		if key, job, ok := FillJob(s, e); ok {
+			objs = append(objs, Object{key, job})
+		}
 		if e.Model.ChatTemplate != "" {
 			objs = append(objs, Object{names.EngineTemplateKey(e.ID), chatTemplateConfigMap(s, e)})
 		}

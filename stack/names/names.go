@@ -124,6 +124,12 @@ func (n Names) StorageClaim(model string) string {
 	return Shorten(n.Stack+"-"+model+"-storage-claim", MaxSubdomainLength)
 }
 
+// Fill is the name of a claim's fill Job; its pods' job-name label takes
+// it, so it is a DNS label.
+func (n Names) Fill(model, hash string) string {
+	return Shorten(n.Stack+"-"+model+"-fill-"+hash, MaxLabelLength)
+}
+
 func (n Names) ChatTemplates(model string) string {
 	return Shorten(n.Stack+"-"+model+"-chat-templates", MaxSubdomainLength)
 }
@@ -258,6 +264,14 @@ func EngineLWSKey(model string) string { return "engine-" + model + "-leaderwork
 func EngineServiceKey(model string) string { return "engine-" + model + "-service" }
 
 func EngineStorageKey(model string) string { return "engine-" + model + "-storage" }
+
+// EngineFillKey is the key of the Job that fills a claim: one key per Job
+// spec (hash), as a Job's template is immutable and Crossplane keeps an
+// object's name for as long as its key stays.
+func EngineFillKey(model, hash string) string { return "engine-" + model + "-fill-" + hash }
+
+// EngineFillKeyPrefix is what every fill Job key of a claim starts with.
+func EngineFillKeyPrefix(model string) string { return "engine-" + model + "-fill-" }
 
 func EngineTemplateKey(model string) string { return "engine-" + model + "-chat-template" }
 

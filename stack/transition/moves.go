@@ -33,6 +33,8 @@ type Result struct {
 	// warnings of the change.
 	RootHolder string
 	Notes      []string
+	// Fills are the claims' fill Jobs (storage.prefetch), as observed.
+	Fills []Fill
 }
 
 // Decide decides, over the objects built for the stack (objs) and what
@@ -69,6 +71,9 @@ func Decide(s *resolve.Stack, observed build.Observed, objs []build.Object) Resu
 		keepRoute = legacyRoute(s, observed, desired)
 	}
 	objs, t.Withheld = withhold(s, observed, objs)
+	var held []string
+	objs, t.Fills, held = prefetch(s, observed, objs)
+	t.Withheld = append(t.Withheld, held...)
 	t.Objects = slices.Concat(objs, keep, keepLayer, keepRoute)
 	return t
 }

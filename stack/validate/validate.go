@@ -40,6 +40,7 @@ func Validate(s *resolve.Stack) Findings {
 		validateExtraArgs(&f, e)
 		validateRuntimeAdapters(&f, s, e)
 		validateLoRALimits(&f, e)
+		validatePrefetch(&f, e)
 	}
 	validateRouter(&f, spec.RouterConfig, r)
 	validateRouting(&f, spec.RouterConfig, r, engs)

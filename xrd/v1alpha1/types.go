@@ -1557,6 +1557,11 @@ type Storage struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	ExtraVolumeMounts []corev1.VolumeMount `json:"extraVolumeMounts,omitempty"`
+
+	// Download the model into the claim once, with a Job, before the
+	// engines start; they then read it offline.
+	// +optional
+	Prefetch *Prefetch `json:"prefetch,omitempty"`
 }
 
 // EmptyDirStorage is a model cache that lives as long as the pod.
@@ -1619,6 +1624,9 @@ type ModelStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	InferenceObjectives []InferenceObjectiveStatus `json:"inferenceObjectives,omitempty"`
+	// The model cache, when a Job fills it (storage.prefetch).
+	// +optional
+	ModelCache *ModelCacheStatus `json:"modelCache,omitempty"`
 }
 
 // InferenceObjectiveStatus is one of a model's inferenceObjectives.
