@@ -358,6 +358,12 @@ var edgeCases = []edgeCase{
 		mutate: setSpecJSON("shutdown", `{"drainSeconds": 3600, "routingDelaySeconds": 300}`),
 	},
 	{
+		// A model cache filled by a Job (storage.prefetch): the first
+		// reconcile composes the claim and the Job, the engines wait.
+		name:   "prefetch",
+		mutate: setSpecJSON("storage", `{"accessModes": ["ReadWriteMany"], "prefetch": {}}`),
+	},
+	{
 		// No drain at all: no preStop sleep (a zero sleep is refused before
 		// Kubernetes 1.33) and Kubernetes' default grace period.
 		name:   "no drain",
