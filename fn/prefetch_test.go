@@ -162,6 +162,15 @@ func TestPrefetchStatus(t *testing.T) {
 			cache:         map[string]any{"state": "Failed", "reason": "BackoffLimitExceeded: Job has reached the specified backoff limit"},
 			cacheCond:     cond{condFalse, "FillFailed", "0/1 model caches filled. m: the fill Job failed: BackoffLimitExceeded: Job has reached the specified backoff limit"},
 			enginesReason: "FillFailed", enginesMessage: "the Job that fills its model cache failed (BackoffLimitExceeded: Job has reached the specified backoff limit); the engines start once it succeeds"},
+		// The fill program's exit code for a gated model, as the Job
+		// controller words a podFailurePolicy failure.
+		"Gated": {job: jobStatus("Failed", "PodFailurePolicy", "Container fill for pod llm/s-m-fill-x-abcde failed with exit code 11 matching FailJob rule at index 0"),
+			cache:         map[string]any{"state": "Failed", "reason": "the model is gated: its terms are not accepted for the token of vllmConfig.hfTokenSecret (or there is none)"},
+			cacheCond:     cond{condFalse, "FillFailed", "0/1 model caches filled. m: the fill Job failed: the model is gated: its terms are not accepted for the token of vllmConfig.hfTokenSecret (or there is none)"},
+			enginesReason: "FillFailed", enginesMessage: "the Job that fills its model cache failed (the model is gated"},
+		"NoSpace": {job: jobStatus("Failed", "PodFailurePolicy", "Container fill for pod llm/s-m-fill-x-abcde failed with exit code 13 matching FailJob rule at index 0"),
+			cache:     map[string]any{"state": "Failed", "reason": "no space left on the claim: raise storage.size"},
+			cacheCond: cond{condFalse, "FillFailed", "0/1 model caches filled. m: the fill Job failed: no space left on the claim: raise storage.size"}},
 		"Cached": {job: jobStatus("Complete", "CompletionsReached", ""), cache: map[string]any{"state": "Cached"},
 			cacheCond: cond{condTrue, "Cached", "1/1 model caches filled"}},
 	} {

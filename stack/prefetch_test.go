@@ -1,6 +1,10 @@
 package stack
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,6 +58,9 @@ func TestPrefetchJob(t *testing.T) {
 	if l := job.Spec.Template.Labels; l["app.kubernetes.io/component"] != "model-cache" || l["model"] != "" {
 		t.Errorf("fill pod labels %v: want component model-cache and no model label", l)
 	}
+	if r := job.Spec.PodFailurePolicy.Rules[0]; r.Action != batchv1.PodFailurePolicyActionFailJob || !slices.Equal(r.OnExitCodes.Values, []int32{10, 11, 12, 13}) || *r.OnExitCodes.ContainerName != "fill" {
+		t.Errorf("podFailurePolicy %+v: want FailJob on the fill program's exit codes 10-13", job.Spec.PodFailurePolicy)
+	}
 	if c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
 		t.Errorf("fill terminationMessagePolicy %q", c.TerminationMessagePolicy)
 	}
@@ -103,5 +110,79 @@ func TestPrefetchRefusals(t *testing.T) {
 	}
 	if got := refusal(t, prefetchXR("storage.prefetch.enabled", false, "model.path", "/models/m")); got != "" {
 		t.Errorf("prefetch disabled is refused: %s", got)
+	}
+}
+
+// TestFillProgram runs the fill Job's program with python3 against a
+// stand-in huggingface_hub (the API and error classes it uses, as
+// huggingface_hub 0.30.0 to 1.28.0 define them: MODEL-LIFE.md): the weight
+// formats it leaves out, and the exit code of each failure a retry cannot
+// mend (the Job's podFailurePolicy), a network error left to retries. It
+// skips where python3 is not installed.
+func TestFillProgram(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	_, job := fillJobOf(t, mustRun(t, req(t, prefetchXR(), nil, nil)), "engine-m-fill-")
+	command := job.Spec.Template.Spec.Containers[0].Command
+	hub := filepath.Join(t.TempDir(), "huggingface_hub")
+	if err := os.MkdirAll(hub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string]string{
+		"errors.py": `class HfHubHTTPError(Exception): pass
+class RepositoryNotFoundError(HfHubHTTPError): pass
+class GatedRepoError(RepositoryNotFoundError): pass
+class RevisionNotFoundError(HfHubHTTPError): pass
+`,
+		"__init__.py": `import errno, os
+from .errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
+class HfApi:
+    def list_repo_files(self, repo, revision=None):
+        mode = os.environ["MODE"]
+        if mode == "gated": raise GatedRepoError("gated")
+        if mode == "missing": raise RepositoryNotFoundError("missing")
+        if mode == "revision": raise RevisionNotFoundError("revision")
+        return ["config.json", "model-00001.safetensors", "pytorch_model.bin", "original/consolidated.00.pth"]
+def snapshot_download(repo, revision=None, ignore_patterns=None):
+    mode = os.environ["MODE"]
+    if mode == "full": raise OSError(errno.ENOSPC, "No space left on device")
+    if mode == "network": raise ConnectionError("network")
+    print(repo, revision, ignore_patterns)
+`,
+	} {
+		if err := os.WriteFile(filepath.Join(hub, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for mode, want := range map[string]struct {
+		code   int
+		stdout string
+	}{
+		"ok":       {0, "org/m None ['*.bin', '*.pt', '*.pth', '*.gguf', 'original/*']\n"},
+		"missing":  {10, ""},
+		"gated":    {11, ""},
+		"revision": {12, ""},
+		"full":     {13, ""},
+		"network":  {1, ""},
+	} {
+		cmd := exec.Command(python, command[1:]...)
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Dir(hub), "MODE="+mode)
+		var stdout strings.Builder
+		cmd.Stdout = &stdout
+		err := cmd.Run()
+		code := 0
+		if e, ok := err.(*exec.ExitError); ok {
+			code = e.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != want.code || stdout.String() != want.stdout {
+			t.Errorf("%s: exit %d, stdout %q; want %d, %q", mode, code, stdout.String(), want.code, want.stdout)
+		}
+		if c := int32(code); code >= 10 && !slices.Contains(job.Spec.PodFailurePolicy.Rules[0].OnExitCodes.Values, c) {
+			t.Errorf("%s: exit code %d is not in the podFailurePolicy", mode, code)
+		}
 	}
 }

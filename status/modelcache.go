@@ -2,6 +2,8 @@ package status
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,10 +36,22 @@ func modelCache(e stack.EnginePart, observed Observed) *v1alpha1.ModelCacheStatu
 	case job != nil && conditionTrue(job, "Complete"):
 		return &v1alpha1.ModelCacheStatus{State: cacheCached}
 	case job != nil && conditionTrue(job, "Failed"):
-		return &v1alpha1.ModelCacheStatus{State: cacheFailed, Reason: text.Clip(jobFailure(job), maxMessageLength)}
+		reason := jobFailure(job)
+		if m := exitCode.FindStringSubmatch(reason); m != nil {
+			if code, err := strconv.ParseInt(m[1], 10, 32); err == nil && stack.FillExitReasons[int32(code)] != "" {
+				reason = stack.FillExitReasons[int32(code)]
+			}
+		}
+		return &v1alpha1.ModelCacheStatus{State: cacheFailed, Reason: text.Clip(reason, maxMessageLength)}
 	}
 	return &v1alpha1.ModelCacheStatus{State: cacheDownloading}
 }
+
+// exitCode reads the exit code in the message of a Job failed by its
+// podFailurePolicy (k8s.io/kubernetes pkg/controller/job/
+// pod_failure_policy.go:53@v1.37.2: "Container %s for pod %s/%s failed with
+// exit code %v matching %v rule at index %d").
+var exitCode = regexp.MustCompile(`^PodFailurePolicy: Container fill for pod \S+ failed with exit code (\d+) matching FailJob rule`)
 
 // jobFailure is the reason and message of a Job's Failed condition.
 func jobFailure(job *unstructured.Unstructured) string {

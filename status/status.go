@@ -253,11 +253,11 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 		}
 		st.Models = append(st.Models, Model{
 			ModelStatus: v1alpha1.ModelStatus{
-				ModelCache: cache,
 				Name: e.Model, Role: e.Role, ServedModelName: e.ServedModelName, Replicas: replicas,
 				ReadyReplicas: ds.ReadyReplicas, AvailableReplicas: ds.AvailableReplicas, UpdatedReplicas: ds.UpdatedReplicas,
 				Adapters:            adapterStatus(e.Adapters, pods.Engines[e.PodName]),
 				InferenceObjectives: objectiveStatus(e.Objectives),
+				ModelCache:          cache,
 			},
 			Progress: p,
 		})

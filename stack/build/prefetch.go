@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -34,15 +35,47 @@ const FillContainer = "fill"
 // takes the first of *.safetensors, *.bin, *.pt the repository has) and the
 // original/ checkpoints of Meta's repositories, which no loader reads. The
 // repository and the revision are argv items, never part of the program.
-const fillProgram = `import fnmatch, sys
+// Failures a retry cannot mend exit with a code of FillExitReasons, which
+// the Job's podFailurePolicy turns into a failed Job at once; anything else
+// (the network) is retried. huggingface_hub's API and errors, in every
+// release vLLM's images carry (>= 0.30.0): HfApi.list_repo_files,
+// snapshot_download(ignore_patterns), huggingface_hub.errors
+// GatedRepoError (a RepositoryNotFoundError), RepositoryNotFoundError,
+// RevisionNotFoundError (src/huggingface_hub/errors.py:174-257@v0.30.0,
+// :301-410@v1.28.0).
+const fillProgram = `import errno, fnmatch, sys
 from huggingface_hub import HfApi, snapshot_download
+from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
 repo, revision = sys.argv[1], sys.argv[2] or None
-files = HfApi().list_repo_files(repo, revision=revision)
-weights = ["*.safetensors", "*.bin", "*.pt"]
-keep = next((p for p in weights if fnmatch.filter(files, p)), None)
-skip = [p for p in weights + ["*.pth", "*.gguf", "original/*"] if p != keep]
-snapshot_download(repo, revision=revision, ignore_patterns=skip)
+def fail(code, e):
+    print(e, file=sys.stderr)
+    sys.exit(code)
+try:
+    files = HfApi().list_repo_files(repo, revision=revision)
+    weights = ["*.safetensors", "*.bin", "*.pt"]
+    keep = next((p for p in weights if fnmatch.filter(files, p)), None)
+    skip = [p for p in weights + ["*.pth", "*.gguf", "original/*"] if p != keep]
+    snapshot_download(repo, revision=revision, ignore_patterns=skip)
+except GatedRepoError as e:
+    fail(11, e)
+except RepositoryNotFoundError as e:
+    fail(10, e)
+except RevisionNotFoundError as e:
+    fail(12, e)
+except OSError as e:
+    if e.errno != errno.ENOSPC:
+        raise
+    fail(13, e)
 `
+
+// FillExitReasons are the exit codes of fillProgram that end its Job at
+// once, and what each says (the status repeats it).
+var FillExitReasons = map[int32]string{
+	10: "the model is not on the Hub, or it is private and vllmConfig.hfTokenSecret is missing or cannot read it",
+	11: "the model is gated: its terms are not accepted for the token of vllmConfig.hfTokenSecret (or there is none)",
+	12: "the model has no such revision",
+	13: "no space left on the claim: raise storage.size",
+}
 
 // fillBackoffLimit is how often a failed download is retried.
 const fillBackoffLimit = 3
@@ -88,9 +121,26 @@ func FillJob(s *resolve.Stack, e resolve.Engine) (key string, job *batchv1.Job, 
 	}
 	// Where the engines run: a zonal volume binds where its first pod runs.
 	schedule(&pod, e.Cfg.Scheduling)
+	codes := make([]int32, 0, len(FillExitReasons))
+	for c := range FillExitReasons {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
 	spec := batchv1.JobSpec{
 		BackoffLimit: ptr.To(int32(fillBackoffLimit)),
-		Template:     corev1.PodTemplateSpec{Spec: pod},
+		// A failure a retry cannot mend fails the Job at once, its exit
+		// code in the Failed condition's message (PodFailurePolicy: beta,
+		// on by default, from Kubernetes 1.26; GA in 1.31); an evicted pod
+		// is retried without counting.
+		PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+			{Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				ContainerName: ptr.To(FillContainer), Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: codes,
+			}},
+			{Action: batchv1.PodFailurePolicyActionIgnore, OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{
+				{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue},
+			}},
+		}},
+		Template: corev1.PodTemplateSpec{Spec: pod},
 	}
 	hash := FillHash(spec)
 	// Not an engine's labels (no model label either): nothing that routes
