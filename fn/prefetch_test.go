@@ -72,8 +72,8 @@ func TestPrefetchSequence(t *testing.T) {
 	first := mustRun(t, req(t, xr, nil, nil))
 	key := fillKey(t, first)
 	t.Logf("first reconcile: %v", keys(first))
-	if key == "" || slices.Contains(keys(first), "engine-m") || !slices.Contains(keys(first), "engine-m-storage") {
-		t.Fatalf("first reconcile composes %v: want the claim and a fill Job, no engine", keys(first))
+	if key == "" || slices.Contains(keys(first), "engine-m") || slices.Contains(keys(first), "engine-m-service") || !slices.Contains(keys(first), "engine-m-storage") {
+		t.Fatalf("first reconcile composes %v: want the claim and a fill Job, no engine or engine Service", keys(first))
 	}
 	job := desired(t, first, key, &batchv1.Job{})
 	c := job.Spec.Template.Spec.Containers[0]
@@ -112,6 +112,9 @@ func TestPrefetchSequence(t *testing.T) {
 	}
 	if slices.Contains(keys(refill), key) {
 		t.Errorf("the former fill Job %s is still composed: %v", key, keys(refill))
+	}
+	if !slices.Contains(keys(refill), "engine-m-service") {
+		t.Errorf("the engine Service is not kept while the v2 Job runs: %v", keys(refill))
 	}
 	kept := desired(t, refill, "engine-m", &appsv1.Deployment{})
 	if slices.Contains(kept.Spec.Template.Spec.Containers[0].Args, "--revision=v2") {

@@ -59,6 +59,9 @@ func (s *Stack) Compose(observed Observed) ([]Object, error) {
 		return nil, err
 	}
 	s.last = transition.Decide(r, observed, slices.Concat(groups...))
+	var held []string
+	s.last.Objects, s.last.Fills, held = transition.Prefetch(r, observed, s.last.Objects, groups)
+	s.last.Withheld = append(s.last.Withheld, held...)
 	s.last.RootHolder = rootHolder
 	if note != "" {
 		s.last.Notes = []string{note}

@@ -71,9 +71,6 @@ func Decide(s *resolve.Stack, observed build.Observed, objs []build.Object) Resu
 		keepRoute = legacyRoute(s, observed, desired)
 	}
 	objs, t.Withheld = withhold(s, observed, objs)
-	var held []string
-	objs, t.Fills, held = prefetch(s, observed, objs)
-	t.Withheld = append(t.Withheld, held...)
 	t.Objects = slices.Concat(objs, keep, keepLayer, keepRoute)
 	return t
 }

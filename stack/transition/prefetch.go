@@ -19,12 +19,15 @@ type Fill struct {
 	Message          string
 }
 
-// prefetch holds an engine's workload until the Job that fills its claim,
-// for the spec as it is now, is Complete: the workload observed is composed
+// Prefetch holds a model's engines until the Job that fills their claim,
+// for the spec as it is now, is Complete. Every object of the model's
+// engines (groups[i] are engine i's, as build.ComposeGroups made them) but
+// the claims and the fill Jobs is held: an object observed is composed
 // again as it is (a changed revision rolls the engines only once the cache
-// holds it), and a workload not yet created is withheld. Fill Jobs of
-// former specs are not composed again, so Crossplane deletes them.
-func prefetch(s *resolve.Stack, o build.Observed, objs []build.Object) (out []build.Object, fills []Fill, held []string) {
+// holds it), one not yet created is withheld, so nothing selects or scales
+// a workload that does not exist. Fill Jobs of former specs are not
+// composed again, so Crossplane deletes them.
+func Prefetch(s *resolve.Stack, o build.Observed, objs []build.Object, groups [][]build.Object) (out []build.Object, fills []Fill, held []string) {
 	jobs := map[string]string{} // claim engine ID -> its fill Job's key
 	for _, ob := range objs {
 		for _, e := range s.Engines {
@@ -34,7 +37,7 @@ func prefetch(s *resolve.Stack, o build.Observed, objs []build.Object) (out []bu
 			}
 		}
 	}
-	hold := map[string]bool{}
+	waiting := map[string]bool{} // model IDs whose engines wait
 	seen := map[string]bool{}
 	for _, e := range s.Engines {
 		if !e.Prefetch {
@@ -56,7 +59,18 @@ func prefetch(s *resolve.Stack, o build.Observed, objs []build.Object) (out []bu
 			fills = append(fills, f)
 		}
 		if !f.Complete {
-			hold[workloadKey(e)] = true
+			waiting[e.ModelID] = true
+		}
+	}
+	hold := map[string]bool{}
+	for i, e := range s.Engines {
+		if !waiting[e.ModelID] || i >= len(groups) {
+			continue
+		}
+		for _, ob := range groups[i] {
+			if ob.Key != names.EngineStorageKey(resolve.ClaimEngine(e).ID) && !strings.HasPrefix(ob.Key, names.EngineFillKeyPrefix(resolve.ClaimEngine(e).ID)) {
+				hold[ob.Key] = true
+			}
 		}
 	}
 	out = make([]build.Object, 0, len(objs))
@@ -65,21 +79,14 @@ func prefetch(s *resolve.Stack, o build.Observed, objs []build.Object) (out []bu
 			out = append(out, ob)
 			continue
 		}
-		if kept, ok := keptObject(o, keyed{ob.Key, ob.Obj.GetObjectKind().GroupVersionKind().GroupVersion().String(), ob.Obj.GetObjectKind().GroupVersionKind().Kind}, nil); ok {
+		gvk := ob.Obj.GetObjectKind().GroupVersionKind()
+		if kept, ok := keptObject(o, keyed{ob.Key, gvk.GroupVersion().String(), gvk.Kind}, nil); ok {
 			out = append(out, build.Object{Key: ob.Key, Obj: kept})
 			continue
 		}
 		held = append(held, ob.Key)
 	}
 	return out, fills, held
-}
-
-// workloadKey is the key of an engine's workload.
-func workloadKey(e resolve.Engine) string {
-	if e.MultiNode {
-		return names.EngineLWSKey(e.ID)
-	}
-	return names.EngineKey(e.ID)
 }
 
 func jobCondition(m map[string]any, typ string) bool {
