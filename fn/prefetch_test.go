@@ -148,6 +148,7 @@ func TestPrefetchStatus(t *testing.T) {
 	xr := with("storage", map[string]any{"accessModes": []any{"ReadWriteMany"}, "prefetch": map[string]any{}})
 	first := mustRun(t, req(t, xr, nil, nil))
 	key := fillKey(t, first)
+	retry := "; once that is fixed, delete Job " + desired(t, first, key, &batchv1.Job{}).Name + " to try again"
 	for name, tc := range map[string]struct {
 		job            map[string]any // the Job's observed status, nil: not observed
 		cache          map[string]any
@@ -162,18 +163,18 @@ func TestPrefetchStatus(t *testing.T) {
 			cacheCond:     cond{condFalse, "Downloading", "0/1 model caches filled. m: downloading"},
 			enginesReason: "Downloading", enginesMessage: "waits for its model cache: a Job downloads the model once, then the engines start"},
 		"Failed": {job: jobStatus("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
-			cache:         map[string]any{"state": "Failed", "reason": "BackoffLimitExceeded: Job has reached the specified backoff limit"},
-			cacheCond:     cond{condFalse, "FillFailed", "0/1 model caches filled. m: the fill Job failed: BackoffLimitExceeded: Job has reached the specified backoff limit"},
-			enginesReason: "FillFailed", enginesMessage: "the Job that fills its model cache failed (BackoffLimitExceeded: Job has reached the specified backoff limit); the engines start once it succeeds"},
+			cache:         map[string]any{"state": "Failed", "reason": "BackoffLimitExceeded: Job has reached the specified backoff limit" + retry},
+			cacheCond:     cond{condFalse, "FillFailed", "0/1 model caches filled. m: the fill Job failed: BackoffLimitExceeded: Job has reached the specified backoff limit" + retry},
+			enginesReason: "FillFailed", enginesMessage: "the Job that fills its model cache failed (BackoffLimitExceeded: Job has reached the specified backoff limit" + retry + "); the engines start once it succeeds"},
 		// The fill program's exit code for a gated model, as the Job
 		// controller words a podFailurePolicy failure.
 		"Gated": {job: jobStatus("Failed", "PodFailurePolicy", "Container fill for pod llm/s-m-fill-x-abcde failed with exit code 11 matching FailJob rule at index 0"),
-			cache:         map[string]any{"state": "Failed", "reason": "the model is gated: its terms are not accepted for the token of vllmConfig.hfTokenSecret (or there is none)"},
-			cacheCond:     cond{condFalse, "FillFailed", "0/1 model caches filled. m: the fill Job failed: the model is gated: its terms are not accepted for the token of vllmConfig.hfTokenSecret (or there is none)"},
+			cache:         map[string]any{"state": "Failed", "reason": "the model is gated: its terms are not accepted for the token of vllmConfig.hfTokenSecret (or there is none)" + retry},
+			cacheCond:     cond{condFalse, "FillFailed", "0/1 model caches filled. m: the fill Job failed: the model is gated: its terms are not accepted for the token of vllmConfig.hfTokenSecret (or there is none)" + retry},
 			enginesReason: "FillFailed", enginesMessage: "the Job that fills its model cache failed (the model is gated"},
 		"NoSpace": {job: jobStatus("Failed", "PodFailurePolicy", "Container fill for pod llm/s-m-fill-x-abcde failed with exit code 13 matching FailJob rule at index 0"),
-			cache:     map[string]any{"state": "Failed", "reason": "no space left on the claim: raise storage.size"},
-			cacheCond: cond{condFalse, "FillFailed", "0/1 model caches filled. m: the fill Job failed: no space left on the claim: raise storage.size"}},
+			cache:     map[string]any{"state": "Failed", "reason": "no space left on the claim: raise storage.size" + retry},
+			cacheCond: cond{condFalse, "FillFailed", "0/1 model caches filled. m: the fill Job failed: no space left on the claim: raise storage.size" + retry}},
 		"Cached": {job: jobStatus("Complete", "CompletionsReached", ""), cache: map[string]any{"state": "Cached"},
 			cacheCond: cond{condTrue, "Cached", "1/1 model caches filled"}},
 	} {

@@ -42,6 +42,9 @@ func modelCache(e stack.EnginePart, observed Observed) *v1alpha1.ModelCacheStatu
 				reason = stack.FillExitReasons[int32(code)]
 			}
 		}
+		// The Job's spec is unchanged by a fixed token or a larger claim:
+		// deleting it has Crossplane create it again.
+		reason += "; once that is fixed, delete Job " + job.GetName() + " to try again"
 		return &v1alpha1.ModelCacheStatus{State: cacheFailed, Reason: text.Clip(reason, maxMessageLength)}
 	}
 	return &v1alpha1.ModelCacheStatus{State: cacheDownloading}
