@@ -333,6 +333,16 @@ func TestXRRejects(t *testing.T) {
 			want:   prefix + `spec.vllmConfig.engineVersion: Invalid value: "latest": spec.vllmConfig.engineVersion in body should match '^v?[0-9]+[.][0-9]+[.][0-9]+([.][0-9]+)?$'`,
 		},
 		{
+			name:   "drainSeconds above an hour",
+			mutate: []func(map[string]any){set("spec.shutdown", map[string]any{"drainSeconds": int64(3601)})},
+			want:   prefix + `spec.shutdown.drainSeconds: Invalid value: 3601: spec.shutdown.drainSeconds in body should be less than or equal to 3600`,
+		},
+		{
+			name:   "negative routingDelaySeconds",
+			mutate: []func(map[string]any){set("spec.shutdown", map[string]any{"routingDelaySeconds": int64(-1)})},
+			want:   prefix + `spec.shutdown.routingDelaySeconds: Invalid value: -1: spec.shutdown.routingDelaySeconds in body should be greater than or equal to 0`,
+		},
+		{
 			name:   "workerHeartbeatTime of the worker timeout",
 			mutate: []func(map[string]any){set("spec.lmcacheConfig.workerHeartbeatTime", int64(30))},
 			want:   prefix + `spec.lmcacheConfig.workerHeartbeatTime: Invalid value: 30: spec.lmcacheConfig.workerHeartbeatTime in body should be less than or equal to 29`,

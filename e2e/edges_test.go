@@ -351,6 +351,24 @@ var edgeCases = []edgeCase{
 		mutate: setSpecJSON("storage.extraVolumes", `[{"name": "x"}]`),
 		fn:     `invalid ProductionStack: spec.storage.extraVolumes[0] sets 0 volume sources: set exactly one, such as persistentVolumeClaim, configMap, secret or emptyDir`,
 	},
+	{
+		// The longest drain the XRD takes: a preStop sleep of 3900 s (the
+		// seed's vLLM 0.8.3 drains in it) and a grace period of 3920 s.
+		name:   "longest drain",
+		mutate: setSpecJSON("shutdown", `{"drainSeconds": 3600, "routingDelaySeconds": 300}`),
+	},
+	{
+		// A model cache filled by a Job (storage.prefetch): the first
+		// reconcile composes the claim and the Job, the engines wait.
+		name:   "prefetch",
+		mutate: setSpecJSON("storage", `{"accessModes": ["ReadWriteMany"], "prefetch": {}}`),
+	},
+	{
+		// No drain at all: no preStop sleep (a zero sleep is refused before
+		// Kubernetes 1.33) and Kubernetes' default grace period.
+		name:   "no drain",
+		mutate: setSpecJSON("shutdown", `{"drainSeconds": 0, "routingDelaySeconds": 0}`),
+	},
 }
 
 // setSpecJSON sets a field of the spec to a value written as JSON.

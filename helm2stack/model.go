@@ -88,7 +88,7 @@ func (c *converter) completeModel() error {
 		ensure(&c.engine().Pod).InitContainers = []corev1.Container{*ic}
 	}
 	c.existingClaim()
-	if args := c.liftServedName(m.path, slices.Concat(m.runner, m.convert, m.extraArgs)); len(args) > 0 {
+	if args := c.liftShutdownTimeout(m.path, c.liftServedName(m.path, slices.Concat(m.runner, m.convert, m.extraArgs))); len(args) > 0 {
 		ensure(&c.engine().VLLMConfig).ExtraArgs = args
 	}
 	return nil

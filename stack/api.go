@@ -23,7 +23,13 @@ type (
 	Findings = validate.Findings
 	// A Move is a model's change of topology in progress.
 	Move = transition.Move
+	// A Fill is a model cache claim's fill Job (storage.prefetch), as observed.
+	Fill = transition.Fill
 )
+
+// FillExitReasons say why a fill Job failed at once, by its container's
+// exit code (storage.prefetch).
+var FillExitReasons = build.FillExitReasons
 
 // The labels of the stack's pods, as the production-stack chart sets them.
 const (

@@ -12,6 +12,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"github.com/vllm-project/function-vllm-stack/stack/build"
@@ -163,7 +164,7 @@ func (b behaviourFacts) checkBehaviour(r rendered, vllm, router string, warnings
 			}
 		}
 	}
-	return problems
+	return append(problems, b.checkDrain(r, v, router, warnings)...)
 }
 
 // checkVLLMEnvNames: every VLLM_* variable the function renders is one the
@@ -227,6 +228,8 @@ func behaviourStack(c corev1.Container, logic string) rendered {
 		return d
 	}
 	engine := deployment("m-deployment-vllm", c)
+	// A pod that drains (checkDrain's own cases test that).
+	engine.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To(int64(55))
 	return rendered{deployments: []appsv1.Deployment{engine, deployment(names.ComponentRouter, container("router", routerArgsWith(logic)))}}
 }
 

@@ -29,14 +29,19 @@ func wideEPXR(ver string, kv ...any) map[string]any {
 		"vllmConfig.expertParallel", map[string]any{"eplb": map[string]any{"numRedundantExperts": 32, "windowSize": 1000}, "all2allBackend": "deepep_low_latency"}}, kv...)...)
 }
 
-// afterPort are the arguments of vllm serve after --host 0.0.0.0 --port 8000.
+// afterPort are the arguments of vllm serve after --host 0.0.0.0 --port 8000
+// and the drain's --shutdown-timeout (TestDrain's), which follows it.
 func afterPort(t *testing.T, args []string) []string {
 	t.Helper()
 	i := slices.Index(args, "--port")
 	if i < 0 || i+2 > len(args) {
 		t.Fatalf("no --port in %q", args)
 	}
-	return args[i+2:]
+	rest := args[i+2:]
+	if len(rest) > 0 && strings.HasPrefix(rest[0], "--shutdown-timeout=") {
+		rest = rest[1:]
+	}
+	return rest
 }
 
 // TestDataParallelOnePod: the ranks of one pod are --data-parallel-size, the

@@ -83,6 +83,9 @@ func TestPickerPDObjects(t *testing.T) {
 		Ports: []corev1.ContainerPort{{Name: "sidecar-http", ContainerPort: 8000, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 			Path: "/health", Port: intstr.FromInt32(8000), Scheme: corev1.URISchemeHTTP}}, PeriodSeconds: 5, FailureThreshold: 3},
+		// Requests in flight pass through it: it outlives the routing
+		// delay and the drain.
+		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 35}}},
 	}
 	if diff := cmp.Diff(wantSidecar, sc); diff != "" {
 		t.Errorf("routing sidecar (-want +got):\n%s", diff)

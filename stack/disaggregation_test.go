@@ -56,9 +56,9 @@ func TestDisaggregatedEngines(t *testing.T) {
 		nodeSelector     map[string]string
 	}{
 		{"engine-m-prefill", "s-m-prefill-deployment-vllm", "m-prefill", 2,
-			args("--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_producer"}`, "--seed=1", "--max-num-batched-tokens=8192"), "1", nil},
+			oldArgs("--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_producer"}`, "--seed=1", "--max-num-batched-tokens=8192"), "1", nil},
 		{"engine-m-decode", "s-m-decode-deployment-vllm", "m-decode", 1,
-			args("--tensor-parallel-size=2", "--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}`, "--seed=1"), "2", map[string]string{"gpu": "h100"}},
+			oldArgs("--tensor-parallel-size=2", "--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}`, "--seed=1"), "2", map[string]string{"gpu": "h100"}},
 	} {
 		d := desired(t, rsp, tc.key, &appsv1.Deployment{})
 		c := d.Spec.Template.Spec.Containers[0]
@@ -320,7 +320,8 @@ func TestLMCacheTransferRefusals(t *testing.T) {
 	// engines are a warning: the router uses one.
 	rsp := mustRun(t, req(t, pdLMCacheXR("routerConfig.image", "lmcache/lmstack-router:v0.1.4", "disaggregation.prefill", map[string]any{"replicas": 3}), nil, nil))
 	want := []string{"spec.disaggregation.prefill: storage is ReadWriteOnce but replicas is 3: replicas scheduled on other nodes cannot mount the model cache; use accessModes [ReadWriteMany] or one replica",
-		"spec.disaggregation.prefill.replicas 3: the router's disaggregated_prefill logic sends every prompt to one prefill engine (the last it discovered), so the others stay idle: use one prefill engine, or transfer nixl, which spreads prompts over all"}
+		"spec.disaggregation.prefill.replicas 3: the router's disaggregated_prefill logic sends every prompt to one prefill engine (the last it discovered), so the others stay idle: use one prefill engine, or transfer nixl, which spreads prompts over all",
+		"spec.shutdown: router 0.1.4 (routerConfig.image lmcache/lmstack-router:v0.1.4) keeps sending requests to an engine pod that is being deleted until it exits (router 0.1.7 and later drop it at once), so requests that reach a draining engine fail: use a router image of 0.1.7 or later"}
 	if diff := cmp.Diff(want, rsp.warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}

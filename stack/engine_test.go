@@ -16,9 +16,12 @@ import (
 )
 
 // minimalXR is the smallest valid stack: one model by URL, in namespace llm.
-var baseArgs = []string{"org/m", "--host", "0.0.0.0", "--port", "8000"}
+var baseArgs = []string{"org/m", "--host", "0.0.0.0", "--port", "8000", "--shutdown-timeout=30"}
 
 func args(extra ...string) []string { return append(append([]string{}, baseArgs...), extra...) }
+
+// oldArgs are args of a release before --shutdown-timeout (0.19.0).
+func oldArgs(extra ...string) []string { return append(append([]string{}, baseArgs[:5]...), extra...) }
 
 // TestEngineArgs covers each row of SPEC §3 that becomes an argument of
 // `vllm serve`, on and off, in the documented order.
@@ -28,10 +31,10 @@ func TestEngineArgs(t *testing.T) {
 		want []string
 	}{
 		"Minimal":              {xr: minimalXR(), want: baseArgs},
-		"PathUsesNameAsServed": {xr: with("model.path", "/models/m", "model.modelURL", nil), want: []string{"/models/m", "--served-model-name=m", "--host", "0.0.0.0", "--port", "8000"}},
-		"PathUsesURLAsServed":  {xr: with("model.path", "/models/m"), want: []string{"/models/m", "--served-model-name=org/m", "--host", "0.0.0.0", "--port", "8000"}},
-		"PathWithServedName":   {xr: with("model.path", "/models/m", "model.servedModelName", "chat"), want: []string{"/models/m", "--served-model-name=chat", "--host", "0.0.0.0", "--port", "8000"}},
-		"ServedModelName":      {xr: with("model.servedModelName", "chat"), want: []string{"org/m", "--served-model-name=chat", "--host", "0.0.0.0", "--port", "8000"}},
+		"PathUsesNameAsServed": {xr: with("model.path", "/models/m", "model.modelURL", nil), want: []string{"/models/m", "--served-model-name=m", "--host", "0.0.0.0", "--port", "8000", "--shutdown-timeout=30"}},
+		"PathUsesURLAsServed":  {xr: with("model.path", "/models/m"), want: []string{"/models/m", "--served-model-name=org/m", "--host", "0.0.0.0", "--port", "8000", "--shutdown-timeout=30"}},
+		"PathWithServedName":   {xr: with("model.path", "/models/m", "model.servedModelName", "chat"), want: []string{"/models/m", "--served-model-name=chat", "--host", "0.0.0.0", "--port", "8000", "--shutdown-timeout=30"}},
+		"ServedModelName":      {xr: with("model.servedModelName", "chat"), want: []string{"org/m", "--served-model-name=chat", "--host", "0.0.0.0", "--port", "8000", "--shutdown-timeout=30"}},
 		"EnableLoRA":           {xr: with("model.enableLoRA", true), want: args("--enable-lora")},
 		"EnableLoRAOff":        {xr: with("model.enableLoRA", false), want: baseArgs},
 		"EnableTool":           {xr: with("model.enableTool", true, "model.toolCallParser", "hermes"), want: args("--enable-auto-tool-choice", "--tool-call-parser=hermes")},
@@ -46,10 +49,10 @@ func TestEngineArgs(t *testing.T) {
 		"ChunkedPrefillOff":    {xr: with("vllmConfig.enableChunkedPrefill", false), want: args("--no-enable-chunked-prefill")},
 		// vLLM 0.8.3 and 0.8.4 have no --no- form (StoreBoolean); 0.8.5
 		// rejects "=false" (BooleanOptionalAction).
-		"ChunkedPrefillOff083": {xr: with("vllmConfig.enableChunkedPrefill", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: args("--enable-chunked-prefill=false")},
-		"ChunkedPrefillOff084": {xr: with("vllmConfig.enableChunkedPrefill", false, "vllmConfig.engineVersion", "0.8.4"), want: args("--enable-chunked-prefill=false")},
-		"ChunkedPrefillOff085": {xr: with("vllmConfig.enableChunkedPrefill", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.5"), want: args("--no-enable-chunked-prefill")},
-		"ChunkedPrefillOn083":  {xr: with("vllmConfig.enableChunkedPrefill", true, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: args("--enable-chunked-prefill")},
+		"ChunkedPrefillOff083": {xr: with("vllmConfig.enableChunkedPrefill", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: oldArgs("--enable-chunked-prefill=false")},
+		"ChunkedPrefillOff084": {xr: with("vllmConfig.enableChunkedPrefill", false, "vllmConfig.engineVersion", "0.8.4"), want: oldArgs("--enable-chunked-prefill=false")},
+		"ChunkedPrefillOff085": {xr: with("vllmConfig.enableChunkedPrefill", false, "vllmConfig.image", "vllm/vllm-openai:v0.8.5"), want: oldArgs("--no-enable-chunked-prefill")},
+		"ChunkedPrefillOn083":  {xr: with("vllmConfig.enableChunkedPrefill", true, "vllmConfig.image", "vllm/vllm-openai:v0.8.3"), want: oldArgs("--enable-chunked-prefill")},
 		"PrefixCachingOn":      {xr: with("vllmConfig.enablePrefixCaching", true), want: args("--enable-prefix-caching")},
 		"PrefixCachingOff":     {xr: with("vllmConfig.enablePrefixCaching", false), want: args("--no-enable-prefix-caching")},
 		"TensorParallel":       {xr: with("vllmConfig.tensorParallelSize", 2, "resources.gpu", "2"), want: args("--tensor-parallel-size=2")},
@@ -60,8 +63,8 @@ func TestEngineArgs(t *testing.T) {
 		"LMCacheV1":            {xr: with("lmcacheConfig.enabled", true), want: args("--kv-transfer-config", upstream.KVTransferV1)},
 		// The V0 connector needs an LMCache with lmcache.experimental, which
 		// no vllm/vllm-openai image has: an lmcache/vllm-openai image of then.
-		"LMCacheV0":      {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.10.0", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18"), want: args("--kv-transfer-config", upstream.KVTransferV0)},
-		"LMCacheV0On083": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.8.3", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18"), want: args("--kv-transfer-config", upstream.KVTransferV0)},
+		"LMCacheV0":      {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.10.0", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18"), want: oldArgs("--kv-transfer-config", upstream.KVTransferV0)},
+		"LMCacheV0On083": {xr: with("lmcacheConfig.enabled", true, "vllmConfig.v1", false, "vllmConfig.engineVersion", "0.8.3", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18"), want: oldArgs("--kv-transfer-config", upstream.KVTransferV0)},
 		"LoRAModules": {
 			xr: with("model.enableLoRA", true, "model.loraAdapters", []any{
 				map[string]any{"name": "sql", "path": "/data/lora/sql"},

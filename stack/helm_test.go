@@ -196,7 +196,7 @@ func helmRows() map[string]func(t *testing.T) {
 			// An lmcache/vllm-openai tag is LMCache's release: engineVersion
 			// says which vLLM the image runs.
 			c = engineContainer0(t, helmRun(t, with("vllmConfig.image", "lmcache/vllm-openai:v0.3.5", "vllmConfig.engineVersion", "0.8.4", "vllmConfig.enableChunkedPrefill", false)), "engine-m")
-			helmEqual(t, "args", args("--enable-chunked-prefill=false"), c.Args)
+			helmEqual(t, "args", oldArgs("--enable-chunked-prefill=false"), c.Args)
 		},
 
 		"`servingEngineSpec.imagePullPolicy`, `modelSpec[].imagePullSecret`": func(t *testing.T) {
@@ -208,14 +208,14 @@ func helmRows() map[string]func(t *testing.T) {
 
 		"`modelSpec[].modelRevision`": func(t *testing.T) {
 			c := engineContainer0(t, helmRun(t, with("model.revision", "0cb88a4f764b7a12671c53f0838cd831a0843b95")), "engine-m")
-			helmEqual(t, "args", []string{"org/m", "--revision=0cb88a4f764b7a12671c53f0838cd831a0843b95", "--host", "0.0.0.0", "--port", "8000"}, c.Args)
+			helmEqual(t, "args", []string{"org/m", "--revision=0cb88a4f764b7a12671c53f0838cd831a0843b95", "--host", "0.0.0.0", "--port", "8000", "--shutdown-timeout=30"}, c.Args)
 			helmFatal(t, with("model.revision", "--trust-remote-code"),
 				helmInvalid+`spec.model.revision "--trust-remote-code" is invalid: use a branch, tag or commit of the model's repository, such as main or a commit hash (letters, digits, '.', '_', '-' and '/', starting with a letter or digit)`)
 		},
 
 		"`modelSpec[].modelURL`": func(t *testing.T) {
 			c := engineContainer0(t, helmRun(t, with("model.modelURL", "mistralai/Mistral-7B-Instruct-v0.2")), "engine-m")
-			helmEqual(t, "args", []string{"mistralai/Mistral-7B-Instruct-v0.2", "--host", "0.0.0.0", "--port", "8000"}, c.Args)
+			helmEqual(t, "args", []string{"mistralai/Mistral-7B-Instruct-v0.2", "--host", "0.0.0.0", "--port", "8000", "--shutdown-timeout=30"}, c.Args)
 		},
 
 		"`modelSpec[].replicaCount`": func(t *testing.T) {
@@ -371,7 +371,7 @@ func helmRows() map[string]func(t *testing.T) {
 			// engine's, so only it gets the chart's value.
 			c := engineContainer0(t, helmRun(t, with("vllmConfig.v1", false, "lmcacheConfig.enabled", true, "vllmConfig.engineVersion", "0.10.0", "vllmConfig.image", "lmcache/vllm-openai:2025-04-18")), "engine-m")
 			helmEqual(t, "env", engineEnvOf("HF_HOME", "/data", "VLLM_USE_V1", "0", "LMCACHE_USE_EXPERIMENTAL", "True", "VLLM_RPC_TIMEOUT", "1000000", "LMCACHE_LOG_LEVEL", "INFO"), c.Env)
-			helmEqual(t, "args", args("--kv-transfer-config", `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`), c.Args)
+			helmEqual(t, "args", oldArgs("--kv-transfer-config", `{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}`), c.Args)
 		},
 
 		"`modelSpec[].vllmConfig.v1`": func(t *testing.T) {

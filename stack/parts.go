@@ -58,6 +58,9 @@ type EnginePart struct {
 	// OffloadClaimKey and OffloadClaim are the claim of its filesystem KV
 	// offload tier the stack composes (kvOffloading); "" when none.
 	OffloadClaimKey, OffloadClaim string
+	// FillKey is the key of the Job that fills the claim the engine
+	// mounts (storage.prefetch); "" when none does.
+	FillKey string
 	// ScaleToZero: the model goes to zero replicas when idle, by design.
 	ScaleToZero bool
 	// Adapters are the model's runtime adapters (model.adapters), whose
@@ -105,6 +108,11 @@ func parts(s *resolve.Stack, t transition.Result) Parts {
 		}
 		if e.KVOffloadFS == resolve.KVOffloadNewClaim {
 			ep.OffloadClaimKey, ep.OffloadClaim = names.EngineKVOffloadKey(e.ID), s.Names.KVOffloadClaim(e.ID)
+		}
+		for _, f := range t.Fills {
+			if e.Prefetch && f.Claim == resolve.ClaimEngine(e).ID {
+				ep.FillKey = f.Key
+			}
 		}
 		if e.RuntimeAdapters {
 			for _, a := range e.Model.Adapters {

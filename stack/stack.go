@@ -59,6 +59,9 @@ func (s *Stack) Compose(observed Observed) ([]Object, error) {
 		return nil, err
 	}
 	s.last = transition.Decide(r, observed, slices.Concat(groups...))
+	var held []string
+	s.last.Objects, s.last.Fills, held = transition.Prefetch(r, observed, s.last.Objects, groups)
+	s.last.Withheld = append(s.last.Withheld, held...)
 	s.last.RootHolder = rootHolder
 	if note != "" {
 		s.last.Notes = []string{note}
@@ -78,6 +81,10 @@ func (s *Stack) Notes() []string { return s.last.Notes }
 // Moves are the models whose change of topology is in progress, as the last
 // Compose saw them.
 func (s *Stack) Moves() []Move { return s.last.Moves }
+
+// Fills are the model cache claims filled by a Job (storage.prefetch), as
+// the last Compose saw them.
+func (s *Stack) Fills() []Fill { return s.last.Fills }
 
 // Namespace is where the stack's objects live.
 func (s *Stack) Namespace() string { return s.r.Namespace }

@@ -163,7 +163,7 @@ func TestNewestRelease(t *testing.T) {
 		t.Errorf("warnings for vLLM 0.27.1: %q", got)
 	}
 	c := engineContainer0(t, mustRun(t, req(t, xr, nil, nil)), "engine-m")
-	want := []string{"org/m", "--host", "0.0.0.0", "--port", "8000", "--no-enable-chunked-prefill",
+	want := []string{"org/m", "--host", "0.0.0.0", "--port", "8000", "--shutdown-timeout=30", "--no-enable-chunked-prefill",
 		"--kv-transfer-config", `{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}`}
 	if diff := cmp.Diff(want, c.Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)

@@ -60,7 +60,7 @@ const (
 var severity = []string{
 	reasonUnschedulable, reasonImagePullError, reasonCrashLoopBackOff, reasonContainerConfig,
 	reasonPodFailed, reasonReplicaFailure, reasonProgressDeadline, reasonClaimLost, reasonNotAccepted,
-	reasonStarting, reasonNotReady, reasonContainerWaiting, reasonPodPending, reasonClaimPending,
+	reasonFillFailed, reasonDownloading, reasonStarting, reasonNotReady, reasonContainerWaiting, reasonPodPending, reasonClaimPending,
 	reasonRollingOut, reasonUnavailable, reasonCreating,
 }
 
@@ -116,6 +116,11 @@ func Ready(o *unstructured.Unstructured) bool {
 		}
 	case "PersistentVolumeClaim":
 		if phase, _ := stringAt(o, "status", "phase"); phase != string(corev1.ClaimBound) {
+			return false
+		}
+	case "Job":
+		// A model cache's fill Job (storage.prefetch) is ready once done.
+		if !conditionTrue(o, "Complete") {
 			return false
 		}
 	}
@@ -244,12 +249,17 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 			// Woken from zero: its first replica is starting.
 			p.Message = msgWaking + p.Message
 		}
+		cache := modelCache(e, observed)
+		if cache != nil && cache.State != cacheCached && observed[e.Key] == nil {
+			p = waitingForCache(cache) // withheld until its cache is filled
+		}
 		st.Models = append(st.Models, Model{
 			ModelStatus: v1alpha1.ModelStatus{
 				Name: e.Model, Role: e.Role, ServedModelName: e.ServedModelName, Replicas: replicas,
 				ReadyReplicas: ds.ReadyReplicas, AvailableReplicas: ds.AvailableReplicas, UpdatedReplicas: ds.UpdatedReplicas,
 				Adapters:            adapterStatus(e.Adapters, pods.Engines[e.PodName]),
 				InferenceObjectives: objectiveStatus(e.Objectives),
+				ModelCache:          cache,
 			},
 			Progress: p,
 		})
@@ -420,6 +430,13 @@ func (st Status) Fields() map[string]any {
 			}
 			fields["inferenceObjectives"] = objectives
 		}
+		if c := m.ModelCache; c != nil {
+			f := map[string]any{"state": c.State}
+			if c.Reason != "" {
+				f["reason"] = c.Reason
+			}
+			fields["modelCache"] = f
+		}
 		models = append(models, fields)
 	}
 	ready, total := readyModels(st.Models)
@@ -448,7 +465,11 @@ type Condition struct {
 // hold no times or counters that change by themselves, so an unchanged stack
 // gets unchanged conditions.
 func (st Status) Conditions() []Condition {
-	return []Condition{enginesCondition(st.Models), routerCondition(st.Router), storageCondition(st.Claims)}
+	conds := []Condition{enginesCondition(st.Models), routerCondition(st.Router), storageCondition(st.Claims)}
+	if c, ok := modelCacheCondition(st.Models); ok {
+		conds = append(conds, c)
+	}
+	return conds
 }
 
 // Refused are the conditions of a stack the function refused to compose:

@@ -53,6 +53,14 @@ var (
 	// RouterServiceNameSince is the first release with service-name
 	// discovery (vllm-stack-0.1.7, --k8s-service-discovery-type).
 	RouterServiceNameSince = V(0, 1, 7)
+	// RouterDropsTerminatingSince is the first release whose pod-ip
+	// discovery drops an engine pod as soon as it is being deleted (its
+	// deletionTimestamp, PR #602: vllm-stack-0.1.7:src/vllm_router/
+	// service_discovery.py:407-412,599-602). Before, a pod counts while its
+	// containers are ready (vllm-stack-0.1.6:...:373-377,557), and vLLM's
+	// /health stays 200 while it drains, so the router keeps sending it
+	// requests until it exits.
+	RouterDropsTerminatingSince = V(0, 1, 7)
 
 	// RoutingLogicSince is the first release with each --routing-logic.
 	RoutingLogicSince = map[string]Version{

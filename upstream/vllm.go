@@ -58,6 +58,27 @@ var (
 	VLLMKVConnectorRefusesExpandable   = V(0, 22, 0)
 	VLLMKVConnectorMayRefuseExpandable = V(0, 21, 0)
 	VLLMExpandableSegmentsSetting      = "expandable_segments:True"
+
+	// --shutdown-timeout (int seconds, default 0): on SIGTERM the API
+	// server stops the engine, which refuses new requests and, with a value
+	// above 0, lets those in flight finish for that long before it exits
+	// (0 aborts them). Added by PR #34730 (main 2026-03-06), reverted by
+	// #36628 (2026-03-10), added again by #36666 (7afe0faab1, main
+	// 2026-03-13); vLLM's 0.19.1 branch (neuralmagic/vllm
+	// v0.19.1-llm-d-0.7-cherrypicks, cut from main of 2026-03-28) holds it.
+	// 0.18.0 (about 2026-03-23) is not bracketed: its cut is not readable
+	// here, so 0.19.0 is the first release the flag is rendered for, and
+	// older releases drain in the pod's preStop instead. Before the flag,
+	// SIGTERM cancels the HTTP server at once (launcher.py signal_handler,
+	// V@v0.8.3:vllm/entrypoints/launcher.py:52-62, V@v0.10.0:...:57-68).
+	VLLMShutdownTimeoutSince = V(0, 19, 0)
+
+	// While it drains, an engine with a KV connector waits for the
+	// connector's delayed frees too (a prefill engine's blocks until the
+	// decode engine has read them): PR #43433 (82536acc54, main 2026-05-23,
+	// in 0.22.0). Before, a draining prefill engine exits once its own
+	// requests finish, while a decode engine may still read their KV.
+	VLLMDrainWaitsForKVReadsSince = V(0, 22, 0)
 )
 
 const (

@@ -156,6 +156,7 @@ var differences = []struct{ where, prefix, row string }{
 	{"engine args", "--max_loras ", vllmConfigRow},
 	{"engine args", "--max-loras ", vllmConfigRow},
 	{"engine args", "--no-enable-prefix-caching", vllmConfigRow},
+	{"engine args", "--shutdown-timeout ", vllmConfigRow},
 	{"engine args", "--lora-modules ", "`loraAdapters[].*`"},
 	{"engine env", "PYTHONHASHSEED=", "`modelSpec[].env`"},
 	{"engine env", "PROMETHEUS_MULTIPROC_DIR=", "`modelSpec[].vllmConfig.prometheusMultiprocDir`"},

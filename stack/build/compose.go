@@ -27,6 +27,9 @@ func ComposeGroups(s *resolve.Stack, o Observed, rootHolder string) [][]Object {
 		if e.KVOffloadFS == resolve.KVOffloadNewClaim {
 			objs = append(objs, Object{names.EngineKVOffloadKey(e.ID), kvOffloadClaim(s, e)})
 		}
+		if key, job, ok := FillJob(s, e); ok {
+			objs = append(objs, Object{key, job})
+		}
 		if e.Model.ChatTemplate != "" {
 			objs = append(objs, Object{names.EngineTemplateKey(e.ID), chatTemplateConfigMap(s, e)})
 		}

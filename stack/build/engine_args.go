@@ -56,6 +56,11 @@ func EngineArgs(e resolve.Engine) []string {
 		args = append(args, opt("--revision", m.Revision))
 	}
 	args = append(args, "--host", "0.0.0.0", "--port", strconv.Itoa(int(e.VLLMPort)))
+	if e.Drain.Flag {
+		// On SIGTERM vLLM refuses new requests and lets those in flight
+		// finish for this long (upstream.VLLMShutdownTimeoutSince).
+		args = append(args, opt("--shutdown-timeout", itoa(e.Drain.Seconds)))
+	}
 	if m.EnableLoRA {
 		args = append(args, "--enable-lora")
 	}

@@ -81,6 +81,11 @@ func engineEnv(s *resolve.Stack, e resolve.Engine) []corev1.EnvVar {
 	if resolve.Enabled(e.Cfg.Storage.Enabled) {
 		env = append(env, corev1.EnvVar{Name: "HF_HOME", Value: ModelCachePath})
 	}
+	if e.Prefetch {
+		// The fill Job downloaded the model: read the cache only
+		// (local_files_only), never fetch again (prefetch.go).
+		env = append(env, corev1.EnvVar{Name: "HF_HUB_OFFLINE", Value: "1"})
+	}
 	if t := v.HFTokenSecret; t != nil {
 		env = append(env, secretEnv("HF_TOKEN", t))
 	}

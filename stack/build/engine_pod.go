@@ -117,6 +117,7 @@ func EnginePod(s *resolve.Stack, e resolve.Engine) corev1.PodSpec {
 		withAdapterSync(s, e, &pod)
 	}
 	hostNamespaces(&pod, e)
+	drain(&pod, e)
 	return pod
 }
 

@@ -129,6 +129,12 @@ func (n Names) KVOffloadClaim(model string) string {
 	return Shorten(n.Stack+"-"+model+"-kv-offload", MaxSubdomainLength)
 }
 
+// Fill is the name of a claim's fill Job; its pods' job-name label takes
+// it, so it is a DNS label.
+func (n Names) Fill(model, hash string) string {
+	return Shorten(n.Stack+"-"+model+"-fill-"+hash, MaxLabelLength)
+}
+
 func (n Names) ChatTemplates(model string) string {
 	return Shorten(n.Stack+"-"+model+"-chat-templates", MaxSubdomainLength)
 }
@@ -265,6 +271,14 @@ func EngineServiceKey(model string) string { return "engine-" + model + "-servic
 func EngineStorageKey(model string) string { return "engine-" + model + "-storage" }
 
 func EngineKVOffloadKey(model string) string { return "engine-" + model + "-kv-offload" }
+
+// EngineFillKey is the key of the Job that fills a claim: one key per Job
+// spec (hash), as a Job's template is immutable and Crossplane keeps an
+// object's name for as long as its key stays.
+func EngineFillKey(model, hash string) string { return "engine-" + model + "-fill-" + hash }
+
+// EngineFillKeyPrefix is what every fill Job key of a claim starts with.
+func EngineFillKeyPrefix(model string) string { return "engine-" + model + "-fill-" }
 
 func EngineTemplateKey(model string) string { return "engine-" + model + "-chat-template" }
 

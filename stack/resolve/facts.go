@@ -38,6 +38,15 @@ func derive(s *Stack, e *Engine) {
 	e.LoRASidecar = loraSidecarOn(*e)
 	e.KVOffload, e.KVOffloadFS = kvOffloadOf(*e)
 	e.Shm = needsShm(*e)
+	e.Drain = drainOf(*e)
+	e.Prefetch = prefetchOn(*e)
+}
+
+// prefetchOn: storage.prefetch is on, on a model cache the stack can fill
+// (validatePrefetch refuses the others).
+func prefetchOn(e Engine) bool {
+	p := e.Cfg.Storage.Prefetch
+	return p != nil && (p.Enabled == nil || *p.Enabled) && Enabled(e.Cfg.Storage.Enabled)
 }
 
 // autoscaled reports whether an autoscaler owns a model's replicas. The

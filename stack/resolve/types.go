@@ -101,6 +101,11 @@ type Derived struct {
 	DataParallel, DataParallelLocal int32
 	ExpertParallel                  bool
 	EPLB                            *v1alpha1.EPLB
+	// Drain is how the engine's pods stop (shutdown.go).
+	Drain Drain
+	// Prefetch: a Job fills the engine's claim before it starts, and the
+	// engine reads it offline (storage.prefetch).
+	Prefetch bool
 }
 
 // A layer is one block of the spec an engine's configuration is merged

@@ -33,6 +33,8 @@ type Result struct {
 	// warnings of the change.
 	RootHolder string
 	Notes      []string
+	// Fills are the claims' fill Jobs (storage.prefetch), as observed.
+	Fills []Fill
 }
 
 // Decide decides, over the objects built for the stack (objs) and what

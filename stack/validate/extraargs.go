@@ -357,6 +357,8 @@ func WiredBy(e resolve.Engine, w wiredOption) string {
 		return field(p + ".dtype")
 	case "--max-num-seqs":
 		return field(p + ".maxNumSeqs")
+	case "--shutdown-timeout":
+		return field(e.Origin("shutdown.drainSeconds"))
 	case "--max-model-len":
 		return field(p + ".maxModelLen")
 	case "--lora-modules":

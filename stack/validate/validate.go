@@ -42,6 +42,7 @@ func Validate(s *resolve.Stack) Findings {
 		validateRuntimeAdapters(&f, s, e)
 		validateLoRALimits(&f, e)
 		validateKVOffload(&f, e)
+		validatePrefetch(&f, e)
 	}
 	validateRouter(&f, spec.RouterConfig, r)
 	validateRouting(&f, spec.RouterConfig, r, engs)
@@ -55,6 +56,7 @@ func Validate(s *resolve.Stack) Findings {
 		// get, which only a valid stack has.
 		validateRouterVersion(&f, s)
 		validateSleepMode(&f, s)
+		validateShutdown(&f, s)
 		validateLMCacheLockstep(&f, s)
 	}
 	ValidateMonitoring(&f, spec.Monitoring)

@@ -474,6 +474,11 @@ type EngineConfig struct {
 	// +optional
 	PodDisruptionBudget *PodDisruptionBudget `json:"podDisruptionBudget,omitempty"`
 
+	// How engine pods stop: the routing layer drops them, then requests in
+	// flight finish (drain). Default: a 5 s routing delay, 30 s drain.
+	// +optional
+	Shutdown *Shutdown `json:"shutdown,omitempty"`
+
 	// Scale each model's engines with load. When enabled the stack no
 	// longer sets the Deployment's replicas: the autoscaler owns them.
 	// +optional
@@ -1615,6 +1620,11 @@ type Storage struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	ExtraVolumeMounts []corev1.VolumeMount `json:"extraVolumeMounts,omitempty"`
+
+	// Download the model into the claim once, with a Job, before the
+	// engines start; they then read it offline.
+	// +optional
+	Prefetch *Prefetch `json:"prefetch,omitempty"`
 }
 
 // EmptyDirStorage is a model cache that lives as long as the pod.
@@ -1677,6 +1687,9 @@ type ModelStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	InferenceObjectives []InferenceObjectiveStatus `json:"inferenceObjectives,omitempty"`
+	// The model cache, when a Job fills it (storage.prefetch).
+	// +optional
+	ModelCache *ModelCacheStatus `json:"modelCache,omitempty"`
 }
 
 // InferenceObjectiveStatus is one of a model's inferenceObjectives.

@@ -27,6 +27,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -209,6 +210,7 @@ func (r *Recorder) Run(f func()) (errs []string) {
 // unknown and duplicate fields disallowed, then checked.
 var typedKinds = map[string]func() any{
 	"apps/v1/Deployment":                          func() any { return &appsv1.Deployment{} },
+	"batch/v1/Job":                                func() any { return &batchv1.Job{} },
 	"v1/Service":                                  func() any { return &corev1.Service{} },
 	"v1/PersistentVolumeClaim":                    func() any { return &corev1.PersistentVolumeClaim{} },
 	"v1/ConfigMap":                                func() any { return &corev1.ConfigMap{} },
@@ -389,6 +391,8 @@ func (st *renderedStack) check() {
 			st.checkDeployment(o, v)
 		case *corev1.Service:
 			st.checkService(o, v)
+		case *batchv1.Job:
+			st.checkJob(o, v)
 		case *corev1.PersistentVolumeClaim:
 			st.checkPVC(o, v)
 		case *corev1.ConfigMap:
@@ -554,6 +558,24 @@ func (st *renderedStack) checkDeployment(o *object, d *appsv1.Deployment) {
 		st.errorf(o, "spec.strategy.type %q", d.Spec.Strategy.Type)
 	}
 	st.checkPodSpec(o, &d.Spec.Template.Spec)
+}
+
+// checkJob checks a Job (a model cache's fill Job): a restart policy a Job
+// takes (Never with a podFailurePolicy), labels that select no engine, and
+// its pod template as a Deployment's.
+func (st *renderedStack) checkJob(o *object, j *batchv1.Job) {
+	p := j.Spec.Template.Spec
+	switch {
+	case p.RestartPolicy != corev1.RestartPolicyNever && p.RestartPolicy != corev1.RestartPolicyOnFailure:
+		st.errorf(o, "spec.template.spec.restartPolicy %q: a Job takes Never or OnFailure", p.RestartPolicy)
+	case j.Spec.PodFailurePolicy != nil && p.RestartPolicy != corev1.RestartPolicyNever:
+		st.errorf(o, "spec.podFailurePolicy needs restartPolicy Never")
+	}
+	st.fieldErrors(o, metavalidation.ValidateLabels(j.Spec.Template.Labels, field.NewPath("spec.template.metadata.labels")))
+	if c := j.Spec.Template.Labels["app.kubernetes.io/component"]; c == "serving-engine" || c == "" {
+		st.errorf(o, "spec.template.metadata.labels component %q: the router, the engine Services and the pools would select its pod", c)
+	}
+	st.checkPodSpec(o, &p)
 }
 
 // checkLeaderWorkerSet checks a LeaderWorkerSet as LWS v0.7.0's webhooks

@@ -1,0 +1,24 @@
+package v1alpha1
+
+// Prefetch fills a model's cache claim once, before its engines start: a
+// Job per claim downloads the model (modelURL at revision, with
+// vllmConfig.hfTokenSecret) into it, the engines are composed once the Job
+// is Complete and read the cache offline (HF_HUB_OFFLINE=1), so no engine
+// pod downloads, and a changed revision fills the claim again before the
+// engines roll.
+type Prefetch struct {
+	// Fill the claim with a Job. Default: true when the block is set.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// ModelCacheStatus is what the status says of a model's cache when a Job
+// fills it (storage.prefetch).
+type ModelCacheStatus struct {
+	// Cached (the Job is Complete: the engines start from the cache),
+	// Downloading (the Job runs; the engines wait) or Failed.
+	State string `json:"state"`
+	// Why the Job failed, from its Failed condition.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
