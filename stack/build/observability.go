@@ -49,7 +49,7 @@ func mayBeAtZero(e resolve.Engine) bool {
 	}
 	if a := e.Cfg.Autoscaling; e.Autoscaled && a != nil {
 		// An HPA keeps minReplicas, at least 1; KEDA goes to idleReplicas.
-		return resolve.Or(a.Type, resolve.AutoscalerKEDA) == resolve.AutoscalerKEDA && a.IdleReplicas != nil && *a.IdleReplicas == 0
+		return resolve.AutoscalerType(a) == resolve.AutoscalerKEDA && a.IdleReplicas != nil && *a.IdleReplicas == 0
 	}
 	return e.Cfg.Replicas != nil && *e.Cfg.Replicas == 0
 }

@@ -45,7 +45,7 @@ func engineAutoscaler(s *resolve.Stack, e resolve.Engine) Object {
 // (else a KEDA ScaledObject).
 func EngineHPATarget(e resolve.Engine) bool {
 	a := e.Cfg.Autoscaling
-	return e.ScaleToZero == nil && a != nil && resolve.Or(a.Type, resolve.AutoscalerKEDA) == resolve.AutoscalerHPA
+	return e.ScaleToZero == nil && a != nil && resolve.AutoscalerType(a) == resolve.AutoscalerHPA
 }
 
 // EngineAutoscalerKey is the key of the autoscaler the model has now.

@@ -207,3 +207,7 @@ const (
 	AutoscalerKEDA = "keda"
 	AutoscalerHPA  = "hpa"
 )
+
+// AutoscalerType is the autoscaler an autoscaling block asks for: its type,
+// else KEDA.
+func AutoscalerType(a *v1alpha1.Autoscaling) string { return Or(a.Type, AutoscalerKEDA) }

@@ -21,7 +21,7 @@ func validateScalingSignal(f *Findings, s *resolve.Stack) {
 		}
 		p := e.Block + ".autoscaling.signal"
 		switch {
-		case resolve.Or(a.Type, resolve.AutoscalerKEDA) != resolve.AutoscalerKEDA:
+		case resolve.AutoscalerType(a) != resolve.AutoscalerKEDA:
 			f.errorf("%s %s is a KEDA trigger's signal, and autoscaling.type %s scales on CPU: use type keda, or remove signal", p, a.Signal, a.Type)
 		case a.Query != "":
 			f.errorf("%s and %s.autoscaling.query both say what the model scales on: remove one", p, e.Block)
@@ -61,7 +61,7 @@ func validateGroupScaling(f *Findings, s *resolve.Stack, p string, groups []reso
 			// As decode replicas above 1 are (releases.go).
 			f.errorf("%s.maxReplicas %d: with transfer lmcache the prefill engine pushes the KV cache to the decode Service, which picks any decode pod, while the router decodes on one of them: keep one decode engine, or use transfer nixl", g, *a.MaxReplicas)
 		}
-		if resolve.Or(a.Type, resolve.AutoscalerKEDA) != resolve.AutoscalerKEDA {
+		if resolve.AutoscalerType(a) != resolve.AutoscalerKEDA {
 			continue
 		}
 		switch {

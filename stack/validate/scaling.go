@@ -29,7 +29,7 @@ func validateAutoscaling(f *Findings, path string, a *v1alpha1.Autoscaling) {
 	if a.IdleReplicas != nil && *a.IdleReplicas >= ptr.Deref(a.MinReplicas, 1) {
 		f.errorf("%s.idleReplicas %d must be below minReplicas %d: KEDA scales to idleReplicas only when there is no traffic", path, *a.IdleReplicas, ptr.Deref(a.MinReplicas, 1))
 	}
-	if resolve.Or(a.Type, resolve.AutoscalerKEDA) == resolve.AutoscalerKEDA {
+	if resolve.AutoscalerType(a) == resolve.AutoscalerKEDA {
 		if a.PrometheusAddress == "" {
 			f.errorf("%s.prometheusAddress is required with type keda: KEDA reads vllm:num_requests_waiting from the Prometheus that scrapes the engines", path)
 		}
@@ -181,7 +181,7 @@ func ScaledObjectFields(s *resolve.Stack) string {
 		switch {
 		case e.ScaleToZero != nil:
 			zero = true
-		case e.Autoscaled && resolve.Or(e.Cfg.Autoscaling.Type, resolve.AutoscalerKEDA) == resolve.AutoscalerKEDA:
+		case e.Autoscaled && resolve.AutoscalerType(e.Cfg.Autoscaling) == resolve.AutoscalerKEDA:
 			keda = true
 		}
 	}
