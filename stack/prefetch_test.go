@@ -9,6 +9,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
+	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
+	"github.com/vllm-project/function-vllm-stack/stack/build"
+	"github.com/vllm-project/function-vllm-stack/stack/resolve"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -184,5 +188,52 @@ def snapshot_download(repo, revision=None, ignore_patterns=None):
 		if c := int32(code); code >= 10 && !slices.Contains(job.Spec.PodFailurePolicy.Rules[0].OnExitCodes.Values, c) {
 			t.Errorf("%s: exit code %d is not in the podFailurePolicy", mode, code)
 		}
+	}
+}
+
+// TestPrefetchFillKeyIsTheJob: a model's fill Job is told by its kind and
+// its whole key, not by the key's prefix alone: model m-fill-x's objects
+// (engine-m-fill-x, engine-m-fill-x-service, …) start as model m's fill Job
+// keys do, yet m's status names its own Job, and m's engines start once
+// that Job is Complete.
+func TestPrefetchFillKeyIsTheJob(t *testing.T) {
+	rw := map[string]any{"accessModes": []any{"ReadWriteMany"}, "prefetch": map[string]any{}}
+	xr := with("model", nil, "models", []any{
+		map[string]any{"name": "m", "modelURL": "org/m", "storage": rw},
+		map[string]any{"name": "m-fill-x", "modelURL": "org/x"},
+	})
+	m := stacktest.Read(t, xr)
+	spec, raw, err := resolve.DecodeSpec(m.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(resolve.Identity{Name: m.Name, Namespace: m.Namespace}, spec, &v1beta1.Input{})
+	if err := s.Validate(raw).Err(); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := s.Compose(build.Keys(func(string) bool { return false }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job string
+	for _, o := range objs {
+		if _, ok := o.Obj.(*batchv1.Job); ok {
+			job = o.Key
+		}
+	}
+	if !strings.HasPrefix(job, "engine-m-fill-") {
+		t.Fatalf("no fill Job for model m among %d objects", len(objs))
+	}
+	if got := s.Parts().Engines[0].FillKey; got != job {
+		t.Errorf("model m's FillKey %q, want its Job's key %q", got, job)
+	}
+	complete := map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "j"},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}}
+	objs, err = s.Compose(fakeObserved{objects: map[string]map[string]any{job: complete}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(objs, func(o build.Object) bool { return o.Key == "engine-m" }) {
+		t.Errorf("model m's Deployment withheld although its fill Job %s is Complete; held %v", job, s.Withheld())
 	}
 }

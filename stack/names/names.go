@@ -280,6 +280,14 @@ func EngineFillKey(model, hash string) string { return "engine-" + model + "-fil
 // EngineFillKeyPrefix is what every fill Job key of a claim starts with.
 func EngineFillKeyPrefix(model string) string { return "engine-" + model + "-fill-" }
 
+// IsEngineFillKey reports whether key is one of model's fill Job keys: the
+// prefix and a hash, which holds no '-'. Another model's keys can share the
+// prefix (model m-fill-x's engine-m-fill-x-service), never the shape.
+func IsEngineFillKey(model, key string) bool {
+	hash, ok := strings.CutPrefix(key, EngineFillKeyPrefix(model))
+	return ok && hash != "" && !strings.Contains(hash, "-")
+}
+
 func EngineTemplateKey(model string) string { return "engine-" + model + "-chat-template" }
 
 func EnginePDBKey(model string) string { return "engine-" + model + "-pdb-vllm" }

@@ -3,6 +3,8 @@ package transition
 import (
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
+
 	"github.com/vllm-project/function-vllm-stack/stack/build"
 	"github.com/vllm-project/function-vllm-stack/stack/names"
 	"github.com/vllm-project/function-vllm-stack/stack/resolve"
@@ -32,7 +34,7 @@ func Prefetch(s *resolve.Stack, o build.Observed, objs []build.Object, groups []
 	for _, ob := range objs {
 		for _, e := range s.Engines {
 			c := resolve.ClaimEngine(e).ID
-			if e.Prefetch && strings.HasPrefix(ob.Key, names.EngineFillKeyPrefix(c)) {
+			if _, job := ob.Obj.(*batchv1.Job); job && e.Prefetch && names.IsEngineFillKey(c, ob.Key) {
 				jobs[c] = ob.Key
 			}
 		}
@@ -68,7 +70,7 @@ func Prefetch(s *resolve.Stack, o build.Observed, objs []build.Object, groups []
 			continue
 		}
 		for _, ob := range groups[i] {
-			if ob.Key != names.EngineStorageKey(resolve.ClaimEngine(e).ID) && !strings.HasPrefix(ob.Key, names.EngineFillKeyPrefix(resolve.ClaimEngine(e).ID)) {
+			if ob.Key != names.EngineStorageKey(resolve.ClaimEngine(e).ID) && !names.IsEngineFillKey(resolve.ClaimEngine(e).ID, ob.Key) {
 				hold[ob.Key] = true
 			}
 		}
