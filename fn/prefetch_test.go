@@ -205,3 +205,43 @@ func TestPrefetchStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightsWithoutPrefetch: without a fill Job the status still says per
+// model what happens to its weights: nothing is downloaded (a path on the
+// pod's volumes, a URL vLLM loads itself), or each engine pod downloads
+// them when it starts, into the volume HF_HOME is on. None of these makes a
+// ModelCacheReady condition nor holds the engines back.
+func TestWeightsWithoutPrefetch(t *testing.T) {
+	const perPod = "each engine pod downloads "
+	for name, tc := range map[string]struct {
+		xr    map[string]any
+		state string
+		want  string
+	}{
+		"Path":          {with("model.path", "/models/m"), "NotNeeded", "the model is read from /models/m on the pod's volumes; nothing is downloaded"},
+		"AbsoluteURL":   {with("model.modelURL", "/models/m"), "NotNeeded", "the model is read from /models/m on the pod's volumes; nothing is downloaded"},
+		"ObjectStore":   {with("model.modelURL", "s3://bucket/m"), "NotNeeded", "vLLM loads s3://bucket/m itself at every start; nothing is downloaded into a cache"},
+		"StackClaim":    {minimalXR(), "OnEngineStart", perPod + "the model into claim s-m-storage-claim when it starts, skipping files already there; storage.prefetch downloads it once, before the engines start"},
+		"PrefetchOff":   {with("storage.prefetch", map[string]any{"enabled": false}), "OnEngineStart", perPod + "the model into claim s-m-storage-claim when it starts, skipping files already there; storage.prefetch downloads it once, before the engines start"},
+		"ExistingClaim": {with("storage.existingClaimName", "models"), "OnEngineStart", perPod + "what claim models (storage.existingClaimName, used as it is) lacks of the model when it starts"},
+		"EmptyDir":      {with("storage.emptyDir", map[string]any{}), "OnEngineStart", perPod + "the model into its own emptyDir when it starts; a claim with storage.prefetch downloads it once"},
+		"NoStorage":     {with("storage.enabled", false), "OnEngineStart", perPod + "the model into its container's filesystem when it starts (storage is disabled)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			first := mustRun(t, req(t, tc.xr, nil, nil))
+			rsp := mustRun(t, req(t, tc.xr, nil, observedAll(first, nil)))
+			want := map[string]any{"state": tc.state, "reason": tc.want}
+			if diff := cmp.Diff(any(want), modelCacheOf(rsp)); diff != "" {
+				t.Errorf("status.models[0].modelCache (-want +got):\n%s", diff)
+			}
+			for _, c := range rsp.GetConditions() {
+				if c.GetType() == "ModelCacheReady" {
+					t.Errorf("condition ModelCacheReady without a fill Job: %v", c)
+				}
+			}
+			if c := conditionOfType(t, rsp, "EnginesReady"); c.Reason == "Downloading" || c.Reason == "FillFailed" {
+				t.Errorf("EnginesReady waits for a cache no Job fills: %+v", c)
+			}
+		})
+	}
+}
