@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-
 	corev1 "k8s.io/api/core/v1"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 )
 
 func envValue(env []corev1.EnvVar, name string) string {
@@ -243,5 +243,37 @@ func TestWeightsWithoutPrefetch(t *testing.T) {
 				t.Errorf("EnginesReady waits for a cache no Job fills: %+v", c)
 			}
 		})
+	}
+}
+
+// TestPrefetchMultiNode: a multi-node model's pods all mount its one
+// ReadWriteMany claim (multiNode refuses any other), so one Job fills it
+// for the leaders and the workers alike; the LeaderWorkerSet is composed
+// once the Job is Complete, every pod of a group reading the cache offline.
+func TestPrefetchMultiNode(t *testing.T) {
+	xr := with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "multiNode", map[string]any{"podsPerReplica": 2},
+		"vllmConfig.tensorParallelSize", 2, "vllmConfig.pipelineParallelSize", 2, "resources.gpu", "2",
+		"storage", map[string]any{"accessModes": []any{"ReadWriteMany"}, "prefetch": map[string]any{}})
+	first := mustRun(t, req(t, xr, nil, nil))
+	key := fillKey(t, first)
+	if key == "" || slices.Contains(keys(first), "engine-m-leaderworkerset") || !slices.Contains(keys(first), "engine-m-storage") {
+		t.Fatalf("first reconcile composes %v: want the claim and a fill Job, no LeaderWorkerSet", keys(first))
+	}
+	if got := desired(t, first, key, &batchv1.Job{}).Spec.Template.Spec.Volumes[0].PersistentVolumeClaim; got == nil || got.ClaimName != "s-m-storage-claim" {
+		t.Errorf("fill volume %v: want the claim s-m-storage-claim", got)
+	}
+	filled := observedAll(first, map[string]map[string]any{key: jobStatus("Complete", "CompletionsReached", "")})
+	serving := mustRun(t, req(t, xr, nil, filled))
+	lws := desired(t, serving, "engine-m-leaderworkerset", &lwsv1.LeaderWorkerSet{})
+	tpl := lws.Spec.LeaderWorkerTemplate
+	for who, pod := range map[string]corev1.PodSpec{"leader": tpl.LeaderTemplate.Spec, "worker": tpl.WorkerTemplate.Spec} {
+		if envValue(pod.Containers[0].Env, "HF_HUB_OFFLINE") != "1" {
+			t.Errorf("the %s's env %v: want HF_HUB_OFFLINE=1", who, pod.Containers[0].Env)
+		}
+		if !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool {
+			return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "s-m-storage-claim"
+		}) {
+			t.Errorf("the %s does not mount the filled claim: %v", who, pod.Volumes)
+		}
 	}
 }

@@ -31,8 +31,6 @@ func validatePrefetch(f *Findings, e resolve.Engine) {
 		// The fill program downloads from the Hugging Face Hub only; vLLM's
 		// object-storage loaders stream such a model at every start.
 		f.errorf("%s downloads from the Hugging Face Hub only, and %s.modelURL %q is loaded by vLLM itself from where it points, at every start; remove prefetch", field, e.Path, e.Model.ModelURL)
-	case e.MultiNode:
-		f.errorf("%s is not supported with multiNode yet: remove one of them", field)
 	}
 	for i, a := range e.Model.LoRAAdapters {
 		if !path.IsAbs(a.Path) {
