@@ -794,6 +794,18 @@ func testStack(t *testing.T, tc stackCase, applied map[string]bool) {
 		}
 		wantModels = append(wantModels, want)
 	}
+	// Each model's modelCache says where its weights come from; the words
+	// are the fn tests' (TestWeightsWithoutPrefetch), no case here
+	// prefetches.
+	gotModels, _ := status["models"].([]any)
+	for _, m := range gotModels {
+		m, _ := m.(map[string]any)
+		c, _ := m["modelCache"].(map[string]any)
+		if st := c["state"]; (st != "OnEngineStart" && st != "NotNeeded") || c["reason"] == "" {
+			t.Errorf("status.models[%v].modelCache %v: want state OnEngineStart or NotNeeded, with a reason", m["name"], c)
+		}
+		delete(m, "modelCache")
+	}
 	if diff := cmp.Diff(wantModels, status["models"]); diff != "" {
 		t.Errorf("status.models (-want +got):\n%s", diff)
 	}

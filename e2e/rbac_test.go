@@ -72,9 +72,10 @@ func TestCrossplaneRBAC(t *testing.T) {
 	sa, _ := client(t, saCfg)
 	resources := map[schema.GroupResource]bool{}
 	// full.yaml composes every optional kind but the PrometheusRule, which
-	// observability.yaml composes, and InferenceObjectives, which
-	// inference-extension.yaml composes.
-	for _, f := range []string{"example/xr.yaml", "example/stacks/session.yaml", "e2e/testdata/service-name-discovery.yaml", "example/stacks/multi-model.yaml", "test/render/testdata/full.yaml", "example/stacks/multi-node.yaml", "example/stacks/inference-extension.yaml", "example/stacks/disaggregated-inference-extension.yaml", "example/stacks/observability.yaml"} {
+	// observability.yaml composes, InferenceObjectives, which
+	// inference-extension.yaml composes, and the fill Job, which
+	// model-cache.yaml composes.
+	for _, f := range []string{"example/xr.yaml", "example/stacks/session.yaml", "e2e/testdata/service-name-discovery.yaml", "example/stacks/multi-model.yaml", "test/render/testdata/full.yaml", "example/stacks/multi-node.yaml", "example/stacks/inference-extension.yaml", "example/stacks/disaggregated-inference-extension.yaml", "example/stacks/observability.yaml", "example/stacks/model-cache.yaml"} {
 		xr := &unstructured.Unstructured{Object: readYAML(t, "../"+f)}
 		xr.SetNamespace(ns)
 		input := compositionInput(t, "../composition/composition.yaml")

@@ -397,7 +397,8 @@ func serving(t *testing.T, xr map[string]any) map[string]map[string]any {
 
 // readyObject is a composed object as observed once ready: a workload with
 // every replica or group updated and available, seen by its controller; a
-// claim Bound; a ScaledObject Ready; an InferencePool accepted.
+// claim Bound; a ScaledObject Ready; an InferencePool accepted; a Job
+// Complete.
 func readyObject(o map[string]any) map[string]any {
 	setPath(o, "metadata.generation", int64(1))
 	replicas := int64(1)
@@ -416,6 +417,8 @@ func readyObject(o map[string]any) map[string]any {
 		o["status"] = map[string]any{"phase": "Bound"}
 	case "ScaledObject":
 		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	case "Job": // a model cache's fill Job, done
+		o["status"] = map[string]any{"succeeded": int64(1), "conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}
 	case "InferencePool":
 		o["status"] = map[string]any{"parents": []any{map[string]any{"parentRef": map[string]any{"name": "gw"}, "conditions": []any{
 			map[string]any{"type": "Accepted", "status": "True"}, map[string]any{"type": "ResolvedRefs", "status": "True"}}}}}

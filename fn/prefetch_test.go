@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-
 	corev1 "k8s.io/api/core/v1"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 )
 
 func envValue(env []corev1.EnvVar, name string) string {
@@ -202,6 +202,78 @@ func TestPrefetchStatus(t *testing.T) {
 	for _, c := range mustRun(t, req(t, minimalXR(), nil, nil)).GetConditions() {
 		if c.GetType() == "ModelCacheReady" {
 			t.Errorf("a stack without prefetch has condition ModelCacheReady: %v", c)
+		}
+	}
+}
+
+// TestWeightsWithoutPrefetch: without a fill Job the status still says per
+// model what happens to its weights: nothing is downloaded (a path on the
+// pod's volumes, a URL vLLM loads itself), or each engine pod downloads
+// them when it starts, into the volume HF_HOME is on. None of these makes a
+// ModelCacheReady condition nor holds the engines back.
+func TestWeightsWithoutPrefetch(t *testing.T) {
+	const perPod = "each engine pod downloads "
+	for name, tc := range map[string]struct {
+		xr    map[string]any
+		state string
+		want  string
+	}{
+		"Path":          {with("model.path", "/models/m"), "NotNeeded", "the model is read from /models/m on the pod's volumes; nothing is downloaded"},
+		"AbsoluteURL":   {with("model.modelURL", "/models/m"), "NotNeeded", "the model is read from /models/m on the pod's volumes; nothing is downloaded"},
+		"ObjectStore":   {with("model.modelURL", "s3://bucket/m"), "NotNeeded", "vLLM loads s3://bucket/m itself at every start; nothing is downloaded into a cache"},
+		"StackClaim":    {minimalXR(), "OnEngineStart", perPod + "the model into claim s-m-storage-claim when it starts, skipping files already there; storage.prefetch downloads it once, before the engines start"},
+		"PrefetchOff":   {with("storage.prefetch", map[string]any{"enabled": false}), "OnEngineStart", perPod + "the model into claim s-m-storage-claim when it starts, skipping files already there; storage.prefetch downloads it once, before the engines start"},
+		"ExistingClaim": {with("storage.existingClaimName", "models"), "OnEngineStart", perPod + "what claim models (storage.existingClaimName, used as it is) lacks of the model when it starts"},
+		"EmptyDir":      {with("storage.emptyDir", map[string]any{}), "OnEngineStart", perPod + "the model into its own emptyDir when it starts; a claim with storage.prefetch downloads it once"},
+		"NoStorage":     {with("storage.enabled", false), "OnEngineStart", perPod + "the model into its container's filesystem when it starts (storage is disabled)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			first := mustRun(t, req(t, tc.xr, nil, nil))
+			rsp := mustRun(t, req(t, tc.xr, nil, observedAll(first, nil)))
+			want := map[string]any{"state": tc.state, "reason": tc.want}
+			if diff := cmp.Diff(any(want), modelCacheOf(rsp)); diff != "" {
+				t.Errorf("status.models[0].modelCache (-want +got):\n%s", diff)
+			}
+			for _, c := range rsp.GetConditions() {
+				if c.GetType() == "ModelCacheReady" {
+					t.Errorf("condition ModelCacheReady without a fill Job: %v", c)
+				}
+			}
+			if c := conditionOfType(t, rsp, "EnginesReady"); c.Reason == "Downloading" || c.Reason == "FillFailed" {
+				t.Errorf("EnginesReady waits for a cache no Job fills: %+v", c)
+			}
+		})
+	}
+}
+
+// TestPrefetchMultiNode: a multi-node model's pods all mount its one
+// ReadWriteMany claim (multiNode refuses any other), so one Job fills it
+// for the leaders and the workers alike; the LeaderWorkerSet is composed
+// once the Job is Complete, every pod of a group reading the cache offline.
+func TestPrefetchMultiNode(t *testing.T) {
+	xr := with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "multiNode", map[string]any{"podsPerReplica": 2},
+		"vllmConfig.tensorParallelSize", 2, "vllmConfig.pipelineParallelSize", 2, "resources.gpu", "2",
+		"storage", map[string]any{"accessModes": []any{"ReadWriteMany"}, "prefetch": map[string]any{}})
+	first := mustRun(t, req(t, xr, nil, nil))
+	key := fillKey(t, first)
+	if key == "" || slices.Contains(keys(first), "engine-m-leaderworkerset") || !slices.Contains(keys(first), "engine-m-storage") {
+		t.Fatalf("first reconcile composes %v: want the claim and a fill Job, no LeaderWorkerSet", keys(first))
+	}
+	if got := desired(t, first, key, &batchv1.Job{}).Spec.Template.Spec.Volumes[0].PersistentVolumeClaim; got == nil || got.ClaimName != "s-m-storage-claim" {
+		t.Errorf("fill volume %v: want the claim s-m-storage-claim", got)
+	}
+	filled := observedAll(first, map[string]map[string]any{key: jobStatus("Complete", "CompletionsReached", "")})
+	serving := mustRun(t, req(t, xr, nil, filled))
+	lws := desired(t, serving, "engine-m-leaderworkerset", &lwsv1.LeaderWorkerSet{})
+	tpl := lws.Spec.LeaderWorkerTemplate
+	for who, pod := range map[string]corev1.PodSpec{"leader": tpl.LeaderTemplate.Spec, "worker": tpl.WorkerTemplate.Spec} {
+		if envValue(pod.Containers[0].Env, "HF_HUB_OFFLINE") != "1" {
+			t.Errorf("the %s's env %v: want HF_HUB_OFFLINE=1", who, pod.Containers[0].Env)
+		}
+		if !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool {
+			return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "s-m-storage-claim"
+		}) {
+			t.Errorf("the %s does not mount the filled claim: %v", who, pod.Volumes)
 		}
 	}
 }

@@ -25,6 +25,16 @@ type (
 	Move = transition.Move
 	// A Fill is a model cache claim's fill Job (storage.prefetch), as observed.
 	Fill = transition.Fill
+	// A WeightsSource is where an engine's weights come from.
+	WeightsSource = resolve.WeightsSource
+)
+
+// The sources of an engine's weights: the Hugging Face Hub, the pod's
+// volumes, or a URL vLLM loads itself.
+const (
+	WeightsHub   = resolve.WeightsHub
+	WeightsLocal = resolve.WeightsLocal
+	WeightsURL   = resolve.WeightsURL
 )
 
 // FillExitReasons say why a fill Job failed at once, by its container's

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 )
@@ -237,6 +238,46 @@ func TestKVOffloadExpandableSegments(t *testing.T) {
 	got := refusal(t, with("vllmConfig.engineVersion", "0.22.0", "resources.memory", "32Gi", "kvOffloading.cpu", "8Gi",
 		"env", []any{map[string]any{"name": "PYTORCH_CUDA_ALLOC_CONF", "value": "expandable_segments:True"}}))
 	want := `spec.env PYTORCH_CUDA_ALLOC_CONF "expandable_segments:True": vLLM 0.22.0 and later refuse to start with a KV connector`
+	if !strings.Contains(got, want) {
+		t.Errorf("refusal\n%s\nwant it to hold\n%s", got, want)
+	}
+}
+
+// TestKVOffloadDataParallel: each data-parallel rank is an engine of its
+// own with a whole CPU tier (vLLM splits a tier over one engine's tensor-
+// and pipeline-parallel workers only), so a pod holds kvOffloading.cpu once
+// per local rank: its /dev/shm grows by that, and its memory must exceed it.
+// A multi-node replica without data parallelism splits its one tier over
+// its pods.
+func TestKVOffloadDataParallel(t *testing.T) {
+	shm := func(p corev1.PodSpec) string {
+		for _, v := range p.Volumes {
+			if v.Name == "shm" && v.EmptyDir != nil && v.EmptyDir.SizeLimit != nil {
+				return v.EmptyDir.SizeLimit.String()
+			}
+		}
+		return ""
+	}
+	// One pod, four ranks: 4 × 16Gi, over the default 20Gi.
+	onePod := mustRun(t, req(t, with("vllmConfig.image", "vllm/vllm-openai:v0.27.1", "vllmConfig.dataParallelSize", 4, "resources.gpu", "4",
+		"resources.memory", "96Gi", "kvOffloading.cpu", "16Gi"), nil, nil))
+	if got := shm(desired(t, onePod, "engine-m", &appsv1.Deployment{}).Spec.Template.Spec); got != "84Gi" {
+		t.Errorf("one pod of 4 data-parallel ranks: /dev/shm %s, want 84Gi (20Gi + 4 × 16Gi)", got)
+	}
+	// A group of two pods, eight ranks each: 8 × 4Gi per pod.
+	group := reconciled(t, wideEPXR("0.27.1", "resources.memory", "256Gi", "kvOffloading.cpu", "4Gi"), nil)
+	if group.refusal != "" {
+		t.Fatal(group.refusal)
+	}
+	tpl := desired(t, group, "engine-m-leaderworkerset", &lwsv1.LeaderWorkerSet{}).Spec.LeaderWorkerTemplate
+	for who, p := range map[string]corev1.PodSpec{"leader": tpl.LeaderTemplate.Spec, "worker": tpl.WorkerTemplate.Spec} {
+		if got := shm(p); got != "52Gi" {
+			t.Errorf("the %s of a group with 8 local ranks: /dev/shm %s, want 52Gi (20Gi + 8 × 4Gi)", who, got)
+		}
+	}
+	const want = "spec: kvOffloading.cpu 32Gi for each of the pod's 4 data-parallel ranks is 128 GiB per pod, which must be less than resources.memory 96Gi (128 GiB ≥ 96 GiB): the CPU tier lives in the engine pod's memory beside vLLM itself; raise resources.memory or lower kvOffloading.cpu"
+	got := refusal(t, with("vllmConfig.image", "vllm/vllm-openai:v0.27.1", "vllmConfig.dataParallelSize", 4, "resources.gpu", "4",
+		"resources.memory", "96Gi", "kvOffloading.cpu", "32Gi"))
 	if !strings.Contains(got, want) {
 		t.Errorf("refusal\n%s\nwant it to hold\n%s", got, want)
 	}

@@ -61,6 +61,10 @@ type EnginePart struct {
 	// FillKey is the key of the Job that fills the claim the engine
 	// mounts (storage.prefetch); "" when none does.
 	FillKey string
+	// Weights says where the engine's weights come from and where it keeps
+	// what it downloads, for a status that says so when no Job fills its
+	// cache.
+	Weights Weights
 	// ScaleToZero: the model goes to zero replicas when idle, by design.
 	ScaleToZero bool
 	// Adapters are the model's runtime adapters (model.adapters), whose
@@ -69,6 +73,17 @@ type EnginePart struct {
 	// Objectives are the model's inferenceObjectives, each with the
 	// header that selects it.
 	Objectives []ObjectivePart
+}
+
+// Weights: an engine's model (modelURL, or model.path), where vLLM takes it
+// from, and the volume HF_HOME is on: a claim the stack makes
+// (StackClaim), an existing one (ExistingClaim), the pod's emptyDir
+// (EmptyDir), or none (storage disabled: the container's own filesystem).
+type Weights struct {
+	Model                     string
+	From                      WeightsSource
+	StackClaim, ExistingClaim string
+	EmptyDir                  bool
 }
 
 // An ObjectivePart is one of a model's inferenceObjectives.
@@ -109,6 +124,7 @@ func parts(s *resolve.Stack, t transition.Result) Parts {
 		if e.KVOffloadFS == resolve.KVOffloadNewClaim {
 			ep.OffloadClaimKey, ep.OffloadClaim = names.EngineKVOffloadKey(e.ID), s.Names.KVOffloadClaim(e.ID)
 		}
+		ep.Weights = weights(s, e)
 		for _, f := range t.Fills {
 			if e.Prefetch && f.Claim == resolve.ClaimEngine(e).ID {
 				ep.FillKey = f.Key
@@ -139,6 +155,22 @@ func parts(s *resolve.Stack, t transition.Result) Parts {
 		ServiceKey: names.RouterServiceKey, Service: s.Names.RouterService(),
 	}
 	return p
+}
+
+// weights says where e's weights come from and where HF_HOME keeps them.
+func weights(s *resolve.Stack, e resolve.Engine) Weights {
+	st := e.Cfg.Storage
+	w := Weights{Model: resolve.Or(e.Model.Path, e.Model.ModelURL), From: resolve.WeightsFrom(e)}
+	switch {
+	case !resolve.Enabled(st.Enabled):
+	case st.ExistingClaimName != "":
+		w.ExistingClaim = st.ExistingClaimName
+	case st.EmptyDir != nil:
+		w.EmptyDir = true
+	default:
+		w.StackClaim = s.Names.StorageClaim(resolve.ClaimEngine(e).ID)
+	}
+	return w
 }
 
 // endpoint is the router's OpenAI-compatible URL inside the cluster; with

@@ -101,8 +101,10 @@ func TestPrefetchRefusals(t *testing.T) {
 			want: `spec.storage.prefetch cannot fill storage.existingClaimName "models": an existing claim is used as it is; fill it yourself, or remove existingClaimName so the stack makes the claim it fills`},
 		"LocalPath": {xr: prefetchXR("model.path", "/models/m"),
 			want: `spec.storage.prefetch has nothing to download: spec.model.path "/models/m" is read from the pod's volumes; remove prefetch`},
-		"MultiNode": {xr: mnXR("storage.prefetch", map[string]any{}),
-			want: "spec.storage.prefetch is not supported with multiNode yet: remove one of them"},
+		"PathURL": {xr: prefetchXR("model.modelURL", "/models/m"),
+			want: `spec.storage.prefetch has nothing to download: spec.model.modelURL "/models/m" is a path, read from the pod's volumes; remove prefetch`},
+		"ObjectStore": {xr: prefetchXR("model.modelURL", "s3://bucket/m"),
+			want: `spec.storage.prefetch downloads from the Hugging Face Hub only, and spec.model.modelURL "s3://bucket/m" is loaded by vLLM itself from where it points, at every start; remove prefetch`},
 		"HubAdapter": {xr: prefetchXR("model.enableLoRA", true, "model.loraAdapters", []any{map[string]any{"name": "a", "path": "org/adapter"}}),
 			want: `spec.storage.prefetch: the engines read the cache offline (HF_HUB_OFFLINE=1), so spec.model.loraAdapters[0].path "org/adapter", a Hugging Face repository, cannot be downloaded by them: use an absolute path or remove prefetch`},
 	} {

@@ -23,13 +23,17 @@ const (
 	cacheFailed              = "Failed"
 	reasonDownloading        = "Downloading"
 	reasonFillFailed         = "FillFailed"
+	// Where no Job fills the cache: the model is not downloaded at all
+	// (a path, or a URL vLLM streams), or each engine pod downloads it.
+	cacheNotNeeded     = "NotNeeded"
+	cacheOnEngineStart = "OnEngineStart"
 )
 
-// modelCache is the state of the Job that fills e's claim, nil when none
-// does.
+// modelCache is the state of the Job that fills e's claim, or, when none
+// does, where e's weights come from.
 func modelCache(e stack.EnginePart, observed Observed) *v1alpha1.ModelCacheStatus {
 	if e.FillKey == "" {
-		return nil
+		return unfilled(e.Weights)
 	}
 	job := observed[e.FillKey]
 	switch {
@@ -48,6 +52,33 @@ func modelCache(e stack.EnginePart, observed Observed) *v1alpha1.ModelCacheStatu
 		return &v1alpha1.ModelCacheStatus{State: cacheFailed, Reason: text.Clip(reason, maxMessageLength)}
 	}
 	return &v1alpha1.ModelCacheStatus{State: cacheDownloading}
+}
+
+// unfilled says what happens to the weights of an engine whose cache no
+// Job fills.
+func unfilled(w stack.Weights) *v1alpha1.ModelCacheStatus {
+	var reason string
+	switch {
+	case w.From == stack.WeightsLocal:
+		return &v1alpha1.ModelCacheStatus{State: cacheNotNeeded, Reason: text.Clip("the model is read from "+w.Model+" on the pod's volumes; nothing is downloaded", maxMessageLength)}
+	case w.From == stack.WeightsURL:
+		return &v1alpha1.ModelCacheStatus{State: cacheNotNeeded, Reason: text.Clip("vLLM loads "+w.Model+" itself at every start; nothing is downloaded into a cache", maxMessageLength)}
+	case w.StackClaim != "":
+		// vLLM's download lock is in each pod's own /tmp (MODEL-LIFE.md).
+		reason = "each engine pod downloads the model into claim " + w.StackClaim + " when it starts, skipping files already there; storage.prefetch downloads it once, before the engines start"
+	case w.ExistingClaim != "":
+		reason = "each engine pod downloads what claim " + w.ExistingClaim + " (storage.existingClaimName, used as it is) lacks of the model when it starts"
+	case w.EmptyDir:
+		reason = "each engine pod downloads the model into its own emptyDir when it starts; a claim with storage.prefetch downloads it once"
+	default:
+		reason = "each engine pod downloads the model into its container's filesystem when it starts (storage is disabled)"
+	}
+	return &v1alpha1.ModelCacheStatus{State: cacheOnEngineStart, Reason: text.Clip(reason, maxMessageLength)}
+}
+
+// filledByJob: the cache state is a fill Job's.
+func filledByJob(c *v1alpha1.ModelCacheStatus) bool {
+	return c != nil && c.State != cacheNotNeeded && c.State != cacheOnEngineStart
 }
 
 // exitCode reads the exit code in the message of a Job failed by its
@@ -78,14 +109,14 @@ func waitingForCache(c *v1alpha1.ModelCacheStatus) Progress {
 	return Progress{Reason: reasonDownloading, Message: "waits for its model cache: a Job downloads the model once, then the engines start"}
 }
 
-// modelCacheCondition says whether every filled cache holds its model; ok
-// is false when no model's cache is filled by a Job.
+// modelCacheCondition says whether every cache a Job fills holds its
+// model; ok is false when no model's cache is filled by a Job.
 func modelCacheCondition(models []Model) (Condition, bool) {
 	var waiting []string
 	total, reason := 0, reasonDownloading
 	for _, m := range models {
 		c := m.ModelCache
-		if c == nil {
+		if !filledByJob(c) {
 			continue
 		}
 		total++

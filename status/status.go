@@ -250,7 +250,7 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 			p.Message = msgWaking + p.Message
 		}
 		cache := modelCache(e, observed)
-		if cache != nil && cache.State != cacheCached && observed[e.Key] == nil {
+		if filledByJob(cache) && cache.State != cacheCached && observed[e.Key] == nil {
 			p = waitingForCache(cache) // withheld until its cache is filled
 		}
 		st.Models = append(st.Models, Model{

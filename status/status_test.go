@@ -136,12 +136,20 @@ func TestNothingObserved(t *testing.T) {
 		"models": []any{map[string]any{
 			"name": "m", "servedModelName": "org/m",
 			"replicas": float64(1), "readyReplicas": float64(0), "availableReplicas": float64(0), "updatedReplicas": float64(0),
+			"modelCache": onEngineStart("s-m-storage-claim"),
 		}},
 		"router": map[string]any{"routerType": "roundrobin", "replicas": float64(1), "readyReplicas": float64(0)},
 	}
 	if diff := cmp.Diff(wantStatus, xrStatus(rsp)); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
+}
+
+// onEngineStart is the modelCache of a model without storage.prefetch, on
+// the claim the stack makes for it.
+func onEngineStart(claim string) map[string]any {
+	return map[string]any{"state": "OnEngineStart", "reason": "each engine pod downloads the model into claim " + claim +
+		" when it starts, skipping files already there; storage.prefetch downloads it once, before the engines start"}
 }
 
 // TestEnginesReady covers each reason of EnginesReady from a Deployment's
@@ -271,9 +279,9 @@ func TestPartiallyReadyStack(t *testing.T) {
 	}
 	status := xrStatus(rsp)
 	wantModels := []any{
-		map[string]any{"name": "a", "servedModelName": "org/a", "replicas": float64(1), "readyReplicas": float64(1), "availableReplicas": float64(1), "updatedReplicas": float64(1)},
-		map[string]any{"name": "b", "servedModelName": "org/b", "replicas": float64(1), "readyReplicas": float64(0), "availableReplicas": float64(0), "updatedReplicas": float64(1)},
-		map[string]any{"name": "c", "servedModelName": "org/c", "replicas": float64(1), "readyReplicas": float64(0), "availableReplicas": float64(0), "updatedReplicas": float64(0)},
+		map[string]any{"name": "a", "servedModelName": "org/a", "replicas": float64(1), "readyReplicas": float64(1), "availableReplicas": float64(1), "updatedReplicas": float64(1), "modelCache": onEngineStart("s-a-storage-claim")},
+		map[string]any{"name": "b", "servedModelName": "org/b", "replicas": float64(1), "readyReplicas": float64(0), "availableReplicas": float64(0), "updatedReplicas": float64(1), "modelCache": onEngineStart("s-b-storage-claim")},
+		map[string]any{"name": "c", "servedModelName": "org/c", "replicas": float64(1), "readyReplicas": float64(0), "availableReplicas": float64(0), "updatedReplicas": float64(0), "modelCache": onEngineStart("s-c-storage-claim")},
 	}
 	if diff := cmp.Diff(wantModels, status["models"]); diff != "" {
 		t.Errorf("status.models (-want +got):\n%s", diff)
@@ -426,6 +434,7 @@ func TestStatus(t *testing.T) {
 		"models": []any{map[string]any{
 			"name": "m", "servedModelName": "chat",
 			"replicas": float64(3), "readyReplicas": float64(1), "availableReplicas": float64(1), "updatedReplicas": float64(2),
+			"modelCache": onEngineStart("s-m-storage-claim"),
 		}},
 		"router": map[string]any{"routerType": "session", "replicas": float64(2), "readyReplicas": float64(2)},
 	}

@@ -12,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/vllm-project/function-vllm-stack/e2e/xp"
 )
@@ -48,10 +49,11 @@ func exampleFiles(t *testing.T) []string {
 // every composed object exists, its Deployments are Available and its
 // claims Bound, all at once for two TTLs. The seed is also checked for the
 // eight objects README lists and for Crossplane calling the function again.
-// Together they run 68 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
+// Together they run 70 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
 // production.yaml 2x4, disaggregated.yaml 1 + 2x2, disaggregated-lmcache.yaml
 // 1 + 1, multi-node.yaml 2x8, wide-ep.yaml 2x8, inference-extension.yaml 2 + 1,
-// disaggregated-inference-extension.yaml 1 + 2, ...) on the node's 96. A stack on the inference extension is also checked for its
+// disaggregated-inference-extension.yaml 1 + 2, model-cache.yaml 2, ...) on
+// the node's 96. A stack on the inference extension is also checked for its
 // pools, pickers and their RBAC (checkExtension).
 func testExamples(t *testing.T) {
 	for _, f := range exampleFiles(t) {
@@ -79,6 +81,9 @@ func testExamples(t *testing.T) {
 			}
 			if base == adaptersExample {
 				checkRuntimeAdapters(t, s)
+			}
+			if base == "model-cache" {
+				checkModelCache(t, s)
 			}
 		})
 	}
@@ -171,6 +176,35 @@ func object(apiVersion, kind, ns, name string, fields map[string]any) *unstructu
 // LWS_LEADER_ADDRESS and LWS_WORKER_INDEX, which the kubelet expands), the
 // leader at the group's address, and only the leader discovered by the
 // router and selected by the engine Service.
+// checkModelCache: the model's fill Job ran to completion (the kubelet
+// stand-in ends a Job's pod with exit code 0), and the status says the
+// cache is filled: status.models[].modelCache Cached, ModelCacheReady True.
+func checkModelCache(t *testing.T, s *testStack) {
+	t.Helper()
+	xr := s.xr(t)
+	if got, want := condition(xr, "ModelCacheReady"), (cond{"True", "Cached", "1/1 model caches filled"}); got != want {
+		t.Errorf("ModelCacheReady %+v, want %+v", got, want)
+	}
+	models, _, _ := unstructured.NestedSlice(xr.Object, "status", "models")
+	for _, m := range models {
+		m, _ := m.(map[string]any)
+		if c, _ := m["modelCache"].(map[string]any); c["state"] != "Cached" {
+			t.Errorf("status.models[%v].modelCache %v, want state Cached", m["name"], c)
+		}
+	}
+	jobs, err := admin.Dynamic.Resource(schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}).
+		Namespace(s.ns()).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(jobs.Items); n != 1 {
+		t.Fatalf("%d fill Jobs, want 1", n)
+	}
+	if n, _, _ := unstructured.NestedInt64(jobs.Items[0].Object, "status", "succeeded"); n != 1 {
+		t.Errorf("fill Job %s succeeded %d times, want once", jobs.Items[0].GetName(), n)
+	}
+}
+
 func checkGroup(t *testing.T, s *testStack, model string) {
 	t.Helper()
 	ctx := context.Background()

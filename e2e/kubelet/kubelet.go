@@ -40,7 +40,9 @@ import (
 
 // Annotation on a pod selects the behaviour of its containers: one of
 // Ready (also when absent), ImagePullBackOff, Starting and CrashLoop. A pod
-// with another value is left as it is (and logged).
+// with another value is left as it is (and logged). Ready, for a pod that
+// runs to completion (restartPolicy Never or OnFailure, a Job's), is
+// Succeeded: its containers exit with code 0.
 const Annotation = "e2e.vllm.ai/kubelet"
 
 // Behaviours, the values of Annotation. Each applies to every container;
@@ -481,9 +483,23 @@ func (k *Kubelet) status(pod *corev1.Pod) (corev1.PodStatus, bool) {
 
 	st.ContainerStatuses = nil
 	var unready []string
+	// A pod that runs to completion (a Job's) does, with exit code 0: what
+	// Ready means for a program that ends.
+	completes := behaviour == Ready && pod.Spec.RestartPolicy != corev1.RestartPolicyAlways && pod.Spec.RestartPolicy != ""
 	for _, c := range pod.Spec.Containers {
 		prev := find(old.ContainerStatuses, c.Name)
 		s := containerStatus(pod, c)
+		switch {
+		case completes:
+			t := &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", ContainerID: s.ContainerID,
+				StartedAt: now, FinishedAt: now}
+			if prev != nil && prev.State.Terminated != nil {
+				t.StartedAt, t.FinishedAt = prev.State.Terminated.StartedAt, prev.State.Terminated.FinishedAt
+			}
+			s.State.Terminated, s.Started = t, ptr.To(false)
+			st.ContainerStatuses = append(st.ContainerStatuses, s)
+			continue
+		}
 		switch behaviour {
 		case Ready:
 			s.State.Running = &corev1.ContainerStateRunning{StartedAt: startedAt(prev, now)}
@@ -521,6 +537,10 @@ func (k *Kubelet) status(pod *corev1.Pod) (corev1.PodStatus, bool) {
 	var reason, msg string
 	if len(unready) > 0 {
 		ready, reason, msg = corev1.ConditionFalse, "ContainersNotReady", fmt.Sprintf("containers with unready status: %v", unready)
+	}
+	if completes {
+		// The kubelet's words for a pod whose containers all succeeded.
+		st.Phase, ready, reason = corev1.PodSucceeded, corev1.ConditionFalse, "PodCompleted"
 	}
 	setCondition(&st, pod.Generation, now, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", "")
 	setCondition(&st, pod.Generation, now, corev1.PodInitialized, corev1.ConditionTrue, "", "")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	discoveryv1client "k8s.io/client-go/kubernetes/typed/discovery/v1"
@@ -354,6 +356,51 @@ func TestBehaviours(t *testing.T) {
 				t.Errorf("the status still changes: resourceVersion %s, then %s", p.ResourceVersion, again.ResourceVersion)
 			}
 		})
+	}
+}
+
+// A Job's pod (restartPolicy Never) runs to completion: Succeeded, its
+// containers ended with exit code 0, and the Job controller counts it, so
+// the Job is Complete (as a model cache's fill Job in e2e-crossplane).
+func TestRunToCompletion(t *testing.T) {
+	need(t)
+	t.Parallel()
+	ns := namespace(t, "jobs")
+	ctx := t.Context()
+	batch, err := batchv1client.NewForConfig(cp.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "fill", Image: image}}}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "fill"}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: spec}}}
+	if _, err := batch.Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Job Complete", func(ctx context.Context) (string, error) {
+		j, err := batch.Jobs(ns).Get(ctx, "fill", metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+				return "", nil
+			}
+		}
+		return fmt.Sprintf("conditions %v, succeeded %d", j.Status.Conditions, j.Status.Succeeded), nil
+	})
+	pods, err := core.Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=fill"})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("the Job's pods: %v (%v)", pods, err)
+	}
+	p := pods.Items[0]
+	c := p.Status.ContainerStatuses
+	if p.Status.Phase != corev1.PodSucceeded || len(c) != 1 || c[0].State.Terminated == nil || c[0].State.Terminated.ExitCode != 0 || c[0].State.Terminated.Reason != "Completed" {
+		t.Errorf("the Job's pod: phase %s, containers %+v; want Succeeded, fill terminated with exit code 0", p.Status.Phase, c)
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady && (cond.Status != corev1.ConditionFalse || cond.Reason != "PodCompleted") {
+			t.Errorf("the Job's pod is Ready %s (%s), want False (PodCompleted)", cond.Status, cond.Reason)
+		}
 	}
 }
 

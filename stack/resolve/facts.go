@@ -49,6 +49,32 @@ func prefetchOn(e Engine) bool {
 	return p != nil && (p.Enabled == nil || *p.Enabled) && Enabled(e.Cfg.Storage.Enabled)
 }
 
+// WeightsFrom says where an engine's weights come from, by the model's
+// spec: the Hugging Face Hub (a repository ID, which vLLM downloads into
+// HF_HOME), the pod's volumes (model.path, or an absolute modelURL) or
+// another store vLLM reads itself (a URL such as s3://bucket/model: its
+// object-storage loaders stream it and cache nothing in HF_HOME).
+func WeightsFrom(e Engine) WeightsSource {
+	ref := e.Model.ModelURL
+	switch {
+	case e.Model.Path != "" || strings.HasPrefix(ref, "/"):
+		return WeightsLocal
+	case strings.Contains(ref, "://"):
+		return WeightsURL
+	}
+	return WeightsHub
+}
+
+// A WeightsSource is where an engine's weights come from (WeightsFrom).
+type WeightsSource int
+
+// The sources of WeightsFrom.
+const (
+	WeightsHub WeightsSource = iota
+	WeightsLocal
+	WeightsURL
+)
+
 // autoscaled reports whether an autoscaler owns a model's replicas. The
 // Deployment's spec.replicas is then not sent: with server-side apply the
 // stack would otherwise reset every scaling decision.

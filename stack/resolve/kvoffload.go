@@ -49,8 +49,9 @@ func KVOffloadInShm(e Engine) bool {
 	return e.Cfg.KVOffloading != nil && e.VLLM.Version.AtLeast(upstream.VLLMKVOffloadInShmSince)
 }
 
-// KVOffloadCPUBytes is the CPU tier of one replica in bytes (the total of
-// its ranks, as vLLM takes it), if kvOffloading.cpu parses.
+// KVOffloadCPUBytes is the CPU tier of one engine in bytes (the total of
+// its tensor- and pipeline-parallel ranks, as vLLM takes it; each
+// data-parallel rank has one), if kvOffloading.cpu parses.
 func KVOffloadCPUBytes(e Engine) (int64, bool) {
 	k := e.Cfg.KVOffloading
 	if k == nil {
@@ -63,15 +64,22 @@ func KVOffloadCPUBytes(e Engine) (int64, bool) {
 	return int64(g * Gib), true
 }
 
-// KVOffloadPodBytes is the part of the CPU tier one pod of the replica
-// holds: the tier is split evenly over the replica's ranks, and each pod of
-// a multi-node replica runs the same number of them.
+// KVOffloadPodBytes is the part of the CPU tier one pod holds. vLLM splits
+// a tier over the workers of one engine, its tensor- and pipeline-parallel
+// ranks (world_size, vllm/config/parallel.py:833-837; num_copies =
+// world_size, vllm/v1/kv_offload/cpu/spec.py:86-103@017e9f4448), so each
+// pod of a multi-node replica holds its share; but each data-parallel rank
+// is an engine of its own with a whole tier, so a pod holds one per local
+// rank.
 func KVOffloadPodBytes(e Engine) (int64, bool) {
 	b, ok := KVOffloadCPUBytes(e)
 	if !ok {
 		return 0, false
 	}
-	if e.MultiNode && e.PodsPerReplica > 1 {
+	switch {
+	case e.DataParallel > 1:
+		b *= int64(e.DataParallelLocal)
+	case e.MultiNode && e.PodsPerReplica > 1:
 		b = (b + int64(e.PodsPerReplica) - 1) / int64(e.PodsPerReplica)
 	}
 	return b, true

@@ -105,7 +105,10 @@ func validateKVOffloadBlock(f *Findings, l resolve.Layer) {
 func validateKVOffloadMemory(f *Findings, e resolve.Engine, at, cpuField string, cpu int64) {
 	pod, _ := resolve.KVOffloadPodBytes(e)
 	share := ""
-	if pod != cpu {
+	switch {
+	case e.DataParallel > 1:
+		share = fmt.Sprintf(" for each of the pod's %d data-parallel ranks is %s per pod, which", e.DataParallelLocal, gib(pod))
+	case pod != cpu:
 		share = fmt.Sprintf(" over %d pods is %s per pod, which", e.PodsPerReplica, gib(pod))
 	}
 	c := e.Cfg.Resources

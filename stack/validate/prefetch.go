@@ -25,8 +25,12 @@ func validatePrefetch(f *Findings, e resolve.Engine) {
 		f.errorf("%s cannot fill storage.existingClaimName %q: an existing claim is used as it is; fill it yourself, or remove existingClaimName so the stack makes the claim it fills", field, st.ExistingClaimName)
 	case e.Model.Path != "":
 		f.errorf("%s has nothing to download: %s.path %q is read from the pod's volumes; remove prefetch", field, e.Path, e.Model.Path)
-	case e.MultiNode:
-		f.errorf("%s is not supported with multiNode yet: remove one of them", field)
+	case resolve.WeightsFrom(e) == resolve.WeightsLocal:
+		f.errorf("%s has nothing to download: %s.modelURL %q is a path, read from the pod's volumes; remove prefetch", field, e.Path, e.Model.ModelURL)
+	case resolve.WeightsFrom(e) == resolve.WeightsURL:
+		// The fill program downloads from the Hugging Face Hub only; vLLM's
+		// object-storage loaders stream such a model at every start.
+		f.errorf("%s downloads from the Hugging Face Hub only, and %s.modelURL %q is loaded by vLLM itself from where it points, at every start; remove prefetch", field, e.Path, e.Model.ModelURL)
 	}
 	for i, a := range e.Model.LoRAAdapters {
 		if !path.IsAbs(a.Path) {

@@ -59,6 +59,9 @@ var stacks = []stack{
 	// vLLM's native KV offload tiers: a CPU tier alone, and a CPU tier over
 	// a ReadWriteMany claim two replicas share.
 	{name: "kv-offload", xr: "example/stacks/kv-offload.yaml", composition: composition, xrd: xrd},
+	// Weights downloaded once: the fill Job of the model's claim; the
+	// engines are composed once Crossplane observes it Complete.
+	{name: "model-cache", xr: "example/stacks/model-cache.yaml", composition: composition, xrd: xrd},
 	// ServiceMonitors, a Grafana dashboard and a PrometheusRule, over two
 	// models on either side of vLLM's 0.11.0 metric renames; render is given
 	// no CRDs, so the function warns that it assumes the ServiceMonitor's

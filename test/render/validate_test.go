@@ -158,11 +158,11 @@ func TestValidateManifests(t *testing.T) {
 		t.Parallel()
 		r := validate(t, stream(t, readFiles(t,
 			"example/xr.yaml", "example/stacks/multi-model.yaml", "example/stacks/lmcache.yaml", "example/stacks/kvaware.yaml", "example/stacks/session.yaml",
-			"example/stacks/production.yaml", "example/stacks/disaggregated.yaml", "example/stacks/disaggregated-lmcache.yaml", "example/stacks/multi-node.yaml", "example/stacks/wide-ep.yaml", "example/stacks/inference-extension.yaml", "example/stacks/disaggregated-inference-extension.yaml", "example/stacks/runtime-adapters.yaml", "example/stacks/observability.yaml", "example/stacks/kv-offload.yaml", "test/render/testdata/full.yaml", "test/render/testdata/warnings.yaml",
+			"example/stacks/production.yaml", "example/stacks/disaggregated.yaml", "example/stacks/disaggregated-lmcache.yaml", "example/stacks/multi-node.yaml", "example/stacks/wide-ep.yaml", "example/stacks/inference-extension.yaml", "example/stacks/disaggregated-inference-extension.yaml", "example/stacks/runtime-adapters.yaml", "example/stacks/observability.yaml", "example/stacks/kv-offload.yaml", "example/stacks/model-cache.yaml", "test/render/testdata/full.yaml", "test/render/testdata/warnings.yaml",
 			"example/composition.yaml", "composition/composition.yaml", "composition/legacy/composition.yaml")), extensionsFor(xrd))
 		const ps = "serving.vllm.ai/v1alpha1, Kind=ProductionStack, "
 		validated(t, r, map[string]int{
-			ps + "test-stack": 2, ps + "multi": 1, ps + "cached": 1, ps + "chat": 1, ps + "prod": 1, ps + "pd": 1, ps + "pd-lmcache": 1, ps + "big": 1, ps + "wide-ep": 1, ps + "gie": 1, ps + "pd-gie": 1, ps + "adapters": 1, ps + "observed": 1, ps + "offload": 1, ps + "full": 1,
+			ps + "test-stack": 2, ps + "multi": 1, ps + "cached": 1, ps + "chat": 1, ps + "prod": 1, ps + "pd": 1, ps + "pd-lmcache": 1, ps + "big": 1, ps + "wide-ep": 1, ps + "gie": 1, ps + "pd-gie": 1, ps + "adapters": 1, ps + "observed": 1, ps + "offload": 1, ps + "weights": 1, ps + "full": 1,
 			"apiextensions.crossplane.io/v1, Kind=Composition, productionstacks.serving.vllm.ai":  2,
 			"apiextensions.crossplane.io/v1, Kind=Composition, xproductionstacks.serving.vllm.ai": 1,
 			"vllmstack.fn.crossplane.io/v1beta1, Kind=Input, ":                                    3,

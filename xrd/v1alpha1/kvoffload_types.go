@@ -8,11 +8,12 @@ import corev1 "k8s.io/api/core/v1"
 // blocks found there are loaded back instead of recomputed. The tiers need
 // vLLM 0.16.0 (CPU tier) and 0.23.0 (filesystem tier) or later.
 type KVOffloading struct {
-	// Host memory of the CPU tier of one replica, a quantity such as 40Gi
-	// (vLLM's --kv-offloading-size, or cpu_bytes_to_use: the total of all
-	// GPUs of the replica). It lives in the engine pod's memory and, from
-	// vLLM 0.20.0, in its /dev/shm, which grows by it; resources.memory must
-	// exceed it. Required once a model's blocks are merged: a model may set
+	// Host memory of the CPU tier of one engine, a quantity such as 40Gi
+	// (vLLM's --kv-offloading-size, or cpu_bytes_to_use: the total of the
+	// engine's tensor- and pipeline-parallel GPUs; each data-parallel rank
+	// is an engine with a tier of its own). It lives in the engine pods'
+	// memory and, from vLLM 0.20.0, in their /dev/shm, which grows by each
+	// pod's part; resources.memory must exceed that part. Required once a model's blocks are merged: a model may set
 	// only its fileSystem over the top level's cpu.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64

@@ -12,13 +12,18 @@ type Prefetch struct {
 	Enabled *bool `json:"enabled,omitempty"`
 }
 
-// ModelCacheStatus is what the status says of a model's cache when a Job
-// fills it (storage.prefetch).
+// ModelCacheStatus is what the status says of a model's weights: the state
+// of the Job that fills its cache (storage.prefetch), or, without one,
+// whether anything is downloaded and by whom.
 type ModelCacheStatus struct {
-	// Cached (the Job is Complete: the engines start from the cache),
-	// Downloading (the Job runs; the engines wait) or Failed.
+	// With storage.prefetch: Cached (the Job is Complete: the engines start
+	// from the cache), Downloading (the Job runs; the engines wait) or
+	// Failed. Without: NotNeeded (the model is a path on the pod's volumes,
+	// or a URL vLLM loads itself) or OnEngineStart (each engine pod
+	// downloads what its cache lacks when it starts).
 	State string `json:"state"`
-	// Why the Job failed, from its Failed condition.
+	// Why the Job failed, from its Failed condition; or, without a Job,
+	// where the weights come from.
 	// +optional
 	Reason string `json:"reason,omitempty"`
 }

@@ -1687,7 +1687,8 @@ type ModelStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	InferenceObjectives []InferenceObjectiveStatus `json:"inferenceObjectives,omitempty"`
-	// The model cache, when a Job fills it (storage.prefetch).
+	// Its weights: the state of the Job that fills its cache
+	// (storage.prefetch), or whether anything is downloaded without one.
 	// +optional
 	ModelCache *ModelCacheStatus `json:"modelCache,omitempty"`
 }
