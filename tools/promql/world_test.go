@@ -312,6 +312,7 @@ var signals = map[string][]string{
 	"incoming": {"vllm:num_incoming_requests_total"},
 	"queue":    {"inference_extension_flow_control_queue_size", "llm_d_epp_flow_control_queue_size"},
 	"inflight": {"inference_objective_running_requests", "llm_d_epp_request_running"},
+	"saturation": {"inference_extension_flow_control_pool_saturation", "llm_d_epp_flow_control_pool_saturation"},
 }
 
 func signalOf(metric string) string {
