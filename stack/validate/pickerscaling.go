@@ -148,7 +148,7 @@ func scrapedByMonitor(s *resolve.Stack) bool {
 // disaggregated model cannot scale on: the picker counts the model's
 // requests, and its pool holds both groups' pods.
 var modelWideSignals = map[string]string{
-	build.SignalPickerRunning:  "counts the model's requests at its picker",
+	build.SignalPickerRunning:  "counts the model's requests at its picker,",
 	build.SignalPoolSaturation: "is the saturation of the model's whole pool, prefill and decode pods together,",
 }
 
@@ -177,13 +177,13 @@ func validateGroupScaling(f *Findings, s *resolve.Stack, p string, groups []reso
 			continue
 		}
 		if what, ok := modelWideSignals[a.Signal]; ok {
-			f.errorf("%s.signal %s %s, not the %s group's: remove signal, the group then scales on its engines' waiting requests", g, a.Signal, what, e.Role)
+			f.errorf("%s.signal %s %s not the %s group's: remove signal, the group then scales on its engines' waiting requests", g, a.Signal, what, e.Role)
 		}
 		// Only the user's own queries need no ServiceMonitor.
 		ownQueries := a.Query != "" || len(a.Triggers) > 0
 		for i, t := range a.Triggers {
 			if what, ok := modelWideSignals[t.Signal]; ok && t.Query == "" {
-				f.errorf("%s.triggers[%d].signal %s %s, not the %s group's: use engineWaiting, the group's engines' waiting requests, or a query of your own", g, i, t.Signal, what, e.Role)
+				f.errorf("%s.triggers[%d].signal %s %s not the %s group's: use engineWaiting, the group's engines' waiting requests, or a query of your own", g, i, t.Signal, what, e.Role)
 			}
 			ownQueries = ownQueries && t.Query != ""
 		}
