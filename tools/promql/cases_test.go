@@ -97,7 +97,7 @@ type alertCase struct {
 	// rule is rendered (router 0.1.12 and later), wantPicker behind the
 	// endpoint pickers.
 	want, wantRouter, wantPicker []string
-	quietAt          int // a minute at which nothing fires yet (0: not checked)
+	quietAt                      int // a minute at which nothing fires yet (0: not checked)
 }
 
 func byModel(kv ...any) map[string]curve {
@@ -399,31 +399,19 @@ func TestTriggersEvaluated(t *testing.T) {
 		}
 		for _, r := range routing[2:] {
 			t.Run(fmt.Sprintf("autoscaling on pickerRunning, vLLM %s, %s", v, r), func(t *testing.T) {
-				block := map[string]any{"signal": "pickerRunning"}
-				for k, x := range autoscaling {
-					block[k] = x
-				}
-				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", block)), pickerRunningCases) {
+				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", withBlock(autoscaling, "signal", "pickerRunning"))), pickerRunningCases) {
 					t.Error(p)
 				}
 			})
 		}
 		for _, r := range saturationRouting {
 			t.Run(fmt.Sprintf("autoscaling on poolSaturation, vLLM %s, %s", v, r), func(t *testing.T) {
-				block := map[string]any{"signal": "poolSaturation"}
-				for k, x := range autoscaling {
-					block[k] = x
-				}
-				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", block)), poolSaturationCases) {
+				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", withBlock(autoscaling, "signal", "poolSaturation"))), poolSaturationCases) {
 					t.Error(p)
 				}
 			})
 			t.Run(fmt.Sprintf("autoscaling on several triggers, vLLM %s, %s", v, r), func(t *testing.T) {
-				block := map[string]any{"triggers": severalTriggers}
-				for k, x := range autoscaling {
-					block[k] = x
-				}
-				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", block)), severalTriggersCases) {
+				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", withBlock(autoscaling, "triggers", severalTriggers))), severalTriggersCases) {
 					t.Error(p)
 				}
 			})
