@@ -250,7 +250,7 @@ var Alerts = []Alert{
 		Threshold: "kvCacheUsagePercent / 100 (default 0.9)",
 		Variants:  renamed("vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc", Query{Expr: "max by (namespace, service, model_name) ({M}) > {T}"})},
 	{Name: "VLLMPickerQueueGrowing", Severity: "warning", Programs: pickers,
-		Summary: "An endpoint picker's flow control holds more requests for its pool than the threshold, and the queue grew over the last 10 minutes: the pool is saturated (or has no ready endpoint) and requests wait at the picker. The queue is kept only while flow control is on (scaleToZero, autoscaling on poolSaturation); otherwise the gauge has no series and the alert stays quiet.",
+		Summary:   "An endpoint picker's flow control holds more requests for its pool than the threshold, and the queue grew over the last 10 minutes: the pool is saturated (or has no ready endpoint) and requests wait at the picker. The queue is kept only while flow control is on (scaleToZero, autoscaling on poolSaturation); otherwise the gauge has no series and the alert stays quiet.",
 		Threshold: "waitingRequests (default 10)",
 		Variants: map[string][]Variant{
 			GAIE: {{Since: upstream.PickerOldest[GAIE], Metric: "inference_extension_flow_control_queue_size", Queries: []Query{{Expr: pickerQueueGrowing}}}},
