@@ -143,6 +143,10 @@ func TestScalingTriggersRefused(t *testing.T) {
 			"spec.autoscaling.fallback is what KEDA does when it cannot read its metric, and autoscaling.type hpa scales on CPU: use type keda, or remove fallback"},
 		"fallback above maxReplicas": {with("autoscaling", signalBlock("", "fallback", map[string]any{"failureThreshold": int64(3), "replicas": int64(6)})),
 			"spec.autoscaling.fallback.replicas 6 exceeds maxReplicas 4: the HorizontalPodAutoscaler KEDA makes keeps replicas within its bounds, so the fallback would run 4; lower fallback.replicas or raise maxReplicas"},
+		"poolSaturation idle at 0": {gieXR("autoscaling", signalBlock("poolSaturation", "idleReplicas", int64(0)), "monitoring", scraped),
+			"spec.autoscaling.idleReplicas 0 with a poolSaturation trigger: an empty pool reads saturated (1.0), so the trigger is active again as soon as KEDA idles the model at 0, and KEDA wakes it, every cooldownPeriod; use scaleToZero for a model that rests at zero, or idleReplicas above 0"},
+		"poolSaturation trigger idle at 0": {gieXR("autoscaling", signalBlock("", "idleReplicas", int64(0), "triggers", []any{tr("name", "s", "signal", "poolSaturation")}), "monitoring", scraped),
+			"spec.autoscaling.idleReplicas 0 with a poolSaturation trigger"},
 		"poolSaturation for a group": {pdXR("monitoring", scraped, "inferenceExtension", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}}, "vllmConfig.image", "vllm/vllm-openai:v0.12.0",
 			"disaggregation.decode.autoscaling", signalBlock("", "triggers", []any{tr("name", "s", "signal", "poolSaturation")})),
 			"spec.disaggregation.decode.autoscaling.triggers[0].signal poolSaturation is the saturation of the model's whole pool, prefill and decode pods together, not the decode group's: use engineWaiting, the group's engines' waiting requests, or a query of your own"},
@@ -158,16 +162,13 @@ func TestScalingTriggersRefused(t *testing.T) {
 	}
 }
 
-// TestFallbackValueWarning: a fallback with a poolSaturation trigger and
-// idleReplicas 0 warns that KEDA cannot fall back at no ready replica.
-func TestFallbackValueWarning(t *testing.T) {
-	xr := gieXR("autoscaling", signalBlock("poolSaturation", "idleReplicas", int64(0), "fallback", map[string]any{"failureThreshold": int64(3), "replicas": int64(2)}), "monitoring", scraped)
-	want := "spec.autoscaling.fallback: KEDA falls back on a poolSaturation trigger by dividing replicas by the ready replicas, and fails with none (idleReplicas 0): while the model is idle and Prometheus cannot be read, it stays at 0"
-	var found bool
-	for _, w := range warningsOf(t, xr) {
-		found = found || w == want
-	}
-	if !found {
-		t.Errorf("warnings %q, want %q", warningsOf(t, xr), want)
+// TestPoolSaturationIdleAboveZero: idleReplicas above 0 with poolSaturation
+// is taken (the pool is never empty, so an idle pool reads 0 and stays
+// idle).
+func TestPoolSaturationIdleAboveZero(t *testing.T) {
+	rsp := mustRun(t, req(t, gieXR("autoscaling", signalBlock("poolSaturation", "idleReplicas", int64(1), "minReplicas", int64(2)), "monitoring", scraped), nil, nil))
+	so := rsp.objects["engine-m-scaledobject"].(*unstructured.Unstructured)
+	if idle, _, _ := unstructured.NestedInt64(so.Object, "spec", "idleReplicaCount"); idle != 1 {
+		t.Errorf("idleReplicaCount %d, want 1", idle)
 	}
 }

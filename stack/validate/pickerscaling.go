@@ -99,6 +99,13 @@ func validateTriggers(f *Findings, path string, a *v1alpha1.Autoscaling) {
 		}
 		validateKEDAThreshold(f, p+".threshold", t.Threshold)
 	}
+	if keda && a.IdleReplicas != nil && *a.IdleReplicas == 0 && usesValueTrigger(a) {
+		// KEDA v2.20.2 idles a ScaledObject when no trigger is active
+		// (pkg/scaling/executor/scale_scaledobjects.go:98), a prometheus
+		// trigger being active above its activationThreshold, 0 by default
+		// (pkg/scalers/prometheus_scaler.go:319).
+		f.errorf("%s.idleReplicas 0 with a poolSaturation trigger: an empty pool reads saturated (1.0), so the trigger is active again as soon as KEDA idles the model at 0, and KEDA wakes it, every cooldownPeriod; use scaleToZero for a model that rests at zero, or idleReplicas above 0", path)
+	}
 	validateFallback(f, path, a, keda)
 }
 
@@ -107,7 +114,8 @@ func validateTriggers(f *Findings, path string, a *v1alpha1.Autoscaling) {
 // metric, KEDA reports that metric as replicas × its threshold, so the
 // HorizontalPodAutoscaler asks for replicas; for a Value trigger
 // (poolSaturation) it divides by the ready replicas and cannot fall back
-// at none (:274-287).
+// at none (:274-287), which minReplicas 1 and no idleReplicas 0 (refused
+// with poolSaturation) leave only while the first replica starts.
 func validateFallback(f *Findings, path string, a *v1alpha1.Autoscaling, keda bool) {
 	fb := a.Fallback
 	if fb == nil {
@@ -119,9 +127,6 @@ func validateFallback(f *Findings, path string, a *v1alpha1.Autoscaling, keda bo
 	}
 	if a.MaxReplicas != nil && fb.Replicas > *a.MaxReplicas {
 		f.errorf("%s.fallback.replicas %d exceeds maxReplicas %d: the HorizontalPodAutoscaler KEDA makes keeps replicas within its bounds, so the fallback would run %d; lower fallback.replicas or raise maxReplicas", path, fb.Replicas, *a.MaxReplicas, *a.MaxReplicas)
-	}
-	if a.IdleReplicas != nil && *a.IdleReplicas == 0 && usesValueTrigger(a) {
-		f.warnf("%s.fallback: KEDA falls back on a poolSaturation trigger by dividing replicas by the ready replicas, and fails with none (idleReplicas 0): while the model is idle and Prometheus cannot be read, it stays at 0", path)
 	}
 }
 
