@@ -219,6 +219,41 @@ autoscaling:
 `,
 			notes:   []string{"servingEngineSpec.modelSpec[0].keda"},
 			dropped: []string{"servingEngineSpec.modelSpec[0].keda.advanced.horizontalPodAutoscalerConfig.name", "servingEngineSpec.modelSpec[0].keda.advanced.restoreToOriginalReplicaCount"}},
+		"KEDA's several triggers and fallback": {
+			values: modelHead + `
+      keda:
+        enabled: true
+        maxReplicaCount: 4
+        fallback: {failureThreshold: 3, replicas: 2, behavior: currentReplicasIfHigher}
+        triggers:
+          - type: prometheus
+            name: waiting
+            metadata: {serverAddress: "http://prom:9090", metricName: w, query: "sum(vllm:num_requests_waiting)", threshold: "5"}
+          - type: prometheus
+            name: Running_Requests
+            metadata: {serverAddress: "http://prom:9090", query: "sum(vllm:num_requests_running)", threshold: "20"}
+          - type: prometheus
+            metricType: Value
+            metadata: {serverAddress: "http://prom:9090", query: "avg(vllm:kv_cache_usage_perc)", threshold: "0.8"}
+          - type: prometheus
+            metadata: {serverAddress: "http://other:9090", query: "sum(x)", threshold: "1"}
+          - type: cpu
+            metadata: {value: "80"}
+`,
+			want: modelSpecHead + `
+vllmConfig: {image: "vllm/vllm-openai:v0.10.2"}
+autoscaling:
+  type: keda
+  maxReplicas: 4
+  prometheusAddress: "http://prom:9090"
+  fallback: {failureThreshold: 3, replicas: 2, behavior: currentReplicasIfHigher}
+  triggers:
+    - {name: waiting, query: "sum(vllm:num_requests_waiting)", threshold: "5"}
+    - {name: trigger-1, query: "sum(vllm:num_requests_running)", threshold: "20"}
+`,
+			notes: []string{"servingEngineSpec.modelSpec[0].keda.triggers[1].name"},
+			dropped: []string{"servingEngineSpec.modelSpec[0].keda.triggers[2]", "servingEngineSpec.modelSpec[0].keda.triggers[3]",
+				"servingEngineSpec.modelSpec[0].keda.triggers[4]"}},
 		"probes, strategy, API key Secret, router flags": {
 			values: modelHead + `
   strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: "25%"}}

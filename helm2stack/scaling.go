@@ -3,6 +3,7 @@ package helm2stack
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -12,34 +13,73 @@ import (
 
 // Conversions of KEDA triggers and disruption budgets.
 
-// kedaTriggers: one Prometheus trigger becomes prometheusAddress, query
-// and threshold.
+// kedaTriggers: the chart passes keda.triggers to the ScaledObject as they
+// are (helm/templates/scaledobject-vllm.yaml:57-59). One Prometheus
+// trigger becomes prometheusAddress, query and threshold; several become
+// autoscaling.triggers, each its query and threshold under its name (the
+// chart's, else trigger-<i>), all on one Prometheus (prometheusAddress).
 func (c *converter) kedaTriggers(n node) error {
 	if n.empty() {
 		return nil
 	}
 	var triggers []struct {
-		Type     string            `json:"type"`
-		Metadata map[string]string `json:"metadata"`
+		Type       string            `json:"type"`
+		Name       string            `json:"name"`
+		MetricType string            `json:"metricType"`
+		Metadata   map[string]string `json:"metadata"`
 	}
 	if err := n.object(&triggers); err != nil {
 		return err
 	}
+	a := autoscalingOf(c.engine())
+	prometheus := 0
+	for _, t := range triggers {
+		if t.Type == "prometheus" {
+			prometheus++
+		}
+	}
 	for i, t := range triggers {
 		p := fmt.Sprintf("%s[%d]", n.path, i)
-		if t.Type != "prometheus" || i > 0 {
-			c.res.drop(p, "not supported: the ScaledObject has one Prometheus trigger (autoscaling.prometheusAddress, query, threshold)")
+		if t.Type != "prometheus" {
+			c.res.drop(p, "not supported: the ScaledObject's triggers are Prometheus queries (autoscaling.prometheusAddress, query and threshold, or autoscaling.triggers)")
 			continue
 		}
-		a := autoscalingOf(c.engine())
+		if t.MetricType != "" && t.MetricType != "AverageValue" {
+			c.res.drop(p, "not supported: a query of your own is compared with its threshold per replica (KEDA's AverageValue); metricType "+t.MetricType+" is not rendered")
+			continue
+		}
+		if addr := t.Metadata["serverAddress"]; addr != "" && a.PrometheusAddress != "" && addr != a.PrometheusAddress {
+			c.res.drop(p, "not supported: the stack's triggers read one Prometheus, "+a.PrometheusAddress+" (autoscaling.prometheusAddress), and this one reads "+addr)
+			continue
+		}
+		var tr *v1alpha1.ScalingTrigger
+		if prometheus > 1 {
+			name := t.Name
+			if !triggerName.MatchString(name) || len(name) > 63 {
+				name = fmt.Sprintf("trigger-%d", i)
+				if t.Name != "" {
+					c.res.note(p+".name", fmt.Sprintf("%q is not a lowercase DNS label: the trigger is named %s", t.Name, name))
+				}
+			}
+			a.Triggers = append(a.Triggers, v1alpha1.ScalingTrigger{Name: name})
+			tr = &a.Triggers[len(a.Triggers)-1]
+		}
 		for k, v := range t.Metadata {
 			switch k {
 			case "serverAddress":
 				a.PrometheusAddress = v
 			case "query":
-				a.Query = v
+				if tr != nil {
+					tr.Query = v
+				} else {
+					a.Query = v
+				}
 			case "threshold":
-				a.Threshold = v
+				if tr != nil {
+					tr.Threshold = v
+				} else {
+					a.Threshold = v
+				}
 			case "metricName":
 			default:
 				c.res.drop(p+".metadata."+k, "not supported: the trigger has serverAddress, query and threshold only")
@@ -48,6 +88,9 @@ func (c *converter) kedaTriggers(n node) error {
 	}
 	return nil
 }
+
+// triggerName is the XRD's pattern of autoscaling.triggers[].name.
+var triggerName = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 
 // intOrString sets a PodDisruptionBudget bound: a number or a percentage.
 func intOrString(budget func(c *converter) **v1alpha1.PodDisruptionBudget, minAvailable bool) func(*converter, node) error {

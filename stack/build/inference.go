@@ -51,6 +51,7 @@ func Pool(s *resolve.Stack, e resolve.Engine) inferencepool.Pool {
 		KVCacheMetric: pickerKVCacheMetric(x.Release, e),
 		// A model at zero: the picker holds its requests.
 		RequestTTLSeconds: PickerRequestTTL(e),
+		FlowControl:       ScalesOnPoolSaturation(e),
 		Disaggregated:     e.Role != "",
 	}
 	if p.Resources != nil {

@@ -70,31 +70,23 @@ func EngineMinReplicas(e resolve.Engine) int32 {
 // object is built unstructured.
 func scaledObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstructured {
 	a := e.Cfg.Autoscaling
-	query, threshold := a.Query, resolve.Or(a.Threshold, defaultQueueThreshold)
-	if query == "" {
-		query, threshold = signalQuery(s, e)
-		threshold = resolve.Or(a.Threshold, threshold)
-	}
 	spec := map[string]any{
 		"scaleTargetRef":  map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": s.Names.EngineDeployment(e.ID)},
 		"minReplicaCount": int64(ptr.Deref(a.MinReplicas, 1)),
 		"maxReplicaCount": int64(*a.MaxReplicas),
 		"pollingInterval": int64(ptr.Deref(a.PollingInterval, defaultPollingInterval)),
 		"cooldownPeriod":  int64(ptr.Deref(a.CooldownPeriod, defaultCooldownPeriod)),
-		"triggers": []any{map[string]any{
-			"type": "prometheus",
-			"metadata": map[string]any{
-				"serverAddress": a.PrometheusAddress,
-				"query":         query,
-				"threshold":     threshold,
-			},
-		}},
+		"triggers":        kedaTriggers(a.PrometheusAddress, engineTriggers(s, e)),
 	}
 	if a.IdleReplicas != nil {
 		spec["idleReplicaCount"] = int64(*a.IdleReplicas)
 	}
 	if f := a.Fallback; f != nil {
-		spec["fallback"] = map[string]any{"failureThreshold": int64(f.FailureThreshold), "replicas": int64(f.Replicas)}
+		fb := map[string]any{"failureThreshold": int64(f.FailureThreshold), "replicas": int64(f.Replicas)}
+		if f.Behavior != "" {
+			fb["behavior"] = f.Behavior
+		}
+		spec["fallback"] = fb
 	}
 	if a.InitialCooldownPeriod != nil {
 		spec["initialCooldownPeriod"] = int64(*a.InitialCooldownPeriod)

@@ -92,6 +92,10 @@ type Picker struct {
 	// picker holds a request while the pool has no ready endpoint (a
 	// model scaled to zero) for at most that long. 0: off.
 	RequestTTLSeconds int64
+	// FlowControl turns flow control on without a request TTL, for its
+	// pool saturation gauge, which only its dispatch cycle records (a
+	// model autoscaled on poolSaturation; GAIE.md (k)).
+	FlowControl bool
 	// Disaggregated: the pool's model has prefill and decode pods, which
 	// the picker schedules itself (ConfigPD).
 	Disaggregated bool

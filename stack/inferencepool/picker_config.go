@@ -129,7 +129,7 @@ func config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSecond
 		// data layer is then refused ("disallowed Extractor").
 		gates = append(gates, upstream.PickerDataLayerGate)
 	}
-	if ttlSeconds > 0 {
+	if ttlSeconds > 0 || ttlSeconds == flowControlWithoutTTL {
 		gates = append(gates, upstream.PickerFlowControlGate)
 	}
 	if len(gates) > 0 {
@@ -158,11 +158,23 @@ func ConfigMap(p Pool) *corev1.ConfigMap {
 // configOf is a picker's configuration: a disaggregated model's, or
 // another's.
 func configOf(pk Picker) string {
-	if pk.Disaggregated {
-		return ConfigPD(pk.Release, pk.Weights, pk.KVCacheMetric, pk.RequestTTLSeconds)
+	ttl := pk.RequestTTLSeconds
+	if pk.FlowControl && ttl == 0 {
+		ttl = flowControlWithoutTTL
 	}
-	return Config(pk.Release, pk.Weights, pk.KVCacheMetric, pk.RequestTTLSeconds)
+	if pk.Disaggregated {
+		return ConfigPD(pk.Release, pk.Weights, pk.KVCacheMetric, ttl)
+	}
+	return Config(pk.Release, pk.Weights, pk.KVCacheMetric, ttl)
 }
+
+// flowControlWithoutTTL, as a configuration's TTL, turns flow control on
+// with no flowControl section: a held request waits for its own context,
+// the gateway's timeout (GAIE@v1.5.0 pkg/epp/flowcontrol/controller/
+// config.go:37-40, "If zero, no TTL is applied by default"), and the
+// picker's default saturation detector (utilization, added by
+// pkg/epp/config/loader/defaults.go:263-275@v1.5.0) gates dispatch.
+const flowControlWithoutTTL = -1
 
 // AnnotationConfig, on the picker's pods, is a digest of its configuration
 // (ConfigMap): the picker reads its configuration file once, at start

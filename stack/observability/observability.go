@@ -249,6 +249,16 @@ var Alerts = []Alert{
 		Summary:   "An engine's KV cache is fuller than the threshold: new requests wait or preempt others.",
 		Threshold: "kvCacheUsagePercent / 100 (default 0.9)",
 		Variants:  renamed("vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc", Query{Expr: "max by (namespace, service, model_name) ({M}) > {T}"})},
+	{Name: "VLLMPickerQueueGrowing", Severity: "warning", Programs: pickers,
+		Summary:   "An endpoint picker's flow control holds more requests for its pool than the threshold, and the queue grew over the last 10 minutes: the pool is saturated (or has no ready endpoint) and requests wait at the picker. The queue is kept only while flow control is on (scaleToZero, autoscaling on poolSaturation); otherwise the gauge has no series and the alert stays quiet.",
+		Threshold: "waitingRequests (default 10)",
+		Variants: map[string][]Variant{
+			GAIE: {{Since: upstream.PickerOldest[GAIE], Metric: "inference_extension_flow_control_queue_size", Queries: []Query{{Expr: pickerQueueGrowing}}}},
+			LLMD: {
+				{Since: upstream.PickerOldest[LLMD], Metric: "inference_extension_flow_control_queue_size", Queries: []Query{{Expr: pickerQueueGrowing}}},
+				{Since: pickerLLMDRenames, Metric: "llm_d_epp_flow_control_queue_size", Queries: []Query{{Expr: pickerQueueGrowing}}},
+			},
+		}},
 	{Name: "VLLMRouterNoEngines", Severity: "critical", Programs: routers,
 		Summary: "The router discovers no healthy engine (or is not scraped): every request fails. Only from router 0.1.12, the first that forgets an engine that went away.",
 		Variants: map[string][]Variant{Router: {
@@ -256,6 +266,13 @@ var Alerts = []Alert{
 			{Since: routerClearsGone, Metric: "vllm:healthy_pods_total", Queries: []Query{{Expr: "sum by (namespace, service) ({M}) == 0 or absent({M})"}}},
 		}}},
 }
+
+// pickerQueueGrowing is the picker's flow-control queue of a pool over
+// the threshold and growing: the gauge has a series per fairness ID,
+// priority and model name (metrics.tsv), summed per picker Service and
+// pool (its replicas' queues together).
+const pickerQueueGrowing = "sum by (namespace, service, inference_pool) ({M}) > {T} and on (namespace, service, inference_pool) " +
+	"deriv(sum by (namespace, service, inference_pool) ({M})[10m:1m]) > 0"
 
 // variant is the variant of vs for release v: the last whose Since v is
 // at least; ok false before the first.

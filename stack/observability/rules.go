@@ -37,7 +37,7 @@ type Rule struct {
 // threshold is an alert's {T}.
 func (th Thresholds) threshold(alert string) string {
 	switch alert {
-	case "VLLMRequestsWaitingGrowing":
+	case "VLLMRequestsWaitingGrowing", "VLLMPickerQueueGrowing":
 		return strconv.Itoa(int(th.WaitingRequests))
 	case "VLLMKVCacheNearlyFull":
 		return strconv.FormatFloat(float64(th.KVCacheUsagePercent)/100, 'f', -1, 64)

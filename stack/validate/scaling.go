@@ -36,6 +36,7 @@ func validateAutoscaling(f *Findings, path string, a *v1alpha1.Autoscaling) {
 		validateKEDAThreshold(f, path+".threshold", a.Threshold)
 		validatePrometheusAddress(f, path+".prometheusAddress", a.PrometheusAddress)
 	}
+	validateTriggers(f, path, a)
 }
 
 func validateRouterAutoscaling(f *Findings, path string, a *v1alpha1.RouterAutoscaling) {
@@ -135,7 +136,7 @@ func validateScaleToZero(f *Findings, s *resolve.Stack) {
 			continue
 		}
 		if e.Role != "" {
-			f.errorf("%s: a disaggregated model's prefill and decode groups must wake together, and the router sends every request to both: KEDA would wake one group at a time; remove scaleToZero or disaggregation", p)
+			f.errorf("%s", disaggregatedZeroRefusal(s, p))
 			continue
 		}
 		if ok := e.MultiNode; ok {

@@ -31,6 +31,14 @@ var (
 	}
 )
 
+// Pool saturation needs a picker that exports it: GAIE v1.5.0, llm-d
+// v0.8.0 (GAIE's name) and v0.9.0 on (llm-d's); older ones are refused
+// (stack/validate/pickerscaling.go).
+var saturationRouting = []routingLayer{
+	{"gaie", upstream.V(1, 5, 0)},
+	{"llm-d", upstream.V(0, 8, 0)}, {"llm-d", upstream.PickerNewest["llm-d"]},
+}
+
 type routingLayer struct {
 	program string
 	version upstream.Version
@@ -76,15 +84,20 @@ func kvFull(model string) string {
 
 var routerNoEngines = `VLLMRouterNoEngines{service="s-router-service"}`
 
+func pickerQueueGrowing(model string) string {
+	return fmt.Sprintf("VLLMPickerQueueGrowing{service=%q}", "s-"+model+"-epp")
+}
+
 // An alertCase is a world and the alerts that must fire in it: at the last
 // minute, and none at minute quietUntil (a rule's `for` not yet passed).
 type alertCase struct {
 	name string
 	w    world
 	// want fires at the last minute; wantRouter too where the router's
-	// rule is rendered (router 0.1.12 and later).
-	want, wantRouter []string
-	quietAt          int // a minute at which nothing fires yet (0: not checked)
+	// rule is rendered (router 0.1.12 and later), wantPicker behind the
+	// endpoint pickers.
+	want, wantRouter, wantPicker []string
+	quietAt                      int // a minute at which nothing fires yet (0: not checked)
 }
 
 func byModel(kv ...any) map[string]curve {
@@ -138,6 +151,11 @@ var alertCases = []alertCase{
 	{name: "the router sees one healthy engine", w: world{values: with(everyday(), "healthy", byModel("org/a", flat(0)))}},
 	{name: "the router is not scraped", w: world{values: everyday(), noRoute: true},
 		wantRouter: []string{routerNoEngines}, quietAt: 4},
+	{name: "the picker's queue grows over the bound", w: world{values: with(everyday(), "queue", byModel("org/a", ramp(0, 1)))},
+		wantPicker: []string{pickerQueueGrowing("a")}, quietAt: 4},
+	{name: "the picker's queue over the bound, not growing", w: world{values: with(everyday(), "queue", byModel("org/a", flat(30)))}},
+	{name: "the picker's queue grows under the bound", w: world{values: with(everyday(), "queue", byModel("org/a", ramp(0, 0.1)))}},
+	{name: "the picker's queue over the bound, draining", w: world{values: with(everyday(), "queue", byModel("org/a", ramp(60, -1)))}},
 }
 
 // checkAlerts evaluates the rendered rules of objs (a stack of xr at v
@@ -159,6 +177,9 @@ func checkAlerts(t *testing.T, facts []metricFact, objs []obj, r routingLayer) [
 		want := slices.Clone(c.want)
 		if routerRule {
 			want = append(want, c.wantRouter...)
+		}
+		if r.program != "router" {
+			want = append(want, c.wantPicker...)
 		}
 		slices.Sort(want)
 		if got := ev.firing[minutes]; !slices.Equal(got, want) {
@@ -218,6 +239,38 @@ var pickerRunningCases = []triggerCase{
 	{name: "the picker restarted and exports no gauge yet", w: world{values: with(everyday(), "inflight", byModel("org/a", absent, "org/b", flat(100)))},
 		want: map[string]float64{autoscaled: 0}},
 }
+
+// autoscaling.signal poolSaturation: the saturation of model a's pool, the
+// highest of its picker's replicas (KEDA compares it with the threshold as
+// a Value); model b's pool must not reach it; before the pool's first
+// request GAIE v1.5.0's picker has no processor and exports no series.
+var poolSaturationCases = []triggerCase{
+	{name: "the pool's saturation", w: world{values: with(everyday(), "saturation", byModel("org/a", flat(0.45), "org/b", flat(1)))},
+		want: map[string]float64{autoscaled: 0.45}},
+	{name: "model a at zero reads saturated", w: world{values: with(everyday(), "saturation", byModel("org/a", flat(1), "org/b", flat(0.2))), down: []string{"org/a"}},
+		want: map[string]float64{autoscaled: 1}},
+	{name: "no request yet: no series", w: world{values: with(everyday(), "saturation", byModel("org/a", absent, "org/b", flat(1)))},
+		want: map[string]float64{autoscaled: 0}},
+}
+
+// autoscaling.triggers: each trigger of model a's ScaledObject, by name,
+// on its own signal; KEDA's autoscaler takes the most replicas of them.
+var (
+	severalTriggers = []any{
+		map[string]any{"name": "waiting", "signal": "engineWaiting"},
+		map[string]any{"name": "running", "signal": "pickerRunning", "threshold": "8"},
+		map[string]any{"name": "saturation", "signal": "poolSaturation"},
+		map[string]any{"name": "kv", "query": `max(vllm:kv_cache_usage_perc{model_name="org/a"} or vllm:gpu_cache_usage_perc{model_name="org/a"})`, "threshold": "0.8"},
+	}
+	severalTriggersCases = []triggerCase{
+		{name: "each trigger its own signal", w: world{values: with(with(with(with(everyday(),
+			"waiting", byModel("org/a", flat(3), "org/b", flat(100))),
+			"inflight", byModel("org/a", flat(12), "org/b", flat(100))),
+			"saturation", byModel("org/a", flat(0.6), "org/b", flat(1))),
+			"kv", byModel("org/a", flat(0.7), "org/b", flat(1)))},
+			want: map[string]float64{"s-a-scaledobject/waiting": 6, "s-a-scaledobject/running": 12, "s-a-scaledobject/saturation": 0.6, "s-a-scaledobject/kv": 0.7}},
+	}
+)
 
 // Each group of a disaggregated model a scales on its own engines' waiting
 // requests (two pods each).
@@ -296,6 +349,18 @@ var (
 	scaleToZero = map[string]any{"maxReplicas": 4, "prometheusAddress": "http://prometheus-operated.monitoring:9090"}
 )
 
+// withBlock is block with more fields.
+func withBlock(block map[string]any, kv ...any) map[string]any {
+	out := map[string]any{}
+	for k, v := range block {
+		out[k] = v
+	}
+	for i := 0; i < len(kv); i += 2 {
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
+
 // scaled is xr with model a scaled by block (autoscaling or scaleToZero).
 func scaled(v upstream.Version, r routingLayer, field string, block map[string]any) map[string]any {
 	x := xr(v, r)
@@ -334,11 +399,19 @@ func TestTriggersEvaluated(t *testing.T) {
 		}
 		for _, r := range routing[2:] {
 			t.Run(fmt.Sprintf("autoscaling on pickerRunning, vLLM %s, %s", v, r), func(t *testing.T) {
-				block := map[string]any{"signal": "pickerRunning"}
-				for k, x := range autoscaling {
-					block[k] = x
+				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", withBlock(autoscaling, "signal", "pickerRunning"))), pickerRunningCases) {
+					t.Error(p)
 				}
-				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", block)), pickerRunningCases) {
+			})
+		}
+		for _, r := range saturationRouting {
+			t.Run(fmt.Sprintf("autoscaling on poolSaturation, vLLM %s, %s", v, r), func(t *testing.T) {
+				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", withBlock(autoscaling, "signal", "poolSaturation"))), poolSaturationCases) {
+					t.Error(p)
+				}
+			})
+			t.Run(fmt.Sprintf("autoscaling on several triggers, vLLM %s, %s", v, r), func(t *testing.T) {
+				for _, p := range checkTriggers(t, facts, render(t, scaled(v, r, "autoscaling", withBlock(autoscaling, "triggers", severalTriggers))), severalTriggersCases) {
 					t.Error(p)
 				}
 			})
@@ -448,6 +521,16 @@ func TestEvaluationCatchesPlantedFaults(t *testing.T) {
 			old: `service=\"s-a-epp\"`, new: `service=\"s-a-engine-service\"`, cases: pickerRunningCases, wantInProblem: "in flight at the model's picker"},
 		{name: "the model's name for the group's Service", objs: render(t, disaggregated(newest, routerNew)), kind: "ScaledObject",
 			old: `service=\"s-a-prefill-engine-service\"`, new: `model_name=\"org/a\"`, cases: groupCases, wantInProblem: "each group's waiting requests"},
+		{name: "the pool saturation gauge without flow_control_", objs: render(t, scaled(newest, llmdNew, "autoscaling", withBlock(autoscaling, "signal", "poolSaturation"))), kind: "ScaledObject",
+			old: "llm_d_epp_flow_control_pool_saturation", new: "llm_d_epp_pool_saturation", cases: poolSaturationCases, wantInProblem: "the pool's saturation"},
+		{name: "the pool label of the saturation gauge", objs: render(t, scaled(newest, gaieNew, "autoscaling", withBlock(autoscaling, "signal", "poolSaturation"))), kind: "ScaledObject",
+			old: "inference_pool=", new: "name=", cases: poolSaturationCases, wantInProblem: "the pool's saturation"},
+		{name: "one of several triggers on the engines' Service for the picker's", objs: render(t, scaled(newest, llmdNew, "autoscaling", withBlock(autoscaling, "triggers", severalTriggers))), kind: "ScaledObject",
+			old: `service=\"s-a-epp\"`, new: `service=\"s-a-engine-service\"`, cases: severalTriggersCases, wantInProblem: "each trigger its own signal"},
+		{name: "the picker queue alert on the gauge's old llm-d name", objs: render(t, xr(newest, llmdNew)), kind: "PrometheusRule",
+			old: "llm_d_epp_flow_control_queue_size", new: "llm_d_epp_flow_control_queue_depth", alerts: true, r: llmdNew, wantInProblem: "the picker's queue grows over the bound"},
+		{name: "the picker queue alert at 100 held requests", objs: render(t, xr(newest, gaieNew)), kind: "PrometheusRule",
+			old: "\\u003e 10 and on (namespace, service, inference_pool)", new: "\\u003e 100 and on (namespace, service, inference_pool)", alerts: true, r: gaieNew, wantInProblem: "the picker's queue grows over the bound"},
 		{name: "no sum over the model's pods", objs: render(t, scaled(newest, routerNew, "autoscaling", autoscaling)), kind: "ScaledObject",
 			old: "sum(vllm:num_requests_waiting", new: "max(vllm:num_requests_waiting", cases: autoscalingCases, wantInProblem: "summed over the model's pods"},
 	} {

@@ -305,13 +305,14 @@ func exports(facts []metricFact, program string, v upstream.Version) []metricFac
 // Signals are what a case sets, each by every name it has had in any
 // release: the release's own row in metrics.tsv decides which it exports.
 var signals = map[string][]string{
-	"running":  {"vllm:num_requests_running"},
-	"waiting":  {"vllm:num_requests_waiting"},
-	"kv":       {"vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"},
-	"healthy":  {"vllm:healthy_pods_total"},
-	"incoming": {"vllm:num_incoming_requests_total"},
-	"queue":    {"inference_extension_flow_control_queue_size", "llm_d_epp_flow_control_queue_size"},
-	"inflight": {"inference_objective_running_requests", "llm_d_epp_request_running"},
+	"running":    {"vllm:num_requests_running"},
+	"waiting":    {"vllm:num_requests_waiting"},
+	"kv":         {"vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"},
+	"healthy":    {"vllm:healthy_pods_total"},
+	"incoming":   {"vllm:num_incoming_requests_total"},
+	"queue":      {"inference_extension_flow_control_queue_size", "llm_d_epp_flow_control_queue_size"},
+	"inflight":   {"inference_objective_running_requests", "llm_d_epp_request_running"},
+	"saturation": {"inference_extension_flow_control_pool_saturation", "llm_d_epp_flow_control_pool_saturation"},
 }
 
 func signalOf(metric string) string {

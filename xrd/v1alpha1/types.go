@@ -83,7 +83,7 @@ type Monitoring struct {
 
 	// Alerts in a Prometheus Operator PrometheusRule: no ready engine for a
 	// model, waiting requests growing, KV cache nearly full, router without
-	// engines. Needs serviceMonitor, like dashboard, and the
+	// engines, a picker's queue growing. Needs serviceMonitor, like dashboard, and the
 	// PrometheusRule CRD.
 	// +optional
 	Alerts *Alerts `json:"alerts,omitempty"`
@@ -131,7 +131,8 @@ type Alerts struct {
 	For string `json:"for,omitempty"`
 
 	// Waiting requests of one engine above which, while the model's queue
-	// grows, VLLMRequestsWaitingGrowing fires. Default: 10.
+	// grows, VLLMRequestsWaitingGrowing fires; and requests an endpoint
+	// picker holds for its pool, for VLLMPickerQueueGrowing. Default: 10.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000000
@@ -784,11 +785,25 @@ type Autoscaling struct {
 	// inferenceExtension, pickerRunning, the requests the model's endpoint
 	// picker has in flight (inference_objective_running_requests;
 	// llm_d_epp_request_running from llm-d v0.9.0; threshold default 16,
-	// llm-d's autoscaling guide), which needs monitoring.serviceMonitor.
-	// Not with query. Default: engineWaiting.
+	// llm-d's autoscaling guide), or poolSaturation, the saturation of
+	// the model's pool as the picker's flow control computes it
+	// (inference_extension_flow_control_pool_saturation;
+	// llm_d_epp_flow_control_pool_saturation from llm-d v0.9.0; GAIE v1.5.0
+	// and llm-d v0.8.0 on; turns the picker's flow control on; threshold
+	// default 0.7, the pool's average, KEDA's Value metric). Both need
+	// monitoring.serviceMonitor. Not with query. Default: engineWaiting.
 	// +optional
-	// +kubebuilder:validation:Enum=engineWaiting;pickerRunning
+	// +kubebuilder:validation:Enum=engineWaiting;pickerRunning;poolSaturation
 	Signal string `json:"signal,omitempty"`
+
+	// keda: several signals or queries, each with its own threshold; KEDA
+	// scales to the most replicas any of them asks for. Not with signal,
+	// query or threshold.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	Triggers []ScalingTrigger `json:"triggers,omitempty"`
 
 	// keda: seconds between checks. Default: 15.
 	// +optional
@@ -839,6 +854,14 @@ type AutoscalingFallback struct {
 	// Replicas while falling back.
 	// +kubebuilder:validation:Minimum=1
 	Replicas int32 `json:"replicas"`
+
+	// Which replicas KEDA falls back to: static (replicas; KEDA's
+	// default), currentReplicas, currentReplicasIfHigher (the larger of the
+	// current replicas and replicas) or currentReplicasIfLower (the
+	// smaller).
+	// +optional
+	// +kubebuilder:validation:Enum=static;currentReplicas;currentReplicasIfHigher;currentReplicasIfLower
+	Behavior string `json:"behavior,omitempty"`
 }
 
 // RouterAutoscaling scales the router with a HorizontalPodAutoscaler on CPU.

@@ -1077,8 +1077,8 @@ func (st *renderedStack) checkUntyped(o *object) {
 		if minR > maxR {
 			st.errorf(o, "minReplicaCount %v exceeds maxReplicaCount %v", minR, maxR)
 		}
-		if tr, _ := spec["triggers"].([]any); len(tr) == 0 {
-			st.errorf(o, "no triggers")
+		for _, p := range kedaWebhookProblems(spec) {
+			st.errorf(o, "%s", p)
 		}
 	case "HTTPRoute":
 		pr, _ := spec["parentRefs"].([]any)
@@ -1348,4 +1348,33 @@ func servedModel(d *appsv1.Deployment) string {
 		return args[0]
 	}
 	return ""
+}
+
+// kedaWebhookProblems are what KEDA v2.20.2's admission webhook refuses in
+// a ScaledObject's spec beyond its CRD's schema: no trigger, trigger names
+// defined twice (apis/keda/v1alpha1/scaletriggers_types.go:56-86), a
+// fallback without a trigger that is not cpu or memory
+// (scaledobject_types.go:373-398).
+func kedaWebhookProblems(spec map[string]any) []string {
+	var out []string
+	tr, _ := spec["triggers"].([]any)
+	if len(tr) == 0 {
+		out = append(out, "no triggers")
+	}
+	names := map[string]bool{}
+	metric := false
+	for _, t := range tr {
+		t, _ := t.(map[string]any)
+		if n, _ := t["name"].(string); n != "" {
+			if names[n] {
+				out = append(out, fmt.Sprintf("spec.triggers: triggerName %q is defined multiple times", n))
+			}
+			names[n] = true
+		}
+		metric = metric || t["type"] != "cpu" && t["type"] != "memory"
+	}
+	if spec["fallback"] != nil && !metric {
+		out = append(out, "spec.fallback: at least one trigger (that is not cpu or memory) has to have the AverageValue type for the fallback to be enabled")
+	}
+	return out
 }
