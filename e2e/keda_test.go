@@ -147,7 +147,7 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 
 	p := s.start(t)
 	p.waitServing(t)
-	startPrometheus(t, promPort, p.metrics, ns)
+	engineTargets := startPrometheus(t, promPort, p.metrics, ns)
 	startKEDA(t, ns)
 
 	// KEDA has read the ScaledObject and asked Prometheus: Ready, not
@@ -184,7 +184,11 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 
 	// The engine stand-in starts listening on the pod's IP once the pod is
 	// Ready, as a container would.
-	eng := &chainEngine{}
+	// It runs a request longer than the cooldown plus a few checks: once
+	// the picker has released the request, only the wake query's
+	// vllm:num_requests_running term keeps the model awake.
+	busy := (idle + 3*polling + 4) * time.Second
+	eng := &chainEngine{model: servedModel(t, dep.Spec.Template.Spec.Containers[0]), busy: busy}
 	podReady := make(chan string, 1)
 	go eng.watch(ctx, t, ns, dep.Spec.Selector.MatchLabels, podReady)
 
@@ -206,15 +210,18 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 		n := replicas(t, ns, dep.Name)
 		return n == 1, fmt.Sprintf("%d replicas", n)
 	})
+	// The picker may release the request before this test's poll sees the
+	// pod Ready (its scrape of the new engine is what releases it): the
+	// answer naming the new pod, which did not exist when the request was
+	// sent, is what shows the request was held.
 	var ip string
 	select {
 	case ip = <-podReady:
-	case a := <-done:
-		t.Fatalf("the request was answered before any pod was ready: %s", a.r)
 	case <-time.After(2 * time.Minute):
 		t.Fatal("no engine pod became Ready")
 	}
 	readyAt := time.Now()
+	addEngineTarget(t, engineTargets, net.JoinHostPort(ip, strconv.Itoa(engineTargetPort)), ns)
 	var a answer
 	select {
 	case a = <-done:
@@ -227,9 +234,14 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 	}
 	completion := eng.complete(t, a.r.endpoint, body)
 	answered := time.Now()
+	// The engine ran the request for busy, past the cooldown since the
+	// picker's queue emptied: still at 1.
+	if n := replicas(t, ns, dep.Name); n != 1 {
+		t.Fatalf("the engine Deployment has %d replicas right after its engine ran a request for %s (cooldownPeriod %ds), want 1: the wake query's running-requests term did not keep it awake", n, busy, idle)
+	}
 	ms := func(at time.Time) time.Duration { return at.Sub(sent).Round(time.Millisecond) }
-	t.Logf("request sent at 0; scaled to 1 at %s; pod Ready at %s; the picker released the request at %s; the engine answered at %s: %q",
-		ms(scaled), ms(readyAt), ms(a.at), ms(answered), completion)
+	t.Logf("request sent at 0; scaled to 1 at %s; pod Ready at %s; the picker released the request at %s; the engine, running it for %s, answered at %s: %q",
+		ms(scaled), ms(readyAt), ms(a.at), busy, ms(answered), completion)
 	// 0 to 1 within KEDA's polling, Prometheus' scrape (1 s) and the
 	// operator's reconcile, with room for a busy 2-core machine.
 	if bound := (polling + 20) * time.Second; scaled.Sub(sent) > bound {
@@ -237,8 +249,8 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 	}
 
 	// Idle: back to 0 after the cooldown, counted from KEDA's last active
-	// check (l.212-213), which came after the request was sent and at most
-	// a polling interval before it was answered.
+	// check (l.212-213), which came at most a polling interval (and a
+	// scrape) before the engine answered.
 	zero := waitFor(t, "the engine Deployment back to 0", (idle+polling+90)*time.Second, func() (bool, string) {
 		n := replicas(t, ns, dep.Name)
 		return n == 0, fmt.Sprintf("%d replicas", n)
@@ -295,11 +307,14 @@ func moduleDir(ctx context.Context, t *testing.T, dir, mod string) string {
 	return m.Dir
 }
 
-// startPrometheus runs Prometheus on 127.0.0.1:port, scraping the picker's
-// metrics port every second with the labels the Prometheus Operator gives
-// a ServiceMonitor's target (namespace; the picker's own series carry
-// inference_pool), and waits until it has scraped the picker.
-func startPrometheus(t *testing.T, port, pickerMetrics int, ns string) {
+// startPrometheus runs Prometheus on 127.0.0.1:port, scraping every second
+// the picker's metrics port and the engines listed in the file it returns
+// (file service discovery: the test writes the pod's address there once
+// KEDA has made it), with the label the Prometheus Operator gives a
+// ServiceMonitor's targets that the rendered queries select (namespace; the
+// picker's series carry inference_pool, vLLM's model_name), and waits until
+// it has scraped the picker.
+func startPrometheus(t *testing.T, port, pickerMetrics int, ns string) (engineTargets string) {
 	t.Helper()
 	dir := t.TempDir()
 	config := fmt.Sprintf(`global:
@@ -311,7 +326,11 @@ scrape_configs:
   - targets: ["127.0.0.1:%d"]
     labels:
       namespace: %s
-`, pickerMetrics, ns)
+- job_name: engines
+  file_sd_configs:
+  - files: [%s]
+    refresh_interval: 1s
+`, pickerMetrics, ns, filepath.Join(dir, "engines.json"))
 	cfg := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
@@ -338,6 +357,23 @@ scrape_configs:
 		v, err := promQuery(base, `up{job="picker"}`)
 		return err == nil && v == "1", fmt.Sprintf("%q %v", v, err)
 	})
+	return filepath.Join(dir, "engines.json")
+}
+
+// addEngineTarget lists the engine at endpoint in Prometheus' file of
+// engine targets (written whole, then renamed, as file discovery wants).
+func addEngineTarget(t *testing.T, file, endpoint, ns string) {
+	t.Helper()
+	b, err := json.Marshal([]map[string]any{{"targets": []string{endpoint}, "labels": map[string]string{"namespace": ns}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file+".tmp", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(file+".tmp", file); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // promQuery is the value of an instant query's only sample ("" if none).
@@ -496,10 +532,34 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool
 }
 
 // A chainEngine stands in for the engine container of the pod KEDA's
-// scale-up makes: vLLM's /metrics page (idle) and /v1/completions, on the
-// pod's IP and the pool's target port.
+// scale-up makes: vLLM's /metrics page, with vllm:num_requests_running the
+// requests it is running, labelled model_name with the model it serves,
+// and /v1/completions, which runs each request for busy; on the pod's IP
+// and the pool's target port.
 type chainEngine struct {
-	completions atomic.Int64
+	model   string
+	busy    time.Duration
+	running atomic.Int64
+}
+
+// servedModel is the model name vLLM labels its series with: `vllm serve
+// <model>`'s model, unless --served-model-name names another.
+func servedModel(t *testing.T, c corev1.Container) string {
+	t.Helper()
+	args := append(append([]string{}, c.Command...), c.Args...)
+	model := ""
+	for i, a := range args {
+		if a == "serve" && i+1 < len(args) {
+			model = args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, "--served-model-name="); ok {
+			return v
+		}
+	}
+	if model == "" {
+		t.Fatalf("the engine container runs no `vllm serve <model>`: %v", args)
+	}
+	return model
 }
 
 // watch waits for a Ready pod of the selector in ns, listens on its IP and
@@ -543,7 +603,7 @@ func (e *chainEngine) serve(t *testing.T, ip string) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		io.WriteString(w, vllmMetrics("vllm:kv_cache_usage_perc", 0, 0))
+		io.WriteString(w, e.metrics(t))
 	})
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) {
 		var req struct{ Model string }
@@ -551,7 +611,9 @@ func (e *chainEngine) serve(t *testing.T, ip string) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		e.completions.Add(1)
+		e.running.Add(1)
+		time.Sleep(e.busy)
+		e.running.Add(-1)
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"object":"text_completion","model":%q,"choices":[{"index":0,"text":"Hi","finish_reason":"length"}]}`, req.Model)
 	})
@@ -560,11 +622,22 @@ func (e *chainEngine) serve(t *testing.T, ip string) {
 	t.Cleanup(func() { srv.Close() })
 }
 
+// metrics is vLLM's page for the model, with the requests running now.
+func (e *chainEngine) metrics(t *testing.T) string {
+	page := strings.ReplaceAll(vllmMetrics("vllm:kv_cache_usage_perc", 0, 0), `model_name="m"`, fmt.Sprintf("model_name=%q", e.model))
+	line := fmt.Sprintf(`vllm:num_requests_running{engine="0",model_name=%q} `, e.model)
+	if !strings.Contains(page, line+"1.0\n") {
+		t.Errorf("the engine's metrics page has no line %q1.0:\n%s", line, page)
+	}
+	return strings.Replace(page, line+"1.0\n", line+strconv.FormatInt(e.running.Load(), 10)+"\n", 1)
+}
+
 // complete sends the request body to the engine at endpoint, as the
 // gateway does with the picker's answer, and returns the completion's text.
 func (e *chainEngine) complete(t *testing.T, endpoint, body string) string {
 	t.Helper()
-	resp, err := http.Post("http://"+endpoint+"/v1/completions", "application/json", strings.NewReader(body))
+	hc := &http.Client{Timeout: e.busy + 30*time.Second}
+	resp, err := hc.Post("http://"+endpoint+"/v1/completions", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatalf("the request to the engine %s: %v", endpoint, err)
 	}
