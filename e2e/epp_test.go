@@ -1016,6 +1016,23 @@ func (pk *picker) routeWithin(t *testing.T, body string, d time.Duration, extra 
 	return r
 }
 
+// An answer is what the picker answered a request, and when.
+type answer struct {
+	r  routed
+	at time.Time
+}
+
+// routeAsync sends the request body in the background, for at most d; the
+// channel gets the answer.
+func (pk *picker) routeAsync(t *testing.T, body string, d time.Duration) <-chan answer {
+	done := make(chan answer, 1)
+	go func() {
+		r := pk.routeWithin(t, body, d)
+		done <- answer{r, time.Now()}
+	}()
+	return done
+}
+
 // routeUntil sends requests until one satisfies ok (the picker scrapes the
 // engines every 50ms and sees pods as their events come).
 func (pk *picker) routeUntil(t *testing.T, model string, ok func(routed) bool) routed {
@@ -1154,16 +1171,8 @@ func coldStart(t *testing.T, s *pickerScenario, p *picker, ttl time.Duration, e 
 		t.Errorf("the request was refused after %s, want its TTL %s (and the expiry scan's second)", waited, ttl)
 	}
 	// Held, then the pod becomes ready.
-	type answer struct {
-		r  routed
-		at time.Time
-	}
-	done := make(chan answer, 1)
 	sent := time.Now()
-	go func() {
-		r := p.routeWithin(t, body, ttl+10*time.Second)
-		done <- answer{r, time.Now()}
-	}()
+	done := p.routeAsync(t, body, ttl+10*time.Second)
 	const hold = 2 * time.Second
 	select {
 	case a := <-done:

@@ -194,16 +194,8 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 
 	// A request with no engine: held by the picker.
 	body := `{"model":"a","prompt":"Say hi","max_tokens":1}`
-	type answer struct {
-		r  routed
-		at time.Time
-	}
-	done := make(chan answer, 1)
 	sent := time.Now()
-	go func() {
-		r := p.routeWithin(t, body, (coldSecs+10)*time.Second)
-		done <- answer{r, time.Now()}
-	}()
+	done := p.routeAsync(t, body, (coldSecs+10)*time.Second)
 
 	// KEDA scales the Deployment from 0 to 1.
 	scaled := waitFor(t, "the engine Deployment scaled to 1", (polling+60)*time.Second, func() (bool, string) {
@@ -340,18 +332,7 @@ scrape_configs:
 		"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
 		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
 	}
-	pr, err := proc.Start("prometheus", os.Getenv("PROMETHEUS"), filepath.Join(dir, "prometheus.log"), dir, args, []string{"HOME=" + dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("----- last 30 lines of Prometheus' log -----\n%s", pr.Tail(30))
-		}
-		if err := pr.Stop(5 * time.Second); err != nil {
-			t.Errorf("stopping Prometheus: %v", err)
-		}
-	})
+	startProcess(t, "prometheus", os.Getenv("PROMETHEUS"), dir, args, []string{"HOME=" + dir})
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	waitFor(t, "Prometheus scraping the picker", time.Minute, func() (bool, string) {
 		v, err := promQuery(base, `up{job="picker"}`)
@@ -429,18 +410,7 @@ func startKEDA(t *testing.T, ns string) {
 		"WATCH_NAMESPACE=" + ns, "POD_NAMESPACE=" + ns, "POD_NAME=keda-operator-0",
 		"KEDA_CLUSTER_OBJECT_NAMESPACE=" + ns,
 	}
-	op, err := proc.Start("keda-operator", os.Getenv("KEDA_OPERATOR"), filepath.Join(dir, "keda.log"), dir, args, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("----- last 60 lines of KEDA's log -----\n%s", op.Tail(60))
-		}
-		if err := op.Stop(5 * time.Second); err != nil {
-			t.Errorf("stopping KEDA: %v", err)
-		}
-	})
+	op := startProcess(t, "keda-operator", os.Getenv("KEDA_OPERATOR"), dir, args, env)
 	waitFor(t, "KEDA's operator ready", 2*time.Minute, func() (bool, string) {
 		if exited, why := op.Exited(); exited {
 			t.Fatalf("KEDA's operator exited: %s\n%s", why, op.Tail(40))
@@ -452,6 +422,25 @@ func startKEDA(t *testing.T, ns string) {
 		resp.Body.Close()
 		return resp.StatusCode == 200, resp.Status
 	})
+}
+
+// startProcess runs bin in dir, its log in dir/<name>.log, until the test
+// ends; the log's end is reported if the test failed.
+func startProcess(t *testing.T, name, bin, dir string, args, env []string) *proc.Process {
+	t.Helper()
+	p, err := proc.Start(name, bin, filepath.Join(dir, name+".log"), dir, args, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("----- last 60 lines of %s's log -----\n%s", name, p.Tail(60))
+		}
+		if err := p.Stop(5 * time.Second); err != nil {
+			t.Errorf("stopping %s: %v", name, err)
+		}
+	})
+	return p
 }
 
 // writeSelfSigned writes ca.crt, tls.crt and tls.key (one self-signed
