@@ -149,6 +149,7 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 	p.waitServing(t)
 	engineTargets := startPrometheus(t, promPort, p.metrics, ns)
 	startKEDA(t, ns)
+	kedaReady := time.Now()
 
 	// KEDA has read the ScaledObject and asked Prometheus: Ready, not
 	// Active, and the Deployment left at 0.
@@ -173,7 +174,7 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 	// No request yet: KEDA scales the new Deployment to 0 (no last active
 	// time, initialCooldownPeriod 0: pkg/scaling/executor/
 	// scale_scaledobjects.go:212-217), and its pod goes.
-	waitFor(t, "the new engine Deployment scaled to 0 and its pod gone", 2*time.Minute, func() (bool, string) {
+	idled := waitFor(t, "the new engine Deployment scaled to 0 and its pod gone", 2*time.Minute, func() (bool, string) {
 		n := replicas(t, ns, dep.Name)
 		pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(dep.Spec.Selector.MatchLabels).String()})
 		if err != nil {
@@ -181,6 +182,8 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 		}
 		return n == 0 && len(pods.Items) == 0, fmt.Sprintf("%d replicas, %d pods", n, len(pods.Items))
 	})
+	t.Logf("the new Deployment (1 replica, the API server's default) at 0 and its pod gone %s after KEDA's operator was ready",
+		idled.Sub(kedaReady).Round(time.Millisecond))
 
 	// The engine stand-in starts listening on the pod's IP once the pod is
 	// Ready, as a container would.
