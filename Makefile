@@ -97,6 +97,11 @@ LWS_VERSION         := $(call mod_version,sigs.k8s.io/lws,$(ROOT)/tools/lws/go.m
 EPP         := $(TOOLS_BIN)/epp
 EPP_VERSION := $(call mod_version,sigs.k8s.io/gateway-api-inference-extension,$(ROOT)/tools/epp/go.mod)
 
+# KEDA's operator (github.com/kedacore/keda/v2 cmd/operator), pinned in
+# tools/keda/go.mod with KEDA's own replace block (make e2e-keda runs it).
+KEDA_OPERATOR := $(TOOLS_BIN)/keda-operator
+KEDA_VERSION  := $(call mod_version,github.com/kedacore/keda/v2,$(ROOT)/tools/keda/go.mod)
+
 # Helm CLI, pinned in tools/helm/go.mod (only make helm-compare uses it).
 HELM         := $(TOOLS_BIN)/helm
 HELM_VERSION := $(call mod_version,helm.sh/helm/v4,$(ROOT)/tools/helm/go.mod)
@@ -139,7 +144,7 @@ CONFIG_XPKG_FILE := $(OUTPUT_DIR)/function-vllm-stack-configuration.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 helm epp helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-crossplane e2e-crossplane-oldest bench bench-crossplane fuzz xpkg xpkg-push e2e-xpkg generate clean clean-tools
+.PHONY: all tools tools-v2 helm epp keda helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-keda e2e-crossplane e2e-crossplane-oldest bench bench-crossplane fuzz xpkg xpkg-push e2e-xpkg generate clean clean-tools
 
 all: build
 
@@ -178,6 +183,14 @@ $(EPP): $(ROOT)/tools/epp/go.mod $(ROOT)/tools/epp/go.sum
 	@mkdir -p $(TOOLS_BIN)
 	@echo "building the endpoint picker (GAIE cmd/epp) $(EPP_VERSION) (cold: ~3 min on 2 cores)" >&2
 	@cd $(ROOT)/tools/epp && $(TOOL_GO) -ldflags "-s -w" -o $@.tmp sigs.k8s.io/gateway-api-inference-extension/cmd/epp
+	@mv -f $@.tmp $@
+
+keda: $(KEDA_OPERATOR)
+
+$(KEDA_OPERATOR): $(ROOT)/tools/keda/go.mod $(ROOT)/tools/keda/go.sum
+	@mkdir -p $(TOOLS_BIN)
+	@echo "building KEDA's operator $(KEDA_VERSION) (cold: ~6 min, 7 CPU-min on 2 cores)" >&2
+	@cd $(ROOT)/tools/keda && $(TOOL_GO) -ldflags "-s -w" -o $@.tmp github.com/kedacore/keda/v2/cmd/operator
 	@mv -f $@.tmp $@
 
 $(CROSSPLANE_CORE_OLDEST): $(ROOT)/tools/crossplane-core-oldest/go.mod $(ROOT)/tools/crossplane-core-oldest/go.sum
@@ -300,6 +313,13 @@ test-xpkg: xpkg
 e2e: $(EPP)
 	EPP=$(EPP) bash $(ROOT)/hack/e2e.sh
 
+# The scale-from-zero chain with the real programs (e2e TestScaleFromZeroKEDA):
+# the e2e control plane plus kube-scheduler and the kubelet stand-in, the
+# endpoint picker, KEDA's operator and Prometheus (Debian's package, pinned in
+# hack/e2e-keda.sh), in a private network namespace (root). Not in make test.
+e2e-keda: $(EPP) $(KEDA_OPERATOR)
+	EPP=$(EPP) KEDA_OPERATOR=$(KEDA_OPERATOR) bash $(ROOT)/hack/e2e-keda.sh
+
 # The same control plane plus kube-scheduler, a kubelet stand-in, and real
 # Crossplane core and RBAC manager (the core binary of tools/crossplane-core,
 # cold about 6 CPU-minutes) that install the package from an OCI registry on
@@ -417,5 +437,6 @@ clean:
 	rm -rf $(OUTPUT_DIR)
 
 clean-tools:
-	rm -f $(CROSSPLANE) $(CROSSPLANE_V2) $(CROSSPLANE_CORE) $(CROSSPLANE_CORE_OLDEST) $(CONTROLLER_GEN) $(IMAGEBUILD) $(HELM)
+	rm -f $(CROSSPLANE) $(CROSSPLANE_V2) $(CROSSPLANE_CORE) $(CROSSPLANE_CORE_OLDEST) $(CONTROLLER_GEN) $(IMAGEBUILD) $(HELM) $(KEDA_OPERATOR)
+	rm -rf $(ROOT)/.tools/prometheus
 	rm -rf $(ROOT)/.tools/validate-cache

@@ -359,6 +359,13 @@ func eppBinary() string {
 // runIsolated runs this test again in the test binary under `unshare --net`
 // and reports its output.
 func runIsolated(t *testing.T) {
+	runIsolatedTest(t, "TestEndpointPicker", eppInnerEnv, "ip link set lo up")
+}
+
+// runIsolatedTest runs the test name again in the test binary under
+// `unshare --net`, after the shell commands setup in that namespace, with
+// innerEnv set to the outer namespace and env added, and reports its output.
+func runIsolatedTest(t *testing.T, name, innerEnv, setup string, env ...string) {
 	bin := eppBinary()
 	if _, err := os.Stat(bin); err != nil {
 		t.Skipf("the endpoint picker is not built (make epp, or EPP=<binary>): %v", err)
@@ -386,9 +393,9 @@ func runIsolated(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, unshare, "--net", "--kill-child", "--",
-		"sh", "-c", `ip link set lo up && exec "$0" "$@"`,
-		self, "-test.run=^TestEndpointPicker$", "-test.v", "-test.count=1", "-test.timeout="+timeout.String())
-	cmd.Env = append(os.Environ(), eppInnerEnv+"="+netns, "EPP="+bin, "GOPROXY=off", "GOFLAGS=-mod=readonly")
+		"sh", "-c", setup+` && exec "$0" "$@"`,
+		self, "-test.run=^"+name+"$", "-test.v", "-test.count=1", "-test.timeout="+timeout.String())
+	cmd.Env = append(append(os.Environ(), innerEnv+"="+netns, "EPP="+bin, "GOPROXY=off", "GOFLAGS=-mod=readonly"), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -396,10 +403,10 @@ func runIsolated(t *testing.T) {
 	err = cmd.Run()
 	t.Logf("in a private network namespace (%s):\n%s", time.Since(start).Round(100*time.Millisecond), out.String())
 	if err != nil {
-		t.Fatalf("TestEndpointPicker under unshare --net: %v", err)
+		t.Fatalf("%s under unshare --net: %v", name, err)
 	}
-	if !strings.Contains(out.String(), "--- PASS: TestEndpointPicker ") {
-		t.Fatal("TestEndpointPicker did not pass under unshare --net")
+	if !strings.Contains(out.String(), "--- PASS: "+name+" ") {
+		t.Fatalf("%s did not pass under unshare --net", name)
 	}
 }
 
@@ -539,6 +546,10 @@ type rendered struct {
 	// objectives are model a's InferenceObjectives (its
 	// inferenceObjectives), by their spec name.
 	objectives map[string]*unstructured.Unstructured
+	// objs is everything composed, by composition resource name; spec is
+	// the stack's spec.
+	objs map[string]runtime.Object
+	spec map[string]any
 }
 
 // renderStack composes the stack in ns with its engines on vllmImage ("":
@@ -572,7 +583,7 @@ func renderStack(t *testing.T, ns, vllmImage string, specChanges ...func(map[str
 		}
 		return o
 	}
-	r := &rendered{engines: map[string]corev1.PodTemplateSpec{}, objectives: map[string]*unstructured.Unstructured{}}
+	r := &rendered{engines: map[string]corev1.PodTemplateSpec{}, objectives: map[string]*unstructured.Unstructured{}, objs: objs, spec: spec}
 	for k, o := range objs {
 		if name, ok := strings.CutPrefix(k, "engine-a-objective-"); ok {
 			name, _, _ = strings.Cut(name, ".") // the key ends in the objective's API group
@@ -1005,6 +1016,23 @@ func (pk *picker) routeWithin(t *testing.T, body string, d time.Duration, extra 
 	return r
 }
 
+// An answer is what the picker answered a request, and when.
+type answer struct {
+	r  routed
+	at time.Time
+}
+
+// routeAsync sends the request body in the background, for at most d; the
+// channel gets the answer.
+func (pk *picker) routeAsync(t *testing.T, body string, d time.Duration) <-chan answer {
+	done := make(chan answer, 1)
+	go func() {
+		r := pk.routeWithin(t, body, d)
+		done <- answer{r, time.Now()}
+	}()
+	return done
+}
+
 // routeUntil sends requests until one satisfies ok (the picker scrapes the
 // engines every 50ms and sees pods as their events come).
 func (pk *picker) routeUntil(t *testing.T, model string, ok func(routed) bool) routed {
@@ -1143,16 +1171,8 @@ func coldStart(t *testing.T, s *pickerScenario, p *picker, ttl time.Duration, e 
 		t.Errorf("the request was refused after %s, want its TTL %s (and the expiry scan's second)", waited, ttl)
 	}
 	// Held, then the pod becomes ready.
-	type answer struct {
-		r  routed
-		at time.Time
-	}
-	done := make(chan answer, 1)
 	sent := time.Now()
-	go func() {
-		r := p.routeWithin(t, body, ttl+10*time.Second)
-		done <- answer{r, time.Now()}
-	}()
+	done := p.routeAsync(t, body, ttl+10*time.Second)
 	const hold = 2 * time.Second
 	select {
 	case a := <-done:

@@ -67,7 +67,7 @@ func runMain(m *testing.M) (code int) {
 	}()
 
 	start := time.Now()
-	cp, err = cluster.Start(ctx, cluster.Options{BinDir: binDir, Logf: logf})
+	cp, err = cluster.Start(ctx, cluster.Options{BinDir: binDir, Logf: logf, Scheduler: os.Getenv(kedaInnerEnv) != ""})
 	if err != nil {
 		logf("cannot start the control plane: %v", err)
 		return 1

@@ -47,8 +47,8 @@ built=${SECONDS}
 E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/vllm-stack-e2e.XXXXXX")"
 
 leftovers() {
-	# Processes running a binary of the control plane, or the endpoint
-	# picker, in this run's directory (each runs in its test's temporary
+	# Processes running a binary of the control plane, the endpoint
+	# picker, or (make e2e-keda) KEDA's operator or Prometheus, in this run's directory (each runs in its test's temporary
 	# directory): another suite's control plane running at the same time is
 	# not ours to end.
 	local pid exe
@@ -56,7 +56,7 @@ leftovers() {
 		pid="${exe#/proc/}"
 		pid="${pid%/exe}"
 		case "$(readlink "${exe}" 2>/dev/null || true)" in
-		"${KUBE_BIN_DIR}"/* | "${EPP:-${ROOT}/.tools/bin/epp}")
+		"${KUBE_BIN_DIR}"/* | "${EPP:-${ROOT}/.tools/bin/epp}" | "${KEDA_OPERATOR:-/-}" | "${PROMETHEUS:-/-}")
 			case "$(readlink "/proc/${pid}/cwd" 2>/dev/null || true)" in
 			"${E2E_TMP}"/*) echo "${pid}" ;;
 			esac
