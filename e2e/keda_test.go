@@ -94,14 +94,16 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 
 	// The stack: model a scales to zero behind the picker. KEDA checks
 	// every 2 s and scales to zero after 15 idle seconds; the picker holds
-	// a request up to 120 s (coldStartSeconds, at least the engine's
-	// start-up budget of 10 s); no model cache claim (nothing provisions
-	// volumes here).
+	// a request up to 30 s (coldStartSeconds, at least the engine's
+	// start-up budget of 10 s); a new model's first replica is left up for
+	// the cold start and the idle time (initialCooldownPeriod); no model
+	// cache claim (nothing provisions volumes here).
 	const (
 		ns       = "keda-chain"
 		polling  = 2
 		idle     = 15
-		coldSecs = 120
+		coldSecs = 30
+		initial  = coldSecs + idle
 	)
 	promPort := freePorts(t, 1)[0]
 	promURL := "http://127.0.0.1:" + strconv.Itoa(promPort)
@@ -128,7 +130,7 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 	if dep.Spec.Replicas != nil {
 		t.Fatalf("the composed engine Deployment's replicas: %d, want none (KEDA owns them)", *dep.Spec.Replicas)
 	}
-	for path, want := range map[string]int64{"pollingInterval": polling, "cooldownPeriod": idle, "minReplicaCount": 0, "maxReplicaCount": 1} {
+	for path, want := range map[string]int64{"pollingInterval": polling, "cooldownPeriod": idle, "initialCooldownPeriod": initial, "minReplicaCount": 0, "maxReplicaCount": 1} {
 		if got, _, _ := unstructured.NestedInt64(so.Object, "spec", path); got != want {
 			t.Fatalf("the rendered ScaledObject's spec.%s is %d, want %d", path, got, want)
 		}
@@ -141,7 +143,8 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 		t.Fatalf("engine Deployment: %v", err)
 	}
 	d, _ := client(t, cp.Config())
-	if _, err := d.Resource(scaledObjects).Namespace(ns).Create(ctx, so, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+	created, err := d.Resource(scaledObjects).Namespace(ns).Create(ctx, so, metav1.CreateOptions{FieldValidation: "Strict"})
+	if err != nil {
 		t.Fatalf("ScaledObject: %v", err)
 	}
 
@@ -171,9 +174,11 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 	if hpa.Spec.ScaleTargetRef.Name != dep.Name || hpa.Spec.MaxReplicas != 1 {
 		t.Errorf("KEDA's HorizontalPodAutoscaler scales %s up to %d, want %s up to 1", hpa.Spec.ScaleTargetRef.Name, hpa.Spec.MaxReplicas, dep.Name)
 	}
-	// No request yet: KEDA scales the new Deployment to 0 (no last active
-	// time, initialCooldownPeriod 0: pkg/scaling/executor/
-	// scale_scaledobjects.go:212-217), and its pod goes.
+	// No request yet: KEDA leaves the new Deployment's first replica up
+	// for initialCooldownPeriod after the ScaledObject was made (no last
+	// active time: pkg/scaling/executor/scale_scaledobjects.go:210-213),
+	// then scales it to 0, and its pod goes. (Without it KEDA scaled the
+	// first engine in at its first check, 1.4 s after it was ready.)
 	idled := waitFor(t, "the new engine Deployment scaled to 0 and its pod gone", 2*time.Minute, func() (bool, string) {
 		n := replicas(t, ns, dep.Name)
 		pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(dep.Spec.Selector.MatchLabels).String()})
@@ -184,6 +189,10 @@ func TestScaleFromZeroKEDA(t *testing.T) {
 	})
 	t.Logf("the new Deployment (1 replica, the API server's default) at 0 and its pod gone %s after KEDA's operator was ready",
 		idled.Sub(kedaReady).Round(time.Millisecond))
+	// The creation time has whole seconds: allow one.
+	if up := idled.Sub(created.GetCreationTimestamp().Time); up < (initial-1)*time.Second {
+		t.Errorf("KEDA scaled the new model's first replica in %s after the ScaledObject was made, before its initialCooldownPeriod of %ds", up.Round(time.Millisecond), initial)
+	}
 
 	// The engine stand-in starts listening on the pod's IP once the pod is
 	// Ready, as a container would.

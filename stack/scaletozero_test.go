@@ -22,7 +22,8 @@ func zeroBlock(kv ...any) map[string]any {
 
 // TestScaleToZeroInferenceExtension: the ScaledObject (minReplicaCount 0,
 // a wake trigger on the picker's queue and the engines' running requests,
-// scale-out on the engines' queue), the picker's flow control with the
+// scale-out on the engines' queue, a new model's first replica left up for
+// the cold start and the idle time), the picker's flow control with the
 // start-up budget as TTL, the route's timeout a minute above it, and no
 // replicas on the engine Deployment.
 func TestScaleToZeroInferenceExtension(t *testing.T) {
@@ -32,6 +33,7 @@ func TestScaleToZeroInferenceExtension(t *testing.T) {
 	want := map[string]any{
 		"scaleTargetRef":  map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "s-m-deployment-vllm"},
 		"minReplicaCount": int64(0), "maxReplicaCount": int64(3), "pollingInterval": int64(15), "cooldownPeriod": int64(300),
+		"initialCooldownPeriod": int64(600 + 300),
 		"triggers": []any{
 			map[string]any{"type": "prometheus", "name": "wake", "metadata": map[string]any{"serverAddress": promAddr, "threshold": "1",
 				"query": `(sum(llm_d_epp_flow_control_queue_size{namespace="llm",inference_pool="s-m-pool"}) or vector(0)) + (sum(vllm:num_requests_running{model_name="org/m",namespace="llm"}) or vector(0)) > bool 0`}},

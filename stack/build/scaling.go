@@ -177,6 +177,14 @@ func scaleToZeroObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstruc
 		"maxReplicaCount": int64(*z.MaxReplicas),
 		"pollingInterval": int64(ptr.Deref(z.PollingInterval, defaultPollingInterval)),
 		"cooldownPeriod":  int64(ptr.Deref(z.IdleSeconds, defaultIdleSeconds)),
+		// A new model's first replica is never active without a request, and
+		// KEDA scales in a ScaledObject never active once its
+		// initialCooldownPeriod (default 0) has passed since its creation
+		// (pkg/scaling/executor/scale_scaledobjects.go:210-213@v2.20.2): it
+		// would stop the first engine at its first check (e2e-keda measured
+		// 1.4 s), mid-download. It gets the cold start to come up and fill
+		// the cache, then the idle time, as any replica.
+		"initialCooldownPeriod": ColdStartSeconds(e) + int64(ptr.Deref(z.IdleSeconds, defaultIdleSeconds)),
 		"triggers": []any{
 			trigger("wake", wakeQuery(s, e), "1"),
 			trigger("waiting", waiting, threshold),
