@@ -44,7 +44,7 @@ func validatePreciseEngine(f *Findings, e resolve.Engine) {
 	switch {
 	case e.VLLMErr != nil:
 	case e.VLLM.Version.Less(upstream.VLLMRenderSince):
-		f.errorf("%s: %s Precise needs vLLM %s or later on every engine, and %s runs vLLM %s: the picker tokenizes each request through the engines' /v1/completions/render and /v1/chat/completions/render (vLLM PR #32473), which it lacks: use a newer image, or remove prefixCache", e.Block, precisePath, upstream.VLLMRenderSince, e.Block, e.VLLM)
+		f.errorf("%s: %s Precise needs vLLM %s or later on every engine, and the engine runs vLLM %s, without the /v1/completions/render and /v1/chat/completions/render the picker tokenizes each request through (vLLM PR #32473): use a newer image, or remove prefixCache", e.Block, precisePath, upstream.VLLMRenderSince, e.VLLM)
 	}
 	if e.Role != "" {
 		f.errorf("%s: %s Precise is not rendered for a disaggregated model: its pool's endpoints are the decode pods' routing sidecars and the prefill pods, whose KV events the function does not wire to the prefill and decode profiles: remove prefixCache or disaggregation", e.Block, precisePath)
