@@ -229,9 +229,13 @@ func TestPrecisePrefixContract(t *testing.T) {
 			`precise-chat-deployment-vllm's KV events topic "kv@$(POD_IP):8000@Qwen/Qwen3-8B", want "kv@$(POD_IP):8000@qwen"`},
 		"URL": {func(r rendered) { replaceInConfig(r, "svc:80", "svc:8080") },
 			"configuration: the token-producer's vllm.url http://precise-chat-engine-service.llm.svc:8080 is no Service port of the pool's engines' API"},
-		"ScorerEstimates": {func(r rendered) { replaceInConfig(r, "    prefixMatchInfoProducerName: precise-prefix-cache-producer\n", "") },
+		"ScorerEstimates": {func(r rendered) {
+			replaceInConfig(r, "    prefixMatchInfoProducerName: precise-prefix-cache-producer\n", "")
+		},
 			`configuration: the prefix-cache-scorer reads the match of "", not the precise producer's: it scores by its own estimate`},
-		"UnknownParameter": {func(r rendered) { replaceInConfig(r, "      concurrency: 4\n", "      concurrency: 4\n      engineType: vllm\n") },
+		"UnknownParameter": {func(r rendered) {
+			replaceInConfig(r, "      concurrency: 4\n", "      concurrency: 4\n      engineType: vllm\n")
+		},
 			"configuration: llm-d 0.10.0's precise-prefix-cache-producer has no parameter kvEventsConfig.engineType"},
 	} {
 		t.Run(name, func(t *testing.T) {
