@@ -59,6 +59,9 @@ var stacks = []stack{
 	// vLLM's native KV offload tiers: a CPU tier alone, and a CPU tier over
 	// a ReadWriteMany claim two replicas share.
 	{name: "kv-offload", xr: "example/stacks/kv-offload.yaml", composition: composition, xrd: xrd},
+	// Precise prefix-cache routing: the engines publish their KV events,
+	// llm-d's picker subscribes and tokenizes through the engines.
+	{name: "precise-prefix", xr: "example/stacks/precise-prefix.yaml", composition: composition, xrd: xrd},
 	// ServiceMonitors, a Grafana dashboard and a PrometheusRule, over two
 	// models on either side of vLLM's 0.11.0 metric renames; render is given
 	// no CRDs, so the function warns that it assumes the ServiceMonitor's
