@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/vllm-project/function-vllm-stack/internal/stacktest"
 	"github.com/vllm-project/function-vllm-stack/stack/names"
+	"github.com/vllm-project/function-vllm-stack/upstream"
 )
 
 // TestPrecisePrefixRender: example/stacks/precise-prefix.yaml renders the
@@ -260,6 +262,33 @@ func replaceInConfig(r rendered, old, new string) {
 	for i := range r.configMaps {
 		if cfg, ok := r.configMaps[i].Data["config.yaml"]; ok {
 			r.configMaps[i].Data["config.yaml"] = strings.Replace(cfg, old, new, 1)
+		}
+	}
+}
+
+// TestPrecisePrefixFacts: the releases upstream/precise.go renders from are
+// those the contract tables give: vLLM's --kv-events-config, and llm-d's
+// precise producer, token-producer and notification source.
+func TestPrecisePrefixFacts(t *testing.T) {
+	first := func(file string, cols int, match func(row []string) bool, col int) string {
+		rows, err := stacktest.ReadTSV(filepath.Join(stacktest.UpstreamDir, file), cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if match(r) {
+				return r[col]
+			}
+		}
+		t.Fatalf("%s: no row", file)
+		return ""
+	}
+	if got := first("vllm-flags.tsv", 6, func(r []string) bool { return r[0] == "--kv-events-config" }, 1); got != upstream.VLLMKVEventsSince.String() {
+		t.Errorf("--kv-events-config from %s in the facts, %v in upstream", got, upstream.VLLMKVEventsSince)
+	}
+	for _, typ := range []string{upstream.PickerPrecisePrefixProducer, upstream.PickerTokenProducer, upstream.PickerEndpointNotification} {
+		if got := first("epp-plugins.tsv", 5, func(r []string) bool { return r[0] == "llm-d" && r[1] == typ }, 2); got != upstream.PickerPrecisePrefixSince.String() {
+			t.Errorf("%s from llm-d %s in the facts, %v in upstream", typ, got, upstream.PickerPrecisePrefixSince)
 		}
 	}
 }
