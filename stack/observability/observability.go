@@ -195,18 +195,10 @@ var Panels = []Panel{
 		Variants:    engine("vllm:num_preemptions_total", Query{"sum by (model_name) (rate({M}[5m]))", "{{model_name}}"})},
 	{Row: RowEngines, Title: "Prefix-cache hit rate", Unit: "percentunit", Programs: engines,
 		Description: "Share of the prompt tokens looked up in the engines' own (GPU) prefix cache that were found there, over 5 minutes, by model (vLLM 0.11.0 and later). Precise prefix-cache routing (inferenceExtension.picker.prefixCache) should raise it.",
-		Variants: map[string][]Variant{VLLM: {
-			{Since: upstream.VLLMOldest},
-			{Since: vllmRenamesAt, Metric: "vllm:prefix_cache_hits_total", Queries: []Query{
-				{"sum by (model_name) (rate({M}[5m])) / sum by (model_name) (rate(vllm:prefix_cache_queries_total{S}[5m]))", "{{model_name}}"}}},
-		}}},
+		Variants:    hitRate(vllmRenamesAt, "vllm:prefix_cache")},
 	{Row: RowEngines, Title: "KV connector hit rate", Unit: "percentunit", Programs: engines, Feature: FeatureKVConnector,
 		Description: "Share of the prompt tokens looked up in a KV connector (vLLM's KV offload tiers, LMCache) that it held, over 5 minutes, by model (vLLM 0.11.1 and later).",
-		Variants: map[string][]Variant{VLLM: {
-			{Since: upstream.VLLMOldest},
-			{Since: vllmExternalPrefixCache, Metric: "vllm:external_prefix_cache_hits_total", Queries: []Query{
-				{"sum by (model_name) (rate({M}[5m])) / sum by (model_name) (rate(vllm:external_prefix_cache_queries_total{S}[5m]))", "{{model_name}}"}}},
-		}}},
+		Variants:    hitRate(vllmExternalPrefixCache, "vllm:external_prefix_cache")},
 	{Row: RowEngines, Title: "KV offload transfers", Unit: "Bps", Programs: engines, Feature: FeatureKVOffload,
 		Description: "Bytes per second the KV offload tiers store from the GPU (GPU_to_CPU) and load back into it (CPU_to_GPU), by model (vLLM 0.16.0 and later).",
 		Variants: map[string][]Variant{VLLM: {
@@ -402,6 +394,16 @@ const (
 // vllmExternalPrefixCache: vLLM counts a KV connector's prefix hits from
 // 0.11.1 (metrics.tsv).
 var vllmExternalPrefixCache = upstream.V(0, 11, 1)
+
+// hitRate is the share of an engine's <counters>_queries_total that were
+// <counters>_hits_total, by model, from release since (none before).
+func hitRate(since upstream.Version, counters string) map[string][]Variant {
+	return map[string][]Variant{VLLM: {
+		{Since: upstream.VLLMOldest},
+		{Since: since, Metric: counters + "_hits_total", Queries: []Query{
+			{"sum by (model_name) (rate({M}[5m])) / sum by (model_name) (rate(" + counters + "_queries_total{S}[5m]))", "{{model_name}}"}}},
+	}}
+}
 
 // withFeature are the sources that run feature ("": all of them).
 func withFeature(sources []Source, feature string) []Source {
