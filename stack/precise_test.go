@@ -292,3 +292,24 @@ func TestPrecisePrefixFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestPrecisePrefixPerModel: each model's picker tokenizes through its own
+// model's engines and subscribes under its own model's name.
+func TestPrecisePrefixPerModel(t *testing.T) {
+	xr := preciseXR("model", nil, "models", []any{
+		map[string]any{"name": "a", "modelURL": "org/a"},
+		map[string]any{"name": "b", "modelURL": "org/b", "servedModelName": "bee"},
+	})
+	rsp := mustRun(t, req(t, xr, nil, nil))
+	for _, m := range []struct{ id, served string }{{"a", "org/a"}, {"b", "bee"}} {
+		cfg := desired(t, rsp, "engine-"+m.id+"-epp-config", &corev1.ConfigMap{}).Data["config.yaml"]
+		want := "    modelName: \"" + m.served + "\"\n    vllm:\n      url: http://s-" + m.id + "-engine-service.llm.svc:80\n"
+		if !strings.Contains(cfg, want) {
+			t.Errorf("model %s's picker configuration lacks\n%s\n%s", m.id, want, cfg)
+		}
+		args := desired(t, rsp, "engine-"+m.id, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Args
+		if !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, `"topic":"kv@$(POD_IP):8000@`+m.served+`"`) }) {
+			t.Errorf("model %s's engine does not publish under %s: %v", m.id, m.served, args)
+		}
+	}
+}
