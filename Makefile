@@ -10,7 +10,7 @@
 #                    e2e-crossplane-oldest (in that order)
 #   make test-kubediff  internal/kubeapi's rules, and every object the function composes, against
 #                    k8s.io/kubernetes' own validation and the pinned CRDs (tools/kubediff)
-#   make test-unit   go vet ./... + go test of every package outside test/, and tools/promql
+#   make test-unit   go vet ./... + go test of every package outside test/, tools/promql and tools/llmd-kvcache
 #   make test-fuzz   go test of test/fuzz (the fuzz targets' seed corpora and the secrets test), then
 #                    every fuzz target fuzzed for a bounded time, about a minute in all (hack/fuzz.sh)
 #   make fuzz        every fuzz target fuzzed longer (FUZZ_LONG, FUZZ_LONG_E2E), building on the corpus
@@ -144,7 +144,7 @@ CONFIG_XPKG_FILE := $(OUTPUT_DIR)/function-vllm-stack-configuration.xpkg
 
 export CROSSPLANE CROSSPLANE_VERSION FUNCTION_BIN FUNCTION_ARGS RENDER_ARGS VALIDATE_ARGS
 
-.PHONY: all tools tools-v2 helm epp keda helm2stack helm-compare build render render-v2 validate test test-unit test-fuzz test-kubediff test-render test-xpkg e2e e2e-keda e2e-crossplane e2e-crossplane-oldest bench bench-crossplane fuzz xpkg xpkg-push e2e-xpkg generate clean clean-tools
+.PHONY: all tools tools-v2 helm epp keda helm2stack helm-compare build render render-v2 validate test test-unit test-llmd-kvcache test-fuzz test-kubediff test-render test-xpkg e2e e2e-keda e2e-crossplane e2e-crossplane-oldest bench bench-crossplane fuzz xpkg xpkg-push e2e-xpkg generate clean clean-tools
 
 all: build
 
@@ -258,6 +258,14 @@ test-unit:
 	$(GO) vet ./...
 	$(GO) test $(GO_TEST_FLAGS) $$($(GO) list ./... | grep -v '^github.com/vllm-project/function-vllm-stack/test/')
 	cd $(ROOT)/tools/promql && GOWORK=off $(GO) test -count=1 $(GO_TEST_FLAGS) ./...
+	$(MAKE) test-llmd-kvcache
+
+# tools/llmd-kvcache decodes the rendered precise prefix-cache routing
+# (example/golden/precise-prefix.yaml) with llm-d-kv-cache v0.9.0, the module
+# llm-d's picker v0.9.0 and v0.10.0 pin (the picker itself is not served by
+# the Go module proxy): its own module, without cgo.
+test-llmd-kvcache:
+	cd $(ROOT)/tools/llmd-kvcache && GOWORK=off CGO_ENABLED=0 $(GO) test -count=1 $(GO_TEST_FLAGS) ./...
 
 # Fuzzing (hack/fuzz.sh): one target at a time, since go test fuzzes one per
 # run; FUZZTIME for each target of fn, FUZZTIME_E2E for each of test/fuzz

@@ -243,6 +243,7 @@ func checkPicker(d appsv1.Deployment, r rendered, vllm string) []string {
 	} else if len(models) != 1 {
 		problems = append(problems, fmt.Sprintf("InferencePool %s selects the serving pods of %d models, want 1", pool.GetName(), len(models)))
 	}
+	problems = append(problems, checkPickerPrecise(r, picker, v, vllm, cfg, pool, selected)...)
 	ref, _, _ := unstructured.NestedString(pool.Object, "spec", "endpointPickerRef", "name")
 	port, _, _ := unstructured.NestedInt64(pool.Object, "spec", "endpointPickerRef", "port", "number")
 	reached := false

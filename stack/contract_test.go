@@ -320,7 +320,7 @@ func TestContractCheckEngine(t *testing.T) {
 			extra: []string{"--block-size=16"}},
 		"ExtraArgsNotLast":     {ver: "0.22.0", c: container("vllm", engineArgsWith()), extra: []string{"--seed", "1"}, want: []string{`the stack's extraArgs ["--seed" "1"] are not the last arguments`}},
 		"NoModel":              {ver: "0.22.0", c: container("vllm", []string{"--host", "0.0.0.0"}), want: []string{`the first argument of vllm serve must be the model, got ["--host" "0.0.0.0"]`}},
-		"UnknownFlag":          {ver: "0.22.0", c: container("vllm", engineArgsWith("--block-size", "16")), want: []string{"--block-size is unknown to the contract table: add its row (from the upstream facts) before rendering it"}},
+		"UnknownFlag":          {ver: "0.22.0", c: container("vllm", engineArgsWith("--seed", "16")), want: []string{"--seed is unknown to the contract table: add its row (from the upstream facts) before rendering it"}},
 		"StrayValue":           {ver: "0.22.0", c: container("vllm", engineArgsWith("--enable-lora", "true")), want: []string{`argument "true" is a value no option takes`}},
 		"MissingValue":         {ver: "0.22.0", c: container("vllm", engineArgsWith("--dtype", "--enable-lora")), want: []string{"--dtype needs a value"}},
 		"BadChoice":            {ver: "0.22.0", c: container("vllm", engineArgsWith("--dtype=fp8")), want: []string{"--dtype fp8: vLLM 0.22.0 accepts only auto, half, float16, bfloat16, float, float32"}},

@@ -49,11 +49,11 @@ func exampleFiles(t *testing.T) []string {
 // every composed object exists, its Deployments are Available and its
 // claims Bound, all at once for two TTLs. The seed is also checked for the
 // eight objects README lists and for Crossplane calling the function again.
-// Together they run 70 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
+// Together they run 73 GPUs' worth of engines (kvaware.yaml 2x1 + 4,
 // production.yaml 2x4, disaggregated.yaml 1 + 2x2, disaggregated-lmcache.yaml
 // 1 + 1, multi-node.yaml 2x8, wide-ep.yaml 2x8, inference-extension.yaml 2 + 1,
-// disaggregated-inference-extension.yaml 1 + 2, model-cache.yaml 2, ...) on
-// the node's 96. A stack on the inference extension is also checked for its
+// disaggregated-inference-extension.yaml 1 + 2, model-cache.yaml 2,
+// precise-prefix.yaml 3, ...) on the node's 96. A stack on the inference extension is also checked for its
 // pools, pickers and their RBAC (checkExtension).
 func testExamples(t *testing.T) {
 	for _, f := range exampleFiles(t) {

@@ -39,7 +39,7 @@ var (
 )
 
 // nodeGPUs is the number of nvidia.com/gpu of the node: every example stack
-// at once (70 GPUs, wide-ep.yaml's 2x8 among them) next to the other
+// at once (73 GPUs, wide-ep.yaml's 2x8 among them) next to the other
 // scenarios, or the benchmark's 50 seed stacks. Its CPU, memory and pod
 // capacity are as large.
 const nodeGPUs = 96

@@ -103,6 +103,7 @@ func EngineArgs(e resolve.Engine) []string {
 	args = append(args, loraArgs(e)...)
 	args = append(args, lmcacheArgs(e)...)
 	args = append(args, kvOffloadArgs(e)...)
+	args = append(args, precisePrefixArgs(e)...)
 	args = append(args, transferArgs(e)...)
 	args = append(args, multiNodeArgs(e)...)
 	args = append(args, dataParallelArgs(e)...)

@@ -153,12 +153,14 @@ func engineContainerSpec(s *resolve.Stack, e resolve.Engine) corev1.Container {
 	}
 }
 
-// EnginePorts: the API port, and with kvaware routing the LMCache worker's.
+// EnginePorts: the API port, with kvaware routing the LMCache worker's,
+// with precise prefix-cache routing the KV events'.
 func EnginePorts(s *resolve.Stack, e resolve.Engine) []corev1.ContainerPort {
 	ports := []corev1.ContainerPort{{Name: names.EnginePortName, ContainerPort: e.VLLMPort, Protocol: corev1.ProtocolTCP}}
 	if e.KVAware {
 		ports = append(ports, corev1.ContainerPort{Name: names.LMCacheWorkerPortName, ContainerPort: e.WorkerPort, Protocol: corev1.ProtocolTCP})
 	}
+	ports = append(ports, precisePrefixPorts(e)...)
 	return append(ports, transferPorts(e)...)
 }
 

@@ -57,6 +57,7 @@ func Pool(s *resolve.Stack, e resolve.Engine) inferencepool.Pool {
 	if p.Resources != nil {
 		pk.Resources = *p.Resources
 	}
+	pk.Precise = precisePicker(s, e)
 	if len(e.Model.InferenceObjectives) > 0 {
 		// The picker decides at start, from API discovery, whether to
 		// watch InferenceObjectives (GAIE.md §h): one started before

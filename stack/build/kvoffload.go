@@ -68,9 +68,11 @@ func KVOffloadTransferConfig(cpuBytes int64) string {
 // file is named by its hash, chained from NONE_HASH, which vLLM draws at
 // random unless PYTHONHASHSEED is set (vllm/v1/core/kv_cache_utils.py), so
 // pods that share the tier (and a pod after its restart) find each other's
-// blocks only with the same seed.
+// blocks only with the same seed. With precise prefix-cache routing the
+// picker chains its keys from the same seed (resolve.PrecisePrefixHashSeed,
+// the value of hashSeedEnv).
 func kvOffloadEnv(env []corev1.EnvVar, e resolve.Engine) []corev1.EnvVar {
-	if e.KVOffloadFS == "" {
+	if e.KVOffloadFS == "" && !e.PrecisePrefix {
 		return env
 	}
 	for _, v := range env {

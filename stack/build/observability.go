@@ -22,7 +22,8 @@ func observabilityTarget(s *resolve.Stack) observability.Target {
 	for _, e := range s.Engines {
 		svc := s.Names.EngineService(e.ID)
 		t.Engines = append(t.Engines, observability.Source{Service: svc, Model: e.Served,
-			Release: observability.Release{Program: observability.VLLM, Version: e.VLLM.Version}})
+			Release:  observability.Release{Program: observability.VLLM, Version: e.VLLM.Version},
+			Features: engineFeatures(e)})
 		if !mayBeAtZero(e) {
 			t.NoEngineAlert = append(t.NoEngineAlert, svc)
 		}
@@ -103,4 +104,18 @@ func prometheusRule(s *resolve.Stack) *unstructured.Unstructured {
 // inference extension they take the router's place.
 func pickerServiceMonitor(s *resolve.Stack, m *v1alpha1.ServiceMonitor) *unstructured.Unstructured {
 	return serviceMonitor(s, s.Names.PickerServiceMonitor(), names.ComponentPicker, inferencepool.MetricsPortName, m)
+}
+
+// engineFeatures are what an engine runs that dashboard panels of a
+// feature show: a KV connector beyond the GPU (LMCache, or vLLM's KV offload
+// tiers), and the offload tiers themselves.
+func engineFeatures(e resolve.Engine) []string {
+	var f []string
+	if e.LMCache || e.KVOffload {
+		f = append(f, observability.FeatureKVConnector)
+	}
+	if e.KVOffload {
+		f = append(f, observability.FeatureKVOffload)
+	}
+	return f
 }

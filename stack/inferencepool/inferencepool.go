@@ -99,6 +99,9 @@ type Picker struct {
 	// Disaggregated: the pool's model has prefill and decode pods, which
 	// the picker schedules itself (ConfigPD).
 	Disaggregated bool
+	// Precise: the picker routes on the engines' KV events
+	// (ConfigPrecise); nil: the prefix-cache scorer estimates.
+	Precise *Precise
 }
 
 // DefaultResources are the picker's requests when the stack sets none.

@@ -109,5 +109,5 @@ func ConfigPD(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSeco
 	if upstream.PickerPDHeadersHandler(r) {
 		fmt.Fprintf(&pd, "- type: %s\n  parameters:\n    prefillProfile: %s\n", headersHandler, ProfilePrefill)
 	}
-	return config(r, w, kvCacheMetric, ttlSeconds, pd.String(), []profile{{ProfilePrefill, prefillFilter}, {ProfileDecode, decodeFilter}})
+	return config(r, w, kvCacheMetric, ttlSeconds, pd.String(), nil, []profile{{ProfilePrefill, prefillFilter}, {ProfileDecode, decodeFilter}})
 }

@@ -72,7 +72,7 @@ func dataLayerOn(r upstream.PickerRelease, kvCacheMetric string) bool {
 // flowControl section, upstream.PickerFlowControl). Written by hand, in a
 // fixed order, so it is the same bytes on every call.
 func Config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSeconds int64) string {
-	return config(r, w, kvCacheMetric, ttlSeconds, "", []profile{{name: "default"}})
+	return config(r, w, kvCacheMetric, ttlSeconds, "", nil, []profile{{name: "default"}})
 }
 
 // A profile is a scheduling profile: its name and the filter before its
@@ -82,7 +82,7 @@ type profile struct{ name, filter string }
 // config writes a configuration: the scorers, the plugins given (already
 // YAML list items), the data layer plugins, then each profile with its
 // filter and the scorers.
-func config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSeconds int64, plugins string, profiles []profile) string {
+func config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSeconds int64, plugins string, precise *Precise, profiles []profile) string {
 	scorers := []struct {
 		name   string
 		weight int32
@@ -92,9 +92,15 @@ func config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSecond
 	for _, s := range scorers {
 		if s.weight > 0 {
 			fmt.Fprintf(&b, "- type: %s\n", s.name)
+			if s.name == "prefix-cache-scorer" && precise != nil {
+				b.WriteString(precise.scorerParameters())
+			}
 		}
 	}
 	b.WriteString(plugins)
+	if precise != nil {
+		b.WriteString(precise.plugins())
+	}
 	dataLayer := dataLayerOn(r, kvCacheMetric)
 	extractor := upstream.PickerMetricsExtractor(r)
 	if dataLayer {
@@ -122,6 +128,9 @@ func config(r upstream.PickerRelease, w Weights, kvCacheMetric string, ttlSecond
 	}
 	if dataLayer {
 		fmt.Fprintf(&b, "%s:\n  sources:\n  - pluginRef: metrics-data-source\n    extractors:\n    - pluginRef: %s\n", upstream.PickerDataLayerKey(r), extractor)
+		if precise != nil {
+			b.WriteString(precise.source())
+		}
 	}
 	var gates []string
 	if dataLayer && !upstream.PickerDataLayer(r) {
@@ -164,6 +173,9 @@ func configOf(pk Picker) string {
 	}
 	if pk.Disaggregated {
 		return ConfigPD(pk.Release, pk.Weights, pk.KVCacheMetric, ttl)
+	}
+	if pk.Precise != nil {
+		return ConfigPrecise(pk.Release, pk.Weights, pk.KVCacheMetric, ttl, *pk.Precise)
 	}
 	return Config(pk.Release, pk.Weights, pk.KVCacheMetric, ttl)
 }

@@ -116,7 +116,7 @@ type DashboardPanel struct {
 func DashboardPanels(t Target) []DashboardPanel {
 	var out []DashboardPanel
 	for _, p := range Panels {
-		qs := render(t.Namespace, p.Variants, t.sources(p.Programs), "")
+		qs := render(t.Namespace, p.Variants, withFeature(t.sources(p.Programs), p.Feature), "")
 		if len(qs) > 0 {
 			out = append(out, DashboardPanel{Row: p.Row, Title: p.Title, Queries: qs})
 		}

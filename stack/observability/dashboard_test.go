@@ -68,7 +68,7 @@ func TestDashboardJSON(t *testing.T) {
 	want := []string{
 		"row:" + RowEngines, "timeseries:Requests running", "timeseries:Requests waiting", "timeseries:KV-cache usage",
 		"timeseries:Time to first token", "timeseries:Inter-token latency", "timeseries:Prompt tokens per second",
-		"timeseries:Generation tokens per second", "timeseries:Finished requests per second", "timeseries:Preemptions per second",
+		"timeseries:Generation tokens per second", "timeseries:Finished requests per second", "timeseries:Preemptions per second", "timeseries:Prefix-cache hit rate",
 		"row:" + RowRouter, "timeseries:Requests per model", "timeseries:Requests per engine", "timeseries:Router latency", "timeseries:Engines discovered",
 	}
 	if diff := cmp.Diff(want, titles); diff != "" {
@@ -100,7 +100,7 @@ func TestDashboardJSON(t *testing.T) {
 	if p := d.Panels[2].GridPos; p != (gridPos{H: 8, W: 12, X: 12, Y: 1}) {
 		t.Errorf("second panel at %+v", p)
 	}
-	if p := d.Panels[10].GridPos; p != (gridPos{H: 1, W: 24, X: 0, Y: 41}) {
+	if p := d.Panels[11].GridPos; p != (gridPos{H: 1, W: 24, X: 0, Y: 41}) {
 		t.Errorf("router row at %+v", p)
 	}
 }
@@ -177,5 +177,40 @@ func TestRules(t *testing.T) {
 	r0 := g["rules"].([]any)[0].(map[string]any)
 	if g["name"] != "vllm-stack.team.chat" || r0["for"] != "5m" || r0["alert"] != "VLLMModelNoReadyEngine" {
 		t.Errorf("group %v, first rule %v", g["name"], r0)
+	}
+}
+
+// TestDashboardKVPanels: the prefix-cache hit rate from vLLM 0.11.0 on every
+// engine; the KV connector's hit rate (0.11.1) and the offload tiers'
+// transfers (0.16.0) only on the engines that run a connector or the tiers,
+// each ratio over the same Services (metrics.tsv).
+func TestDashboardKVPanels(t *testing.T) {
+	tg := Target{Namespace: "ns", Name: "s", Engines: []Source{
+		{Service: "s-plain-engine-service", Release: Release{VLLM, upstream.V(0, 27, 1)}, Model: "plain"},
+		{Service: "s-off-engine-service", Release: Release{VLLM, upstream.V(0, 27, 1)}, Model: "off", Features: []string{FeatureKVConnector, FeatureKVOffload}},
+		{Service: "s-lmc-engine-service", Release: Release{VLLM, upstream.V(0, 12, 0)}, Model: "lmc", Features: []string{FeatureKVConnector}},
+		{Service: "s-old-engine-service", Release: Release{VLLM, upstream.V(0, 10, 1)}, Model: "old", Features: []string{FeatureKVConnector}},
+	}}
+	got := map[string][]string{}
+	for _, p := range DashboardPanels(tg) {
+		for _, q := range p.Queries {
+			got[p.Title] = append(got[p.Title], q.Expr)
+		}
+	}
+	want := map[string][]string{
+		"Prefix-cache hit rate": {`sum by (model_name) (rate(vllm:prefix_cache_hits_total{namespace="ns",service=~"s-plain-engine-service|s-off-engine-service|s-lmc-engine-service"}[5m])) / sum by (model_name) (rate(vllm:prefix_cache_queries_total{namespace="ns",service=~"s-plain-engine-service|s-off-engine-service|s-lmc-engine-service"}[5m]))`},
+		"KV connector hit rate": {`sum by (model_name) (rate(vllm:external_prefix_cache_hits_total{namespace="ns",service=~"s-off-engine-service|s-lmc-engine-service"}[5m])) / sum by (model_name) (rate(vllm:external_prefix_cache_queries_total{namespace="ns",service=~"s-off-engine-service|s-lmc-engine-service"}[5m]))`},
+		"KV offload transfers":  {`sum by (model_name, transfer_type) (rate(vllm:kv_offload_total_bytes_total{namespace="ns",service="s-off-engine-service"}[5m]))`},
+	}
+	for title, w := range want {
+		if diff := cmp.Diff(w, got[title]); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", title, diff)
+		}
+	}
+	plain := Target{Namespace: "ns", Name: "s", Engines: tg.Engines[:1]}
+	for _, p := range DashboardPanels(plain) {
+		if p.Title == "KV connector hit rate" || p.Title == "KV offload transfers" {
+			t.Errorf("an engine without a connector has the panel %s", p.Title)
+		}
 	}
 }

@@ -145,7 +145,8 @@ func stackAt(v Release, r Release) Target {
 		Namespace: "ns", Name: "s",
 		Engines: []Source{
 			{Service: "s-a-engine-service", Release: v, Model: "a"},
-			{Service: "s-b-engine-service", Release: v, Model: "b"},
+			// b runs the KV offload tiers: the panels of those features too.
+			{Service: "s-b-engine-service", Release: v, Model: "b", Features: []string{FeatureKVConnector, FeatureKVOffload}},
 		},
 		NoEngineAlert: []string{"s-a-engine-service"},
 	}

@@ -74,6 +74,9 @@ type Panel struct {
 	// Router, or both pickers (the same variants by release of either).
 	Programs []string
 	Variants map[string][]Variant // by program
+	// Feature, if set, limits the panel to the Sources that run it: a
+	// panel of what only some engines do stays off the others' dashboards.
+	Feature string
 }
 
 // An Alert is one alerting rule.
@@ -190,6 +193,19 @@ var Panels = []Panel{
 	{Row: RowEngines, Title: "Preemptions per second", Unit: "short", Programs: engines,
 		Description: "Requests preempted per second to free KV cache, by model: a sign the cache is too small for the load.",
 		Variants:    engine("vllm:num_preemptions_total", Query{"sum by (model_name) (rate({M}[5m]))", "{{model_name}}"})},
+	{Row: RowEngines, Title: "Prefix-cache hit rate", Unit: "percentunit", Programs: engines,
+		Description: "Share of the prompt tokens looked up in the engines' own (GPU) prefix cache that were found there, over 5 minutes, by model (vLLM 0.11.0 and later). Precise prefix-cache routing (inferenceExtension.picker.prefixCache) should raise it.",
+		Variants:    hitRate(vllmRenamesAt, "vllm:prefix_cache")},
+	{Row: RowEngines, Title: "KV connector hit rate", Unit: "percentunit", Programs: engines, Feature: FeatureKVConnector,
+		Description: "Share of the prompt tokens looked up in a KV connector (vLLM's KV offload tiers, LMCache) that it held, over 5 minutes, by model (vLLM 0.11.1 and later).",
+		Variants:    hitRate(vllmExternalPrefixCache, "vllm:external_prefix_cache")},
+	{Row: RowEngines, Title: "KV offload transfers", Unit: "Bps", Programs: engines, Feature: FeatureKVOffload,
+		Description: "Bytes per second the KV offload tiers store from the GPU (GPU_to_CPU) and load back into it (CPU_to_GPU), by model (vLLM 0.16.0 and later).",
+		Variants: map[string][]Variant{VLLM: {
+			{Since: upstream.VLLMOldest},
+			{Since: upstream.VLLMKVOffloadCPUTierSince, Metric: "vllm:kv_offload_total_bytes_total", Queries: []Query{
+				{"sum by (model_name, transfer_type) (rate({M}[5m]))", "{{model_name}} {{transfer_type}}"}}},
+		}}},
 
 	{Row: RowRouter, Title: "Requests per model", Unit: "reqps", Programs: routers,
 		Description: "Requests the router received per second, by model, also those no engine could take.",
@@ -305,6 +321,9 @@ type Source struct {
 	// Model is the model the Service serves ("" for the router), for the
 	// labels of a per-Service rule.
 	Model string
+	// Features are what the program runs that panels of a Feature need
+	// (FeatureKVConnector, FeatureKVOffload).
+	Features []string
 }
 
 // A Rendered query is an expression over the Services whose releases
@@ -342,11 +361,19 @@ func render(namespace string, variants map[string][]Variant, sources []Source, t
 	for _, g := range groups {
 		sel := Selector(namespace, g.services)
 		for _, q := range g.x.Queries {
-			e := strings.NewReplacer("{M_bucket}", g.x.Metric+"_bucket"+sel, "{M}", g.x.Metric+sel, "{T}", threshold).Replace(q.Expr)
+			e := expand(q.Expr, g.x.Metric, sel, threshold)
 			out = append(out, Rendered{Expr: e, Legend: q.Legend, Metric: g.x.Metric})
 		}
 	}
 	return out
+}
+
+// expand writes a query template over metric and selector sel: {M} is the
+// metric's series, {M_bucket} its histogram's buckets, {S} the selector
+// alone (for a second metric of the same Services, such as a ratio's
+// denominator), {T} the threshold.
+func expand(expr, metric, sel, threshold string) string {
+	return strings.NewReplacer("{M_bucket}", metric+"_bucket"+sel, "{M}", metric+sel, "{S}", sel, "{T}", threshold).Replace(expr)
 }
 
 // Selector selects the series of the Services of namespace: the labels the
@@ -370,6 +397,37 @@ type Target struct {
 	// NoEngineAlert are the engine Services of models that always run an
 	// engine; a model that scales to zero has no VLLMModelNoReadyEngine.
 	NoEngineAlert []string
+}
+
+// Features of a Source that panels may need.
+const (
+	// FeatureKVConnector: the engine runs a KV connector that finds
+	// prefixes beyond its GPU (LMCache, vLLM's KV offload tiers).
+	FeatureKVConnector = "kv-connector"
+	// FeatureKVOffload: the engine runs vLLM's own KV offload tiers.
+	FeatureKVOffload = "kv-offload"
+)
+
+// vllmExternalPrefixCache: vLLM counts a KV connector's prefix hits from
+// 0.11.1 (metrics.tsv).
+var vllmExternalPrefixCache = upstream.V(0, 11, 1)
+
+// hitRate is the share of an engine's <counters>_queries_total that were
+// <counters>_hits_total, by model, from release since (none before).
+func hitRate(since upstream.Version, counters string) map[string][]Variant {
+	return map[string][]Variant{VLLM: {
+		{Since: upstream.VLLMOldest},
+		{Since: since, Metric: counters + "_hits_total", Queries: []Query{
+			{"sum by (model_name) (rate({M}[5m])) / sum by (model_name) (rate(" + counters + "_queries_total{S}[5m]))", "{{model_name}}"}}},
+	}}
+}
+
+// withFeature are the sources that run feature ("": all of them).
+func withFeature(sources []Source, feature string) []Source {
+	if feature == "" {
+		return sources
+	}
+	return slices.DeleteFunc(slices.Clone(sources), func(s Source) bool { return !slices.Contains(s.Features, feature) })
 }
 
 // sources are the Services of t that run one of programs.

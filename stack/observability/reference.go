@@ -50,7 +50,7 @@ func rows(programs []string, variants map[string][]Variant, sel, threshold strin
 			}
 			var qs []string
 			for _, q := range v.Queries {
-				e := strings.NewReplacer("{M_bucket}", v.Metric+"_bucket"+sel, "{M}", v.Metric+sel, "{T}", threshold).Replace(q.Expr)
+				e := expand(q.Expr, v.Metric, sel, threshold)
 				qs = append(qs, "`"+e+"`")
 			}
 			out = append(out, line(strings.Join(qs, "<br>"), "`"+v.Metric+"`", releases(prog, vs, i)))

@@ -40,6 +40,7 @@ func derive(s *Stack, e *Engine) {
 	e.Shm = needsShm(*e)
 	e.Drain = drainOf(*e)
 	e.Prefetch = prefetchOn(*e)
+	e.PrecisePrefix = PrecisePrefix(s)
 }
 
 // prefetchOn: storage.prefetch is on, on a model cache the stack can fill

@@ -106,6 +106,9 @@ type Derived struct {
 	// Prefetch: a Job fills the engine's claim before it starts, and the
 	// engine reads it offline (storage.prefetch).
 	Prefetch bool
+	// PrecisePrefix: the engine publishes its KV events to its picker
+	// (inferenceExtension.picker.prefixCache.mode Precise; precise.go).
+	PrecisePrefix bool
 }
 
 // A layer is one block of the spec an engine's configuration is merged

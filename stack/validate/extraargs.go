@@ -392,6 +392,8 @@ func WiredBy(e resolve.Engine, w wiredOption) string {
 			return feature(b+".disaggregation", "each group's part in the KV cache transfer")
 		}
 		return feature(b+".lmcacheConfig.enabled", "the LMCache connector")
+	case "--block-size", "--kv-events-config":
+		return feature("spec.inferenceExtension.picker.prefixCache.mode Precise", "the engines' KV events and block size, which the picker's must equal")
 	case "--headless":
 		return feature(b+".multiNode", "on the worker pods: the leader serves the API")
 	case "--data-parallel-size", "--data-parallel-size-local":

@@ -48,6 +48,7 @@ func Validate(s *resolve.Stack) Findings {
 	validateRouting(&f, spec.RouterConfig, r, engs)
 	validateDisaggregation(&f, spec, s)
 	validateExtension(&f, spec, s)
+	validatePrecisePrefix(&f, s)
 	validateObjectives(&f, s)
 	validateScaleToZero(&f, s)
 	validateScalingSignal(&f, s)

@@ -62,6 +62,9 @@ var stacks = []stack{
 	// Weights downloaded once: the fill Job of the model's claim; the
 	// engines are composed once Crossplane observes it Complete.
 	{name: "model-cache", xr: "example/stacks/model-cache.yaml", composition: composition, xrd: xrd},
+	// Precise prefix-cache routing: the engines publish their KV events,
+	// llm-d's picker subscribes and tokenizes through the engines.
+	{name: "precise-prefix", xr: "example/stacks/precise-prefix.yaml", composition: composition, xrd: xrd},
 	// ServiceMonitors, a Grafana dashboard and a PrometheusRule, over two
 	// models on either side of vLLM's 0.11.0 metric renames; render is given
 	// no CRDs, so the function warns that it assumes the ServiceMonitor's

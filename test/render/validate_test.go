@@ -158,7 +158,7 @@ func TestValidateManifests(t *testing.T) {
 		t.Parallel()
 		r := validate(t, stream(t, readFiles(t,
 			"example/xr.yaml", "example/stacks/multi-model.yaml", "example/stacks/lmcache.yaml", "example/stacks/kvaware.yaml", "example/stacks/session.yaml",
-			"example/stacks/production.yaml", "example/stacks/disaggregated.yaml", "example/stacks/disaggregated-lmcache.yaml", "example/stacks/multi-node.yaml", "example/stacks/wide-ep.yaml", "example/stacks/inference-extension.yaml", "example/stacks/disaggregated-inference-extension.yaml", "example/stacks/runtime-adapters.yaml", "example/stacks/observability.yaml", "example/stacks/kv-offload.yaml", "example/stacks/model-cache.yaml", "test/render/testdata/full.yaml", "test/render/testdata/warnings.yaml",
+			"example/stacks/production.yaml", "example/stacks/disaggregated.yaml", "example/stacks/disaggregated-lmcache.yaml", "example/stacks/multi-node.yaml", "example/stacks/wide-ep.yaml", "example/stacks/inference-extension.yaml", "example/stacks/disaggregated-inference-extension.yaml", "example/stacks/runtime-adapters.yaml", "example/stacks/observability.yaml", "example/stacks/kv-offload.yaml", "example/stacks/model-cache.yaml", "example/stacks/precise-prefix.yaml", "test/render/testdata/full.yaml", "test/render/testdata/warnings.yaml",
 			"example/composition.yaml", "composition/composition.yaml", "composition/legacy/composition.yaml")), extensionsFor(xrd))
 		const ps = "serving.vllm.ai/v1alpha1, Kind=ProductionStack, "
 		validated(t, r, map[string]int{

@@ -128,6 +128,10 @@ type EndpointPicker struct {
 	// prefixCache 3.
 	// +optional
 	Scorers *PickerScorers `json:"scorers,omitempty"`
+
+	// How the picker knows what each engine has cached. Default: Estimated.
+	// +optional
+	PrefixCache *PickerPrefixCache `json:"prefixCache,omitempty"`
 }
 
 // PickerScorers weigh the picker's scorers; 0 leaves a scorer out.
