@@ -471,12 +471,7 @@ func (k *Kubelet) status(pod *corev1.Pod) (corev1.PodStatus, bool) {
 			s.State.Running = &corev1.ContainerStateRunning{StartedAt: startedAt(prev, now)}
 			s.Started, s.Ready = ptr.To(true), true
 		} else {
-			t := &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", ContainerID: s.ContainerID,
-				StartedAt: now, FinishedAt: now}
-			if prev != nil && prev.State.Terminated != nil {
-				t.StartedAt, t.FinishedAt = prev.State.Terminated.StartedAt, prev.State.Terminated.FinishedAt
-			}
-			s.State.Terminated, s.Started = t, ptr.To(false)
+			completed(&s, prev, now)
 		}
 		st.InitContainerStatuses = append(st.InitContainerStatuses, s)
 	}
@@ -489,14 +484,8 @@ func (k *Kubelet) status(pod *corev1.Pod) (corev1.PodStatus, bool) {
 	for _, c := range pod.Spec.Containers {
 		prev := find(old.ContainerStatuses, c.Name)
 		s := containerStatus(pod, c)
-		switch {
-		case completes:
-			t := &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", ContainerID: s.ContainerID,
-				StartedAt: now, FinishedAt: now}
-			if prev != nil && prev.State.Terminated != nil {
-				t.StartedAt, t.FinishedAt = prev.State.Terminated.StartedAt, prev.State.Terminated.FinishedAt
-			}
-			s.State.Terminated, s.Started = t, ptr.To(false)
+		if completes {
+			completed(&s, prev, now)
 			st.ContainerStatuses = append(st.ContainerStatuses, s)
 			continue
 		}
@@ -548,6 +537,17 @@ func (k *Kubelet) status(pod *corev1.Pod) (corev1.PodStatus, bool) {
 	setCondition(&st, pod.Generation, now, corev1.PodReady, ready, reason, msg)
 	setCondition(&st, pod.Generation, now, corev1.PodScheduled, corev1.ConditionTrue, "", "")
 	return st, true
+}
+
+// completed is a container that ran and exited with code 0, at the time
+// first reported.
+func completed(s *corev1.ContainerStatus, prev *corev1.ContainerStatus, now metav1.Time) {
+	t := &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", ContainerID: s.ContainerID,
+		StartedAt: now, FinishedAt: now}
+	if prev != nil && prev.State.Terminated != nil {
+		t.StartedAt, t.FinishedAt = prev.State.Terminated.StartedAt, prev.State.Terminated.FinishedAt
+	}
+	s.State.Terminated, s.Started = t, ptr.To(false)
 }
 
 // containerStatus has what every state shares: a container ID and an image
