@@ -320,6 +320,11 @@ type Model struct {
 	// +listType=map
 	// +listMapKey=name
 	InferenceObjectives []InferenceObjective `json:"inferenceObjectives,omitempty"`
+
+	// A second version of the model beside it, with a share of its
+	// requests; promote or remove it with one field (docs/canary.md).
+	// +optional
+	Canary *Canary `json:"canary,omitempty"`
 }
 
 // InferenceObjective is a named priority of a model's requests.
@@ -1690,6 +1695,9 @@ type ModelStatus struct {
 	// The model cache, when a Job fills it (storage.prefetch).
 	// +optional
 	ModelCache *ModelCacheStatus `json:"modelCache,omitempty"`
+	// The version of a model with a canary: its share and promotion.
+	// +optional
+	Version *VersionStatus `json:"version,omitempty"`
 }
 
 // InferenceObjectiveStatus is one of a model's inferenceObjectives.
