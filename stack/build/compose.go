@@ -44,7 +44,10 @@ func ComposeGroups(s *resolve.Stack, o Observed, rootHolder string) [][]Object {
 		}
 		if m, ok := resolve.PoolModel(e); ok && resolve.ExtensionOn(s) {
 			objs = append(objs, poolObjects(s, m, o)...)
-			objs = append(objs, Object{names.ModelRouteKey(m.ID), modelRoute(s, m, rootHolder)})
+			if e.Version == "" {
+				// A canary's pool is a backend of its model's route.
+				objs = append(objs, Object{names.ModelRouteKey(m.ID), ModelRoute(s, m, rootHolder, resolve.CanaryOn(e))})
+			}
 		}
 		groups = append(groups, objs)
 	}

@@ -26,6 +26,9 @@ type Engine struct {
 	// Role is the group of a disaggregated model the engine serves
 	// (RolePrefill, RoleDecode), "" for an ordinary engine.
 	Role string
+	// Version is VersionCanary for a model's canary engine (canary.go),
+	// "" for the model's own.
+	Version string
 	// ModelID and ModelLabel are the model's id and label: a group's
 	// differ from its own (M-prefill, M-decode), an engine's are its own.
 	ModelID, ModelLabel string

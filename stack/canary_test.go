@@ -1,0 +1,64 @@
+package stack
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vllm-project/function-vllm-stack/stack/resolve"
+)
+
+// TestCanaryRefusals (issue 43 item 3): what a canary cannot be combined
+// with is refused, naming the field and the fix.
+func TestCanaryRefusals(t *testing.T) {
+	ext := map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}}
+	cases := []struct {
+		name string
+		xr   map[string]any
+		want string
+	}{
+		{"changes nothing", with("model.canary", map[string]any{"weight": 10}),
+			"spec.model.canary changes nothing of the model: set the canary's revision, vllmConfig"},
+		{"disaggregated", with("model.canary", map[string]any{"weight": 10, "revision": "v2"}, "disaggregation", map[string]any{}),
+			"spec.model.canary: a disaggregated model cannot have a canary yet: its prefill and decode groups of two versions must never pair"},
+		{"scale to zero", with("model.canary", map[string]any{"weight": 10, "revision": "v2"}, "scaleToZero", map[string]any{"maxReplicas": 2}, "inferenceExtension", ext),
+			"spec.model.canary: a model that scales to zero (spec.scaleToZero) cannot have a canary"},
+		{"router weight 100", with("model.canary", map[string]any{"weight": 100, "revision": "v2"}),
+			"spec.model.canary.weight 100: the production-stack router sends a model's requests to every ready engine that serves it"},
+		{"router replicas", with("model.canary", map[string]any{"weight": 10, "revision": "v2", "replicas": 2}),
+			"spec.model.canary.replicas: behind the production-stack router the canary's share is its share of the model's engines, so the weight sets its replicas"},
+		{"router autoscaling", with("model.canary", map[string]any{"weight": 10, "revision": "v2"}, "autoscaling", map[string]any{"maxReplicas": 4}),
+			"spec.model.canary: behind the production-stack router the canary's share is its share of the model's engines, and the model's autoscaler (spec.autoscaling)"},
+		{"models[] item", with("model", nil, "models", []any{map[string]any{"name": "a", "modelURL": "org/a", "canary": map[string]any{"weight": 10}}}),
+			"spec.models[0].canary changes nothing of the model"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := refusal(t, c.xr); !strings.Contains(got, c.want) {
+				t.Errorf("refusal %q\nwant it to contain %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestCanaryRouterShare: behind the router the weight becomes the canary's
+// replicas, and a weight the replicas cannot give is warned with the
+// arithmetic; behind the extension the canary's own replicas (default 1)
+// serve whatever the weight.
+func TestCanaryRouterShare(t *testing.T) {
+	for _, c := range []struct{ weight, model, want int32 }{
+		{10, 9, 1}, {50, 9, 9}, {25, 3, 1}, {5, 1, 1}, {0, 4, 0}, {90, 1, 9}, {33, 2, 1},
+	} {
+		if got := resolve.CanaryRouterReplicas(c.weight, c.model); got != c.want {
+			t.Errorf("CanaryRouterReplicas(%d, %d) = %d, want %d", c.weight, c.model, got, c.want)
+		}
+	}
+	rsp := mustRun(t, req(t, with("replicas", 2, "model.canary", map[string]any{"weight": 10, "revision": "v2"}), nil, nil))
+	want := "spec.model.canary.weight 10: behind the production-stack router the canary's share is its share of the model's ready engines: 1 canary beside 2 makes 1 of 3 = 33%, not 10%: set a weight the replicas give exactly (33), or change the model's replicas"
+	if !slices.Contains(rsp.warnings, want) {
+		t.Errorf("warnings %q\nwant %q", rsp.warnings, want)
+	}
+	if w := mustRun(t, req(t, with("replicas", 9, "model.canary", map[string]any{"weight": 10, "revision": "v2"}), nil, nil)).warnings; slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "canary") }) {
+		t.Errorf("1 canary beside 9 is exactly 10%%, yet warned: %q", w)
+	}
+}
