@@ -62,3 +62,16 @@ func TestCanaryRouterShare(t *testing.T) {
 		t.Errorf("1 canary beside 9 is exactly 10%%, yet warned: %q", w)
 	}
 }
+
+// TestCanaryNameClash: a model named like another's canary would share its
+// objects' names and keys; the stack is refused naming both.
+func TestCanaryNameClash(t *testing.T) {
+	xr := with("model", nil, "models", []any{
+		map[string]any{"name": "a", "modelURL": "org/a", "canary": map[string]any{"weight": 10, "revision": "v2"}},
+		map[string]any{"name": "a-canary", "modelURL": "org/b"},
+	})
+	got := refusal(t, xr)
+	if want := `spec.models[1].name "a-canary" and the canary of spec.models[0].name "a" both make the composition resource name engine-a-canary: rename the model`; !strings.Contains(got, want) {
+		t.Errorf("refusal %q\nwant it to contain %q", got, want)
+	}
+}

@@ -159,6 +159,9 @@ func clash(s *resolve.Stack, a, b int, what string) string {
 			return "the router"
 		}
 		e := s.Engines[g]
+		if e.Version != "" {
+			return fmt.Sprintf("the %s of %s.name %q", e.Version, e.Path, e.Model.Name)
+		}
 		return fmt.Sprintf("%s.name %q", e.Path, e.Model.Name)
 	}
 	return fmt.Sprintf("%s and %s both make the %s: rename the model", from(b), from(a), what)

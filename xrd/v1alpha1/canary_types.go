@@ -68,8 +68,9 @@ type VersionStatus struct {
 	// Stable (the model's engines) or Canary.
 	Name string `json:"name"`
 	// Percent of the model's requests it gets: the route's weight behind
-	// the inference extension; its share of the model's ready engines
-	// behind the router.
+	// the inference extension; behind the router its share of the
+	// model's engines as the spec sets their replicas (while all are
+	// ready: the router round-robins over the ready ones).
 	Share int32 `json:"share"`
 	// Serving, Promoting (the model's engines roll to the canary's
 	// settings; the canary serves until they are ready) or Promoted (the
