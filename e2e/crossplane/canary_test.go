@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,50 +42,40 @@ func testCanaryPromote(t *testing.T) {
 	canaryGeneration := get(t, deploymentGVR, s.ns(), canary).GetGeneration()
 
 	var (
-		mu                        sync.Mutex
 		modelRolledAt, canaryGone time.Time
 		noEngine                  []string
 		canaryChanged             string
 		pollErr                   error
 	)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			now := time.Now()
-			d, err := admin.Dynamic.Resource(deploymentGVR).Namespace(s.ns()).Get(ctx, deployment, metav1.GetOptions{})
-			c, cerr := admin.Dynamic.Resource(deploymentGVR).Namespace(s.ns()).Get(ctx, canary, metav1.GetOptions{})
-			gone := apierrors.IsNotFound(cerr) || (cerr == nil && c.GetDeletionTimestamp() != nil)
-			pods, perr := admin.Dynamic.Resource(podGVR).Namespace(s.ns()).List(ctx, metav1.ListOptions{
-				LabelSelector: labelInstance + "=" + s.name() + "," + labelComponent + "=serving-engine"})
-			mu.Lock()
-			switch {
-			case ctx.Err() != nil:
-			case err != nil:
-				pollErr = err
-			case cerr != nil && !apierrors.IsNotFound(cerr):
-				pollErr = cerr
-			case perr != nil:
-				pollErr = perr
-			default:
-				if d.GetGeneration() != generation && rolledOut(d) && modelRolledAt.IsZero() {
-					modelRolledAt = now
-				}
-				if gone && canaryGone.IsZero() {
-					canaryGone = now
-				}
-				if !gone && c.GetGeneration() != canaryGeneration && canaryChanged == "" {
-					canaryChanged = fmt.Sprintf("generation %d at %s, was %d", c.GetGeneration(), now.Format("15:04:05.000"), canaryGeneration)
-				}
-				if ready := readyPods(pods.Items); ready == 0 && len(noEngine) < 5 {
-					noEngine = append(noEngine, fmt.Sprintf("%s: no ready engine pod of %d", now.Format("15:04:05.000"), len(pods.Items)))
-				}
+	stop := poll(func(ctx context.Context, now time.Time) {
+		d, err := admin.Dynamic.Resource(deploymentGVR).Namespace(s.ns()).Get(ctx, deployment, metav1.GetOptions{})
+		c, cerr := admin.Dynamic.Resource(deploymentGVR).Namespace(s.ns()).Get(ctx, canary, metav1.GetOptions{})
+		gone := apierrors.IsNotFound(cerr) || (cerr == nil && c.GetDeletionTimestamp() != nil)
+		pods, perr := admin.Dynamic.Resource(podGVR).Namespace(s.ns()).List(ctx, metav1.ListOptions{
+			LabelSelector: labelInstance + "=" + s.name() + "," + labelComponent + "=serving-engine"})
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			pollErr = err
+		case cerr != nil && !apierrors.IsNotFound(cerr):
+			pollErr = cerr
+		case perr != nil:
+			pollErr = perr
+		default:
+			if d.GetGeneration() != generation && rolledOut(d) && modelRolledAt.IsZero() {
+				modelRolledAt = now
 			}
-			mu.Unlock()
-			time.Sleep(100 * time.Millisecond)
+			if gone && canaryGone.IsZero() {
+				canaryGone = now
+			}
+			if !gone && c.GetGeneration() != canaryGeneration && canaryChanged == "" {
+				canaryChanged = fmt.Sprintf("generation %d at %s, was %d", c.GetGeneration(), now.Format("15:04:05.000"), canaryGeneration)
+			}
+			if ready := readyPods(pods.Items); ready == 0 && len(noEngine) < 5 {
+				noEngine = append(noEngine, fmt.Sprintf("%s: no ready engine pod of %d", now.Format("15:04:05.000"), len(pods.Items)))
+			}
 		}
-	}()
+	})
 
 	s.edit(t, func(spec map[string]any) {
 		spec["model"].(map[string]any)["canary"].(map[string]any)["promote"] = true
@@ -95,10 +84,7 @@ func testCanaryPromote(t *testing.T) {
 	promoted.models = promoted.models[:1] // the canary is gone
 	s.waitReady(t, promoted, 5*time.Minute)
 	stop()
-	<-done
 
-	mu.Lock()
-	defer mu.Unlock()
 	if pollErr != nil {
 		t.Fatalf("polling the workloads: %v", pollErr)
 	}
