@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vllm-project/function-vllm-stack/stack/resolve"
+	appsv1 "k8s.io/api/apps/v1"
 )
 
 // TestCanaryRefusals (issue 43 item 3): what a canary cannot be combined
@@ -73,5 +74,37 @@ func TestCanaryNameClash(t *testing.T) {
 	got := refusal(t, xr)
 	if want := `spec.models[1].name "a-canary" and the canary of spec.models[0].name "a" both make the composition resource name engine-a-canary: rename the model`; !strings.Contains(got, want) {
 		t.Errorf("refusal %q\nwant it to contain %q", got, want)
+	}
+}
+
+// TestCanaryShapes: a multi-node model's canary is a LeaderWorkerSet of
+// its own; behind the extension an autoscaled model's canary keeps fixed
+// replicas (no autoscaler of its own), and its pool has no objectives.
+func TestCanaryShapes(t *testing.T) {
+	mn := mustRun(t, req(t, with("vllmConfig.image", "vllm/vllm-openai:v0.12.0", "vllmConfig.pipelineParallelSize", 2,
+		"multiNode", map[string]any{"podsPerReplica": 2}, "storage", map[string]any{"accessModes": []any{"ReadWriteMany"}}, "model.canary", map[string]any{"weight": 10, "revision": "v2"}), nil, nil))
+	for _, k := range []string{"engine-m-leaderworkerset", "engine-m-canary-leaderworkerset", "engine-m-canary-service"} {
+		if !slices.Contains(keys(mn), k) {
+			t.Errorf("multi-node canary: no %s in %v", k, keys(mn))
+		}
+	}
+	ext := map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}}
+	as := mustRun(t, req(t, with("inferenceExtension", ext, "autoscaling", map[string]any{"maxReplicas": 4, "prometheusAddress": "http://prometheus:9090"},
+		"model.inferenceObjectives", []any{map[string]any{"name": "batch", "priority": -1}},
+		"model.canary", map[string]any{"weight": 10, "revision": "v2", "replicas": 2}), nil, nil))
+	var canaryAutoscaler, canaryObjective bool
+	for _, k := range keys(as) {
+		canaryAutoscaler = canaryAutoscaler || k == "engine-m-canary-scaledobject" || k == "engine-m-canary-hpa"
+		canaryObjective = canaryObjective || strings.HasPrefix(k, "engine-m-canary-objective-")
+	}
+	if canaryAutoscaler || canaryObjective || !slices.Contains(keys(as), "engine-m-scaledobject") {
+		t.Errorf("autoscaled model's canary: keys %v: want the model's ScaledObject only, no canary autoscaler or objective", keys(as))
+	}
+	if d := desired(t, as, "engine-m-canary", &appsv1.Deployment{}); d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+		t.Errorf("canary replicas %v, want canary.replicas 2", d.Spec.Replicas)
+	}
+	want := "spec.model.canary: the canary's pool has no InferenceObjectives"
+	if !slices.ContainsFunc(as.warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("warnings %q: want %q", as.warnings, want)
 	}
 }
