@@ -131,6 +131,9 @@ func TestCanarySequence(t *testing.T) {
 					t.Errorf("canary pool selector %v: want its own pods (app.kubernetes.io/name m-canary)", sel)
 				}
 			}
+			if got, want := xrStatus(added)["endpoint"], map[bool]any{false: "http://s-router-service.llm.svc.cluster.local/v1", true: "gateway llm/gw /v1 (m), /m/v1"}[ext]; got != want {
+				t.Errorf("status.endpoint %q, want %q", got, want)
+			}
 			if v := versionsOf(added); !maps.EqualFunc(v, map[string]any{
 				"m/Stable": map[string]any{"name": "Stable", "share": float64(90), "state": "Serving"},
 				"m/Canary": map[string]any{"name": "Canary", "share": float64(10), "state": "Serving"},

@@ -181,7 +181,9 @@ func endpoint(s *resolve.Stack, rootHolder string) string {
 			paths = append(paths, "/v1 ("+rootHolder+")")
 		}
 		for _, e := range models {
-			paths = append(paths, resolve.ModelPath(e)+"/v1")
+			if e.Version == "" { // a canary serves at its model's path
+				paths = append(paths, resolve.ModelPath(e)+"/v1")
+			}
 		}
 		return "gateway " + gw + " " + strings.Join(paths, ", ")
 	}
