@@ -111,6 +111,9 @@ func TestCanarySequence(t *testing.T) {
 			if got := canaryKeys(added); !slices.Equal(got, want) {
 				t.Fatalf("canary keys %v, want %v", got, want)
 			}
+			if c := conditionOf(added, "EnginesReady"); c.GetMessage() != "0/1 models ready. m (canary): Deployment s-m-canary-deployment-vllm is not created yet" {
+				t.Errorf("EnginesReady while the canary is created: %q", c.GetMessage())
+			}
 			d := desired(t, added, "engine-m-canary", &appsv1.Deployment{})
 			if d.Name != "s-m-canary-deployment-vllm" || !slices.Contains(d.Spec.Template.Spec.Containers[0].Args, "--revision=v2") {
 				t.Errorf("canary Deployment %s args %q: want s-m-canary-deployment-vllm with --revision=v2", d.Name, d.Spec.Template.Spec.Containers[0].Args)
@@ -228,4 +231,14 @@ func TestCanaryAbort(t *testing.T) {
 			}
 		})
 	}
+}
+
+// conditionOf is the condition of type typ of a response, nil when none.
+func conditionOf(rsp *fnv1.RunFunctionResponse, typ string) *fnv1.Condition {
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == typ {
+			return c
+		}
+	}
+	return nil
 }
