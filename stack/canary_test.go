@@ -30,6 +30,11 @@ func TestCanaryRefusals(t *testing.T) {
 			"spec.model.canary.replicas: behind the production-stack router the canary's share is its share of the model's engines, so the weight sets its replicas"},
 		{"router autoscaling", with("model.canary", map[string]any{"weight": 10, "revision": "v2"}, "autoscaling", map[string]any{"maxReplicas": 4}),
 			"spec.model.canary: behind the production-stack router the canary's share is its share of the model's engines, and the model's autoscaler (spec.autoscaling)"},
+		// The name clients use cannot differ between the versions: it is not
+		// in the canary block, and its flag in the canary's extraArgs is
+		// refused there.
+		{"served name", with("model.canary", map[string]any{"weight": 10, "vllmConfig": map[string]any{"extraArgs": []any{"--served-model-name=x"}}}),
+			`spec.model.canary.vllmConfig.extraArgs[0] "--served-model-name=x" is refused: spec.model.servedModelName sets --served-model-name`},
 		{"models[] item", with("model", nil, "models", []any{map[string]any{"name": "a", "modelURL": "org/a", "canary": map[string]any{"weight": 10}}}),
 			"spec.models[0].canary changes nothing of the model"},
 	}
