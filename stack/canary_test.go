@@ -113,3 +113,13 @@ func TestCanaryShapes(t *testing.T) {
 		t.Errorf("warnings %q: want %q", as.warnings, want)
 	}
 }
+
+// TestCanaryPromoteRecreate: promoting over a Recreate strategy is warned:
+// the model's engines all stop first.
+func TestCanaryPromoteRecreate(t *testing.T) {
+	rsp := mustRun(t, req(t, with("deploymentStrategy", "Recreate", "replicas", 9, "model.canary", map[string]any{"weight": 10, "revision": "v2", "promote": true}), nil, nil))
+	want := "spec.model.canary.promote: the model's deploymentStrategy is Recreate (spec.deploymentStrategy), so its engines all stop before those with the canary's settings start"
+	if !slices.ContainsFunc(rsp.warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("warnings %q\nwant %q", rsp.warnings, want)
+	}
+}

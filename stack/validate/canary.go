@@ -24,6 +24,9 @@ func validateCanary(f *Findings, s *resolve.Stack) {
 		if c.Revision == "" && c.VLLMConfig == nil && c.Resources == nil && len(c.Env) == 0 {
 			f.errorf("%s changes nothing of the model: set the canary's revision, vllmConfig (image, engineVersion, extraArgs, ...), resources or env", at)
 		}
+		if c.Promote && e.Cfg.DeploymentStrategy == "Recreate" {
+			f.warnf("%s.promote: the model's deploymentStrategy is Recreate (%s), so its engines all stop before those with the canary's settings start; meanwhile only the canary serves, and behind the inference extension the route still sends the model's pool %d%% of the requests, which fail; use RollingUpdate for the promotion", at, e.Origin("deploymentStrategy"), 100-c.Weight)
+		}
 		if ext {
 			if len(e.Model.InferenceObjectives) > 0 {
 				f.warnf("%s: the canary's pool has no InferenceObjectives (an objective's name is what clients send, and it names one object of the model's pool): requests the route sends to the canary get priority 0", at)
