@@ -217,7 +217,7 @@ func TestCanaryAbort(t *testing.T) {
 		t.Run(map[bool]string{false: "router", true: "extension"}[ext], func(t *testing.T) {
 			first := mustRun(t, req(t, canaryXR(ext, nil), nil, nil))
 			before := mustRun(t, req(t, canaryXR(ext, nil), nil, observeAll(t, first))) // with the RoleBindings
-			added := mustRun(t, req(t, canaryXR(ext, map[string]any{"weight": 20, "vllmConfig": map[string]any{"extraArgs": []any{"--max-num-batched-tokens=4096"}}}), nil, observeAll(t, before)))
+			added := mustRun(t, req(t, canaryXR(ext, map[string]any{"weight": 20, "extraArgs": []any{"--max-num-batched-tokens=4096"}}), nil, observeAll(t, before)))
 			if len(canaryKeys(added)) == 0 {
 				t.Fatal("no canary composed")
 			}

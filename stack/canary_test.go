@@ -19,7 +19,7 @@ func TestCanaryRefusals(t *testing.T) {
 		want string
 	}{
 		{"changes nothing", with("model.canary", map[string]any{"weight": 10}),
-			"spec.model.canary changes nothing of the model: set the canary's revision, vllmConfig"},
+			"spec.model.canary changes nothing of the model: set the canary's revision, image, engineVersion"},
 		{"disaggregated", with("model.canary", map[string]any{"weight": 10, "revision": "v2"}, "disaggregation", map[string]any{}),
 			"spec.model.canary: a disaggregated model cannot have a canary yet: its prefill and decode groups of two versions must never pair"},
 		{"scale to zero", with("model.canary", map[string]any{"weight": 10, "revision": "v2"}, "scaleToZero", map[string]any{"maxReplicas": 2}, "inferenceExtension", ext),
@@ -33,8 +33,8 @@ func TestCanaryRefusals(t *testing.T) {
 		// The name clients use cannot differ between the versions: it is not
 		// in the canary block, and its flag in the canary's extraArgs is
 		// refused there.
-		{"served name", with("model.canary", map[string]any{"weight": 10, "vllmConfig": map[string]any{"extraArgs": []any{"--served-model-name=x"}}}),
-			`spec.model.canary.vllmConfig.extraArgs[0] "--served-model-name=x" is refused: spec.model.servedModelName sets --served-model-name`},
+		{"served name", with("model.canary", map[string]any{"weight": 10, "extraArgs": []any{"--served-model-name=x"}}),
+			`spec.model.canary.extraArgs[0] "--served-model-name=x" is refused: spec.model.servedModelName sets --served-model-name`},
 		{"models[] item", with("model", nil, "models", []any{map[string]any{"name": "a", "modelURL": "org/a", "canary": map[string]any{"weight": 10}}}),
 			"spec.models[0].canary changes nothing of the model"},
 	}

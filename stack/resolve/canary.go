@@ -38,9 +38,14 @@ func CanaryOn(e Engine) bool { return e.Model.Canary != nil && !Disaggregated(e.
 // promoted: e then runs the canary's settings.
 func CanaryPromoting(e Engine) bool { return CanaryOn(e) && e.Model.Canary.Promote }
 
-// canaryBlocks are what a canary sets, as engine blocks.
+// canaryBlocks are what a canary sets, as engine blocks: its image,
+// engineVersion and extraArgs are vllmConfig's.
 func canaryBlocks(c *v1alpha1.Canary) v1alpha1.EngineConfig {
-	return v1alpha1.EngineConfig{VLLMConfig: c.VLLMConfig, Resources: c.Resources, Env: c.Env}
+	over := v1alpha1.EngineConfig{Resources: c.Resources, Env: c.Env}
+	if c.Image != "" || c.EngineVersion != "" || c.ExtraArgs != nil {
+		over.VLLMConfig = &v1alpha1.VLLMConfig{Image: c.Image, EngineVersion: c.EngineVersion, ExtraArgs: c.ExtraArgs}
+	}
+	return over
 }
 
 // withCanary is a model's engine with its canary's settings over its own,
@@ -52,7 +57,7 @@ func withCanary(e Engine, in *v1beta1.Input) Engine {
 		e.Model.Revision = c.Revision
 	}
 	e.Cfg = ResolveConfig(MergeConfig(e.Cfg, canaryBlocks(c)), in)
-	e.Layers = append(slices.Clip(e.Layers), Layer{Path: e.Path + ".canary", Cfg: canaryBlocks(c)})
+	e.Layers = append(slices.Clip(e.Layers), Layer{Path: e.Path + ".canary", Cfg: canaryBlocks(c), flat: []string{"vllmConfig"}, canary: true})
 	e.VLLM, e.VLLMErr = resolveVLLMVersion(e.Cfg.VLLMConfig, in)
 	return e
 }

@@ -122,11 +122,14 @@ type Layer struct {
 	// group's tensorParallelSize and extraArgs are vllmConfig's, its
 	// nodeSelector and tolerations scheduling's.
 	flat []string
+	// canary: the layer is a model's canary block (canary.go), which holds
+	// vllmConfig's image, engineVersion and extraArgs directly.
+	canary bool
 }
 
 // IsGroup reports whether the layer is a disaggregation group's, the only
 // blocks that hold engine blocks' fields directly.
-func (l Layer) IsGroup() bool { return l.flat != nil }
+func (l Layer) IsGroup() bool { return l.flat != nil && !l.canary }
 
 // At is the path of a field of the engine blocks (such as
 // "vllmConfig.extraArgs") where the layer's user writes it.

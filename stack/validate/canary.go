@@ -21,8 +21,8 @@ func validateCanary(f *Findings, s *resolve.Stack) {
 			f.errorf("%s: a model that scales to zero (%s) cannot have a canary: at zero the model has no engine beside the canary, and KEDA wakes only the model; turn scaleToZero off while the canary runs", at, e.Origin("scaleToZero"))
 			continue
 		}
-		if c.Revision == "" && c.VLLMConfig == nil && c.Resources == nil && len(c.Env) == 0 {
-			f.errorf("%s changes nothing of the model: set the canary's revision, vllmConfig (image, engineVersion, extraArgs, ...), resources or env", at)
+		if c.Revision == "" && c.Image == "" && c.EngineVersion == "" && c.ExtraArgs == nil && c.Resources == nil && len(c.Env) == 0 {
+			f.errorf("%s changes nothing of the model: set the canary's revision, image, engineVersion, extraArgs, resources or env", at)
 		}
 		if c.Promote && e.Cfg.DeploymentStrategy == "Recreate" {
 			f.warnf("%s.promote: the model's deploymentStrategy is Recreate (%s), so its engines all stop before those with the canary's settings start; meanwhile only the canary serves, and behind the inference extension the route still sends the model's pool %d%% of the requests, which fail; use RollingUpdate for the promotion", at, e.Origin("deploymentStrategy"), 100-c.Weight)

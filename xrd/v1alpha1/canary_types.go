@@ -4,7 +4,8 @@ import corev1 "k8s.io/api/core/v1"
 
 // Canary is a second version of a model served beside it, under the same
 // name, with a share of its requests: another revision, image, arguments,
-// resources or variables. Each step is one field of this block: adding it
+// resources or variables (the rest of the model's settings it shares).
+// Each step is one field of this block: adding it
 // starts the canary, weight moves its share, promote: true makes it the
 // model (the model's engines roll to the canary's settings while the
 // canary serves; the canary's objects go once they are ready), and removing
@@ -45,11 +46,24 @@ type Canary struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._/-]*$`
 	Revision string `json:"revision,omitempty"`
 
-	// vLLM settings of the canary, merged over the model's as a models[]
-	// item's are over the top level: image, engineVersion, extraArgs
-	// (which replace the model's), parallelism, ...
+	// Engine image of the canary, as vllmConfig.image.
 	// +optional
-	VLLMConfig *VLLMConfig `json:"vllmConfig,omitempty"`
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^(((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\w][\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?)?$`
+	Image string `json:"image,omitempty"`
+
+	// The vLLM release the canary's image runs, as
+	// vllmConfig.engineVersion.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^v?[0-9]+[.][0-9]+[.][0-9]+([.][0-9]+)?$`
+	EngineVersion string `json:"engineVersion,omitempty"`
+
+	// Extra arguments of the canary's vllm serve, instead of the model's
+	// vllmConfig.extraArgs.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	ExtraArgs []string `json:"extraArgs,omitempty"`
 
 	// Resources of each canary engine, merged over the model's.
 	// +optional
