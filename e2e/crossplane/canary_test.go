@@ -130,3 +130,51 @@ func rolledOut(d *unstructured.Unstructured) bool {
 	total, _, _ := unstructured.NestedInt64(d.Object, "status", "replicas")
 	return observed >= d.GetGeneration() && updated == want && available == want && total == want
 }
+
+// testCanaryAbort (issue 43 item 3): a canary at weight 50 is added beside a
+// serving model behind the router and becomes Ready; then the block is
+// removed. Crossplane deletes every canary object, and the stack ends Ready
+// with exactly the objects it had before the canary, each with the
+// resourceVersion it had then: nothing of the model (nor the router)
+// changed at any step.
+func testCanaryAbort(t *testing.T) {
+	s := applyStack(t, seed(t, "canary-abort", false, topologySeed), false)
+	s.waitReady(t, s.expect(), 5*time.Minute)
+	alone := s.expect()
+	var before map[objRef]string
+	stable(t, 3*time.Second, time.Minute, "the stack's objects settled", func() (bool, string) {
+		if before == nil {
+			before = s.snapshot(t)
+			return false, "first snapshot"
+		}
+		ok, why := s.unchanged(t, before)
+		if !ok {
+			before = s.snapshot(t)
+		}
+		return ok, why
+	})
+
+	s.edit(t, func(spec map[string]any) {
+		spec["model"].(map[string]any)["canary"] = map[string]any{"weight": int64(50), "revision": "v2"}
+	})
+	s.waitReady(t, s.expect(), 5*time.Minute)
+	canary := s.name() + "-llama-3-2-1b-instruct-canary-deployment-vllm"
+	if get(t, deploymentGVR, s.ns(), canary) == nil {
+		t.Fatalf("no canary Deployment %s", canary)
+	}
+	now := s.snapshot(t)
+	for r, b := range before {
+		if now[r] != b {
+			t.Errorf("adding the canary changed %s (resourceVersion %s -> %s)", r, rv(b), rv(now[r]))
+		}
+	}
+
+	s.edit(t, func(spec map[string]any) { delete(spec["model"].(map[string]any), "canary") })
+	s.waitReady(t, alone, 5*time.Minute)
+	eventually(t, 2*time.Minute, "the objects of the model alone, unchanged since before the canary", func() (bool, string) {
+		return s.unchanged(t, before)
+	})
+	if get(t, deploymentGVR, s.ns(), canary) != nil {
+		t.Errorf("the canary Deployment %s is still there", canary)
+	}
+}
