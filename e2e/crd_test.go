@@ -179,7 +179,7 @@ func withSchemaDefaults(t *testing.T, spec map[string]any) (map[string]any, []st
 func TestExamplesAccepted(t *testing.T) {
 	ns := namespace(t, "crd-examples")
 	admin, warned := client(t, cp.Config())
-	for _, f := range []string{"example/xr.yaml", "example/claim.yaml", "example/stacks/multi-model.yaml", "example/stacks/lmcache.yaml", "example/stacks/session.yaml", "example/stacks/production.yaml", "example/stacks/kvaware.yaml", "example/stacks/disaggregated.yaml", "example/stacks/disaggregated-lmcache.yaml", "example/stacks/multi-node.yaml", "example/stacks/wide-ep.yaml", "example/stacks/inference-extension.yaml", "example/stacks/disaggregated-inference-extension.yaml", "example/stacks/picker-scaling.yaml", "example/stacks/disaggregated-scaling.yaml", "example/stacks/precise-prefix.yaml"} {
+	for _, f := range []string{"example/xr.yaml", "example/claim.yaml", "example/stacks/multi-model.yaml", "example/stacks/lmcache.yaml", "example/stacks/session.yaml", "example/stacks/production.yaml", "example/stacks/kvaware.yaml", "example/stacks/disaggregated.yaml", "example/stacks/disaggregated-lmcache.yaml", "example/stacks/multi-node.yaml", "example/stacks/wide-ep.yaml", "example/stacks/inference-extension.yaml", "example/stacks/disaggregated-inference-extension.yaml", "example/stacks/picker-scaling.yaml", "example/stacks/disaggregated-scaling.yaml", "example/stacks/precise-prefix.yaml", "example/stacks/canary.yaml", "example/stacks/model-cache.yaml"} {
 		t.Run(f, func(t *testing.T) {
 			xr := &unstructured.Unstructured{Object: readYAML(t, "../"+f)}
 			xr.SetNamespace(ns)

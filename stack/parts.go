@@ -73,6 +73,9 @@ type EnginePart struct {
 	// Objectives are the model's inferenceObjectives, each with the
 	// header that selects it.
 	Objectives []ObjectivePart
+	// Version is set for a model with a canary (model.canary): which
+	// version this engine is, its share and the promotion's state.
+	Version *VersionPart
 }
 
 // Weights: an engine's model (modelURL, or model.path), where vLLM takes it
@@ -85,6 +88,19 @@ type Weights struct {
 	StackClaim, ExistingClaim string
 	EmptyDir                  bool
 }
+
+// A VersionPart is one version of a model with a canary.
+type VersionPart struct {
+	Name  string // VersionStable or VersionCanary
+	Share int32  // percent of the model's requests
+	State string // transition.CanaryServing, CanaryPromoting or CanaryPromoted
+}
+
+// The versions of a model with a canary, as the status names them.
+const (
+	VersionStable = "Stable"
+	VersionCanary = "Canary"
+)
 
 // An ObjectivePart is one of a model's inferenceObjectives.
 type ObjectivePart struct{ Name, Header string }
@@ -106,9 +122,14 @@ func (s *Stack) Parts() Parts { return parts(s.r, s.last) }
 // Compose left it.
 func parts(s *resolve.Stack, t transition.Result) Parts {
 	p := Parts{Endpoint: endpoint(s, t.RootHolder), Engines: make([]EnginePart, 0, len(s.Engines)), Moves: t.Moves, RoutingMove: t.LayerMove}
-	for _, e := range s.Engines {
+	for i, e := range s.Engines {
+		version, skip := versionPart(s, t, i)
+		if skip {
+			continue // a promoted canary's objects are gone
+		}
 		ep := EnginePart{
-			Model: e.Model.Name, ServedModelName: e.Served, Role: e.Role,
+			Version: version,
+			Model:   e.Model.Name, ServedModelName: e.Served, Role: e.Role,
 			Replicas: *e.Cfg.Replicas, Autoscaled: e.Autoscaled, ScaleToZero: e.ScaleToZero != nil,
 			Key: names.EngineKey(e.ID), Deployment: s.Names.EngineDeployment(e.ID),
 			PodName: names.Shorten(e.ID, names.MaxLabelLength),
@@ -142,6 +163,9 @@ func parts(s *resolve.Stack, t transition.Result) Parts {
 	}
 	if resolve.ExtensionOn(s) {
 		for _, e := range resolve.PoolModels(s) {
+			if e.Version != "" && canaryState(t, e.Model.Name) == transition.CanaryPromoted {
+				continue
+			}
 			p.Pools = append(p.Pools, PoolPart{
 				Model: e.Model.Name, Key: names.EngineKey(e.ID) + "-inferencepool", Pool: s.Names.InferencePool(e.ID),
 				PickerKey: names.PickerKey(e.ID), Picker: s.Names.Picker(e.ID), PickerReplicas: s.Extension.Replicas,
@@ -189,7 +213,9 @@ func endpoint(s *resolve.Stack, rootHolder string) string {
 			paths = append(paths, "/v1 ("+rootHolder+")")
 		}
 		for _, e := range models {
-			paths = append(paths, resolve.ModelPath(e)+"/v1")
+			if e.Version == "" { // a canary serves at its model's path
+				paths = append(paths, resolve.ModelPath(e)+"/v1")
+			}
 		}
 		return "gateway " + gw + " " + strings.Join(paths, ", ")
 	}
@@ -198,4 +224,40 @@ func endpoint(s *resolve.Stack, rootHolder string) string {
 		host += ":" + strconv.Itoa(int(s.Router.ServicePort))
 	}
 	return "http://" + host + "/v1"
+}
+
+// versionPart is the version of engine i of a model with a canary, nil
+// for another; skip: i is a canary whose promotion is done.
+func versionPart(s *resolve.Stack, t transition.Result, i int) (v *VersionPart, skip bool) {
+	e := s.Engines[i]
+	if !resolve.CanaryOn(e) {
+		return nil, false
+	}
+	state := canaryState(t, e.Model.Name)
+	model, canary := i, i+1
+	if e.Version != "" {
+		if state == transition.CanaryPromoted {
+			return nil, true
+		}
+		model, canary = i-1, i
+	}
+	ext := resolve.ExtensionOn(s)
+	share := resolve.CanaryShare(e.Model.Canary, *s.Engines[model].Cfg.Replicas, *s.Engines[canary].Cfg.Replicas, ext)
+	if state == transition.CanaryPromoted {
+		share = 0
+	}
+	if e.Version != "" {
+		return &VersionPart{Name: VersionCanary, Share: share, State: state}, false
+	}
+	return &VersionPart{Name: VersionStable, Share: 100 - share, State: state}, false
+}
+
+// canaryState is the state of model's canary in t.
+func canaryState(t transition.Result, model string) string {
+	for _, c := range t.Canaries {
+		if c.Model == model {
+			return c.State
+		}
+	}
+	return transition.CanaryServing
 }

@@ -58,7 +58,9 @@ func (s *Stack) Compose(observed Observed) ([]Object, error) {
 	if err := build.Clashes(r, groups); err != nil {
 		return nil, err
 	}
+	groups, canaries := transition.Canaries(r, observed, groups, rootHolder)
 	s.last = transition.Decide(r, observed, slices.Concat(groups...))
+	s.last.Canaries = canaries
 	var held []string
 	s.last.Objects, s.last.Fills, held = transition.Prefetch(r, observed, s.last.Objects, groups)
 	s.last.Withheld = append(s.last.Withheld, held...)

@@ -260,6 +260,7 @@ func Observe(parts stack.Parts, observed Observed, pods StackPods) Status {
 				Adapters:            adapterStatus(e.Adapters, pods.Engines[e.PodName]),
 				InferenceObjectives: objectiveStatus(e.Objectives),
 				ModelCache:          cache,
+				Version:             versionStatus(e.Version),
 			},
 			Progress: p,
 		})
@@ -437,6 +438,9 @@ func (st Status) Fields() map[string]any {
 			}
 			fields["modelCache"] = f
 		}
+		if v := m.Version; v != nil {
+			fields["version"] = map[string]any{"name": v.Name, "share": int64(v.Share), "state": v.State}
+		}
 		models = append(models, fields)
 	}
 	ready, total := readyModels(st.Models)
@@ -503,6 +507,9 @@ func readyModels(models []Model) (ready, total int) {
 
 // displayName names a model, and the group of a disaggregated one.
 func (m Model) displayName() string {
+	if v := m.Version; v != nil && v.Name == stack.VersionCanary {
+		return m.Name + " (canary)"
+	}
 	if m.Role == "" {
 		return m.Name
 	}

@@ -273,3 +273,19 @@ func deleteAndWait(t *testing.T, u *unstructured.Unstructured, timeout time.Dura
 		return false, fmt.Sprintf("finalizers %v %s", got.GetFinalizers(), xp.Conditions(got))
 	})
 }
+
+// poll calls f every 100 ms until the returned stop is called, which waits
+// for its last call: what f records is then safe to read without a lock.
+// f's context ends with stop.
+func poll(f func(ctx context.Context, now time.Time)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			f(ctx, time.Now())
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return func() { cancel(); <-done }
+}

@@ -192,6 +192,8 @@ func TestStacks(t *testing.T) {
 		t.Run("RBAC", func(t *testing.T) { t.Parallel(); testRBAC(t) })
 		t.Run("HPA", func(t *testing.T) { t.Parallel(); testHPA(t) })
 		t.Run("MultiNodeOn", func(t *testing.T) { t.Parallel(); testMultiNodeOn(t) })
+		t.Run("CanaryPromote", func(t *testing.T) { t.Parallel(); testCanaryPromote(t) })
+		t.Run("CanaryAbort", func(t *testing.T) { t.Parallel(); testCanaryAbort(t) })
 		t.Run("NotAccepted", func(t *testing.T) { t.Parallel(); testNotAccepted(t) })
 		t.Run("ScaleToZero", func(t *testing.T) { t.Parallel(); testScaleToZero(t) })
 		t.Run("HPAHandOver", func(t *testing.T) { t.Parallel(); testHPAHandOver(t) })

@@ -281,9 +281,19 @@ func (s *testStack) expect() expectation {
 	var e expectation
 	// add expects a model, or the groups of a disaggregated one, each with
 	// its group's replicas, else the model's.
-	add := func(name string, replicas int64, d map[string]any) {
+	x, ext := spec["inferenceExtension"].(map[string]any)
+	ext = ext && x["enabled"] != false
+	canaries := 0
+	add := func(name string, replicas int64, d map[string]any, canary map[string]any) {
 		if d == nil || d["enabled"] == false {
 			e.models = append(e.models, expectedModel{name: name, label: name, replicas: replicas})
+			if canary != nil {
+				// A canary (model.canary), listed after its model: its
+				// replicas (default 1) behind the extension, its weight's
+				// share of the model's engines behind the router.
+				canaries++
+				e.models = append(e.models, expectedModel{name: name, label: name + "-canary", replicas: canaryReplicas(canary, replicas, ext)})
+			}
 			return
 		}
 		for _, role := range []string{"prefill", "decode"} {
@@ -300,14 +310,16 @@ func (s *testStack) expect() expectation {
 			if d == nil {
 				d = topDisagg
 			}
-			add(name, num(mm["replicas"], top), d)
+			c, _ := mm["canary"].(map[string]any)
+			add(name, num(mm["replicas"], top), d, c)
 		}
 	} else {
 		m, _ := spec["model"].(map[string]any)
 		name, _ := m["name"].(string)
-		add(name, top, topDisagg)
+		c, _ := m["canary"].(map[string]any)
+		add(name, top, topDisagg, c)
 	}
-	if x, ok := spec["inferenceExtension"].(map[string]any); ok && x["enabled"] != false {
+	if ext {
 		// Per model a pool and its pickers (picker.replicas each; one
 		// pool for a disaggregated model's groups); the endpoint names the
 		// first parent Gateway, /v1 with the model that holds it, and each
@@ -320,7 +332,7 @@ func (s *testStack) expect() expectation {
 			}
 		}
 		p, _ := x["picker"].(map[string]any)
-		e.router = num(p["replicas"], 1) * int64(len(names))
+		e.router = num(p["replicas"], 1) * int64(len(names)+canaries) // a canary's pool has its own pickers
 		gw := ""
 		if refs, _ := x["parentRefs"].([]any); len(refs) > 0 {
 			r, _ := refs[0].(map[string]any)
@@ -351,6 +363,20 @@ func (s *testStack) expect() expectation {
 	}
 	e.endpoint = "http://" + host + "/v1"
 	return e
+}
+
+// canaryReplicas are a canary's engines (docs/canary.md): canary.replicas
+// (default 1) behind the inference extension; behind the router
+// round(weight × model / (100 − weight)), at least 1 above weight 0.
+func canaryReplicas(c map[string]any, model int64, ext bool) int64 {
+	if ext {
+		return num(c["replicas"], 1)
+	}
+	w := num(c["weight"], 0)
+	if w <= 0 {
+		return 0
+	}
+	return max(1, (2*w*model+(100-w))/(2*(100-w)))
 }
 
 // num reads a number of a decoded manifest (float64 from YAML, int64 from

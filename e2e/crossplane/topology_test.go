@@ -5,7 +5,6 @@ package crossplane
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,52 +42,42 @@ func testMultiNodeOn(t *testing.T) {
 	generation := get(t, deploymentGVR, s.ns(), deployment).GetGeneration()
 
 	var (
-		mu                         sync.Mutex
 		lwsReadyAt, deploymentGone time.Time
 		noEngine                   []string
 		rolled                     string
 		pollErr                    error
 	)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			now := time.Now()
-			d, err := admin.Dynamic.Resource(deploymentGVR).Namespace(s.ns()).Get(ctx, deployment, metav1.GetOptions{})
-			gone := apierrors.IsNotFound(err) || (err == nil && d.GetDeletionTimestamp() != nil)
-			l, lerr := admin.Dynamic.Resource(lwsGVR).Namespace(s.ns()).Get(ctx, lws, metav1.GetOptions{})
-			lwsReady := lerr == nil && lwsAvailable(l)
-			pods, perr := admin.Dynamic.Resource(podGVR).Namespace(s.ns()).List(ctx, metav1.ListOptions{
-				LabelSelector: labelInstance + "=" + s.name() + "," + labelComponent + "=serving-engine," + labelModel + "=Llama-3.2-1B-Instruct"})
-			mu.Lock()
-			switch {
-			case ctx.Err() != nil:
-			case err != nil && !apierrors.IsNotFound(err):
-				pollErr = err
-			case lerr != nil && !apierrors.IsNotFound(lerr):
-				pollErr = lerr
-			case perr != nil:
-				pollErr = perr
-			default:
-				if lwsReady && lwsReadyAt.IsZero() {
-					lwsReadyAt = now
-				}
-				if gone && deploymentGone.IsZero() {
-					deploymentGone = now
-				}
-				if !gone && err == nil && d.GetGeneration() != generation && rolled == "" {
-					// (Deleting bumps the generation: only before.)
-					rolled = fmt.Sprintf("generation %d at %s, was %d", d.GetGeneration(), now.Format("15:04:05.000"), generation)
-				}
-				if ready := readyPods(pods.Items); ready == 0 && len(noEngine) < 5 {
-					noEngine = append(noEngine, fmt.Sprintf("%s: no ready engine pod of %d", now.Format("15:04:05.000"), len(pods.Items)))
-				}
+	stop := poll(func(ctx context.Context, now time.Time) {
+		d, err := admin.Dynamic.Resource(deploymentGVR).Namespace(s.ns()).Get(ctx, deployment, metav1.GetOptions{})
+		gone := apierrors.IsNotFound(err) || (err == nil && d.GetDeletionTimestamp() != nil)
+		l, lerr := admin.Dynamic.Resource(lwsGVR).Namespace(s.ns()).Get(ctx, lws, metav1.GetOptions{})
+		lwsReady := lerr == nil && lwsAvailable(l)
+		pods, perr := admin.Dynamic.Resource(podGVR).Namespace(s.ns()).List(ctx, metav1.ListOptions{
+			LabelSelector: labelInstance + "=" + s.name() + "," + labelComponent + "=serving-engine," + labelModel + "=Llama-3.2-1B-Instruct"})
+		switch {
+		case ctx.Err() != nil:
+		case err != nil && !apierrors.IsNotFound(err):
+			pollErr = err
+		case lerr != nil && !apierrors.IsNotFound(lerr):
+			pollErr = lerr
+		case perr != nil:
+			pollErr = perr
+		default:
+			if lwsReady && lwsReadyAt.IsZero() {
+				lwsReadyAt = now
 			}
-			mu.Unlock()
-			time.Sleep(100 * time.Millisecond)
+			if gone && deploymentGone.IsZero() {
+				deploymentGone = now
+			}
+			if !gone && err == nil && d.GetGeneration() != generation && rolled == "" {
+				// (Deleting bumps the generation: only before.)
+				rolled = fmt.Sprintf("generation %d at %s, was %d", d.GetGeneration(), now.Format("15:04:05.000"), generation)
+			}
+			if ready := readyPods(pods.Items); ready == 0 && len(noEngine) < 5 {
+				noEngine = append(noEngine, fmt.Sprintf("%s: no ready engine pod of %d", now.Format("15:04:05.000"), len(pods.Items)))
+			}
 		}
-	}()
+	})
 
 	s.edit(t, func(spec map[string]any) {
 		spec["multiNode"] = map[string]any{"podsPerReplica": int64(2)}
@@ -96,10 +85,7 @@ func testMultiNodeOn(t *testing.T) {
 	})
 	s.waitReady(t, s.expect(), 5*time.Minute)
 	stop()
-	<-done
 
-	mu.Lock()
-	defer mu.Unlock()
 	if pollErr != nil {
 		t.Fatalf("polling the workloads: %v", pollErr)
 	}

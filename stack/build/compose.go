@@ -44,7 +44,10 @@ func ComposeGroups(s *resolve.Stack, o Observed, rootHolder string) [][]Object {
 		}
 		if m, ok := resolve.PoolModel(e); ok && resolve.ExtensionOn(s) {
 			objs = append(objs, poolObjects(s, m, o)...)
-			objs = append(objs, Object{names.ModelRouteKey(m.ID), modelRoute(s, m, rootHolder)})
+			if e.Version == "" {
+				// A canary's pool is a backend of its model's route.
+				objs = append(objs, Object{names.ModelRouteKey(m.ID), ModelRoute(s, m, rootHolder, resolve.CanaryOn(e))})
+			}
 		}
 		groups = append(groups, objs)
 	}
@@ -156,6 +159,9 @@ func clash(s *resolve.Stack, a, b int, what string) string {
 			return "the router"
 		}
 		e := s.Engines[g]
+		if e.Version != "" {
+			return fmt.Sprintf("the %s of %s.name %q", e.Version, e.Path, e.Model.Name)
+		}
 		return fmt.Sprintf("%s.name %q", e.Path, e.Model.Name)
 	}
 	return fmt.Sprintf("%s and %s both make the %s: rename the model", from(b), from(a), what)

@@ -125,8 +125,8 @@ type objective struct {
 // release watches; none without the inference extension. A disaggregated
 // model's are its prefill group's (its decode group has none: one pool).
 func Objectives(s *resolve.Stack, e resolve.Engine) []objective {
-	if !resolve.ExtensionOn(s) || e.Role == resolve.RoleDecode {
-		return nil
+	if !resolve.ExtensionOn(s) || e.Role == resolve.RoleDecode || e.Version != "" {
+		return nil // a canary's pool has none (validateCanary)
 	}
 	po := upstream.PickerObjectiveOf(s.Extension.Release)
 	l := names.Labels(s.Name, names.Shorten(e.ModelID, names.MaxLabelLength), names.ComponentPicker)

@@ -17,8 +17,9 @@ const (
 )
 
 // ModelRoute is a model's HTTPRoute: /<model> to its pool, and / too when
-// the model holds the gateway's root path.
-func modelRoute(s *resolve.Stack, e resolve.Engine, rootHolder string) runtime.Object {
+// the model holds the gateway's root path; with canary, each rule splits
+// between the model's pool and its canary's by the canary's weight.
+func ModelRoute(s *resolve.Stack, e resolve.Engine, rootHolder string, canary bool) runtime.Object {
 	x := s.Extension.Spec
 	r := inferencepool.Route{
 		Name: s.Names.ModelRoute(e.ID), Namespace: s.Namespace,
@@ -29,9 +30,14 @@ func modelRoute(s *resolve.Stack, e resolve.Engine, rootHolder string) runtime.O
 	}
 	r.Parents = gatewayRefs(x.ParentRefs)
 	pool := s.Names.InferencePool(e.ID)
-	r.Rules = append(r.Rules, inferencepool.Rule{Pool: pool, PathPrefix: resolve.ModelPath(e)})
+	rule := inferencepool.Rule{Pool: pool}
+	if canary {
+		rule.Canary, rule.CanaryWeight = s.Names.InferencePool(resolve.CanaryID(e.ID)), e.Model.Canary.Weight
+	}
+	r.Rules = append(r.Rules, rule)
+	r.Rules[0].PathPrefix = resolve.ModelPath(e)
 	if e.Model.Name == rootHolder {
-		r.Rules = append(r.Rules, inferencepool.Rule{Pool: pool})
+		r.Rules = append(r.Rules, rule)
 	}
 	return inferencepool.HTTPRoute(r)
 }

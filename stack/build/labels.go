@@ -45,6 +45,9 @@ func enginePodsSelector(s *resolve.Stack) metav1.LabelSelector {
 func EngineLabels(stack string, e resolve.Engine) map[string]string {
 	l := names.Labels(stack, names.Shorten(e.ID, names.MaxLabelLength), names.ComponentEngine)
 	l[names.LabelModel] = e.Label
+	if e.Version != "" {
+		l[names.LabelVersion] = e.Version
+	}
 	return l
 }
 

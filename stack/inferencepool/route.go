@@ -13,6 +13,11 @@ type ParentRef struct{ Name, Namespace, SectionName string }
 type Rule struct {
 	Pool       string
 	PathPrefix string // "" or "/": every request, unchanged
+	// Canary is a second pool of the same model, a canary version, that
+	// gets CanaryWeight percent of the rule's requests (the Gateway API's
+	// backendRefs[].weight; Pool gets the rest); "" for none.
+	Canary       string
+	CanaryWeight int32
 }
 
 // A Route is the HTTPRoute of a stack's pools.
@@ -39,7 +44,7 @@ func HTTPRoute(r Route) *unstructured.Unstructured {
 		}
 		out := map[string]any{
 			"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": prefix}}},
-			"backendRefs": []any{map[string]any{"group": poolGroup, "kind": PoolKind, "name": rule.Pool}},
+			"backendRefs": backendRefs(rule),
 		}
 		if prefix != "/" {
 			out["filters"] = []any{map[string]any{"type": "URLRewrite", "urlRewrite": map[string]any{
@@ -96,4 +101,19 @@ func object(apiVersion, kind, name, namespace string, labels map[string]string, 
 	u.SetNamespace(namespace)
 	u.SetLabels(labels)
 	return u
+}
+
+// backendRefs are a rule's pools: its pool, or with a canary both, weighted
+// (GAIE's inferencepool-rollout guide splits a route's traffic this way).
+func backendRefs(rule Rule) []any {
+	ref := func(pool string) map[string]any {
+		return map[string]any{"group": poolGroup, "kind": PoolKind, "name": pool}
+	}
+	if rule.Canary == "" {
+		return []any{ref(rule.Pool)}
+	}
+	stable, canary := ref(rule.Pool), ref(rule.Canary)
+	stable["weight"] = int64(100 - rule.CanaryWeight)
+	canary["weight"] = int64(rule.CanaryWeight)
+	return []any{stable, canary}
 }

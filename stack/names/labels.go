@@ -34,6 +34,10 @@ const (
 	LabelPartOf    = "app.kubernetes.io/part-of"
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	LabelModel     = "model"
+	// LabelVersion is on a model's canary objects and pods (model.canary):
+	// "canary". The model's own carry none, so adding a canary changes
+	// nothing of theirs.
+	LabelVersion = "serving.vllm.ai/version"
 
 	ComponentEngine = "serving-engine"
 	ComponentRouter = "router"

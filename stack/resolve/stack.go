@@ -3,6 +3,8 @@ package resolve
 import (
 	"fmt"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/vllm-project/function-vllm-stack/input/v1beta1"
 	"github.com/vllm-project/function-vllm-stack/stack/names"
 	"github.com/vllm-project/function-vllm-stack/xrd/v1alpha1"
@@ -17,7 +19,15 @@ func engines(spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input, n names.Name
 			out = append(out, split(e, n)...)
 			return
 		}
-		out = append(out, e)
+		if !CanaryOn(e) {
+			out = append(out, e)
+			return
+		}
+		model := e
+		if CanaryPromoting(e) {
+			model = withCanary(e, in)
+		}
+		out = append(out, model, canaryEngine(e, in, n))
 	}
 	top := Layer{Path: "spec", Cfg: spec.EngineConfig}
 	if spec.Model != nil {
@@ -101,6 +111,12 @@ func New(id Identity, spec *v1alpha1.ProductionStackSpec, in *v1beta1.Input) *St
 	}
 	if spec.LMCacheConfig != nil {
 		st.CacheServer = spec.LMCacheConfig.Server
+	}
+	for i, e := range st.Engines {
+		if e.Version == VersionCanary {
+			// The model's engine is the one before its canary.
+			st.Engines[i].Cfg.Replicas = ptr.To(canaryReplicas(e.Model.Canary, *st.Engines[i-1].Cfg.Replicas, st.Extension != nil))
+		}
 	}
 	for i := range st.Engines {
 		derive(st, &st.Engines[i])

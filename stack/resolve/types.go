@@ -26,6 +26,9 @@ type Engine struct {
 	// Role is the group of a disaggregated model the engine serves
 	// (RolePrefill, RoleDecode), "" for an ordinary engine.
 	Role string
+	// Version is VersionCanary for a model's canary engine (canary.go),
+	// "" for the model's own.
+	Version string
 	// ModelID and ModelLabel are the model's id and label: a group's
 	// differ from its own (M-prefill, M-decode), an engine's are its own.
 	ModelID, ModelLabel string
@@ -122,11 +125,14 @@ type Layer struct {
 	// group's tensorParallelSize and extraArgs are vllmConfig's, its
 	// nodeSelector and tolerations scheduling's.
 	flat []string
+	// canary: the layer is a model's canary block (canary.go), which holds
+	// vllmConfig's image, engineVersion and extraArgs directly.
+	canary bool
 }
 
 // IsGroup reports whether the layer is a disaggregation group's, the only
 // blocks that hold engine blocks' fields directly.
-func (l Layer) IsGroup() bool { return l.flat != nil }
+func (l Layer) IsGroup() bool { return l.flat != nil && !l.canary }
 
 // At is the path of a field of the engine blocks (such as
 // "vllmConfig.extraArgs") where the layer's user writes it.

@@ -35,6 +35,8 @@ type Result struct {
 	Notes      []string
 	// Fills are the claims' fill Jobs (storage.prefetch), as observed.
 	Fills []Fill
+	// Canaries are the models' canaries (model.canary), as observed.
+	Canaries []Canary
 }
 
 // Decide decides, over the objects built for the stack (objs) and what

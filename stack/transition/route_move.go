@@ -86,7 +86,7 @@ func rootPool(route map[string]any) string {
 // no request finds no route.
 func legacyRoute(s *resolve.Stack, o build.Observed, desired map[string]bool) []build.Object {
 	for _, e := range resolve.PoolModels(s) {
-		if !o.Has(names.ModelRouteKey(e.ID)) {
+		if e.Version == "" && !o.Has(names.ModelRouteKey(e.ID)) { // a canary has no route of its own
 			if obj, ok := keptObject(o, keyed{names.InferenceRouteKey, build.RouteAPIVersion, build.RouteKind}, desired); ok {
 				return []build.Object{{Key: names.InferenceRouteKey, Obj: obj}}
 			}

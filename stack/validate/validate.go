@@ -51,6 +51,7 @@ func Validate(s *resolve.Stack) Findings {
 	validatePrecisePrefix(&f, s)
 	validateObjectives(&f, s)
 	validateScaleToZero(&f, s)
+	validateCanary(&f, s)
 	validateScalingSignal(&f, s)
 	if len(f.Errors) == 0 {
 		// The router's version is checked against the arguments it would
@@ -89,8 +90,8 @@ func validateModels(f *Findings, engs []resolve.Engine) {
 	byName := map[string]string{}
 	byID := map[string]resolve.Engine{}
 	for _, e := range engs {
-		if e.Role == resolve.RoleDecode {
-			continue // a disaggregated model is checked once, with its prefill group
+		if e.Role == resolve.RoleDecode || e.Version != "" {
+			continue // a disaggregated model is checked once, with its prefill group; a model with its canary
 		}
 		m, p := e.Model, e.Path
 		switch {

@@ -76,6 +76,9 @@ var stacks = []stack{
 	// A disaggregated model whose prefill and decode groups each scale on
 	// their own engines' waiting requests.
 	{name: "disaggregated-scaling", xr: "example/stacks/disaggregated-scaling.yaml", composition: composition, xrd: xrd},
+	// A model and its canary on the next vLLM release, 90/10 on the
+	// model's route across two pools (model.canary).
+	{name: "canary", xr: "example/stacks/canary.yaml", composition: composition, xrd: xrd},
 	// Every optional kind: HPA, KEDA, PDB, Ingress, HTTPRoute, NetworkPolicy,
 	// ServiceMonitor, LMCache server, LoRA sidecar; the CRDs of KEDA, the
 	// Gateway API and the Prometheus Operator as a cluster would have them.

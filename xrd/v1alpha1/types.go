@@ -321,6 +321,11 @@ type Model struct {
 	// +listType=map
 	// +listMapKey=name
 	InferenceObjectives []InferenceObjective `json:"inferenceObjectives,omitempty"`
+
+	// A second version of the model beside it, with a share of its
+	// requests; promote or remove it with one field (docs/canary.md).
+	// +optional
+	Canary *Canary `json:"canary,omitempty"`
 }
 
 // InferenceObjective is a named priority of a model's requests.
@@ -1714,6 +1719,9 @@ type ModelStatus struct {
 	// (storage.prefetch), or whether anything is downloaded without one.
 	// +optional
 	ModelCache *ModelCacheStatus `json:"modelCache,omitempty"`
+	// The version of a model with a canary: its share and promotion.
+	// +optional
+	Version *VersionStatus `json:"version,omitempty"`
 }
 
 // InferenceObjectiveStatus is one of a model's inferenceObjectives.
