@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -121,5 +122,16 @@ func TestScaleToZeroRefusals(t *testing.T) {
 				t.Errorf("refusal %q, want it to say %q", rsp.refusal, tc.want)
 			}
 		})
+	}
+}
+
+// TestScaleToZeroInitialCooldownCapped: initialCooldownPeriod, the cold
+// start plus the idle time, is an int32 in KEDA's CRD: a sum past it is
+// capped, not refused by the API server (tools/kubediff found it).
+func TestScaleToZeroInitialCooldownCapped(t *testing.T) {
+	rsp := mustRun(t, req(t, gieXR("scaleToZero", zeroBlock("idleSeconds", int64(math.MaxInt32))), nil, nil))
+	so := rsp.objects["engine-m-scaledobject"].(*unstructured.Unstructured)
+	if got, _, _ := unstructured.NestedInt64(so.Object, "spec", "initialCooldownPeriod"); got != math.MaxInt32 {
+		t.Errorf("initialCooldownPeriod %d, want %d", got, math.MaxInt32)
 	}
 }

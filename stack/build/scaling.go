@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"math"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -184,7 +185,8 @@ func scaleToZeroObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstruc
 		// would stop the first engine at its first check (e2e-keda measured
 		// 1.4 s), mid-download. It gets the cold start to come up and fill
 		// the cache, then the idle time, as any replica.
-		"initialCooldownPeriod": ColdStartSeconds(e) + int64(ptr.Deref(z.IdleSeconds, defaultIdleSeconds)),
+		// The CRD's field is an int32: the sum of two int32 is capped there.
+		"initialCooldownPeriod": min(ColdStartSeconds(e)+int64(ptr.Deref(z.IdleSeconds, defaultIdleSeconds)), math.MaxInt32),
 		"triggers": []any{
 			trigger("wake", wakeQuery(s, e), "1"),
 			trigger("waiting", waiting, threshold),
