@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -12,11 +13,13 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	_ "k8s.io/kubernetes/pkg/apis/networking/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
 	_ "k8s.io/kubernetes/pkg/apis/rbac/install"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 	"k8s.io/kubernetes/pkg/registry/autoscaling/horizontalpodautoscaler"
+	"k8s.io/kubernetes/pkg/registry/batch/job"
 	"k8s.io/kubernetes/pkg/registry/core/configmap"
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/registry/core/service"
@@ -57,6 +60,13 @@ func validateBuiltin(obj map[string]any) (field.ErrorList, error) {
 		IsResourceRequest: true, Verb: "create", APIGroup: gvk.Group, APIVersion: gvk.Version,
 		Resource: r.resource, Namespace: ns, Name: name,
 	})
+	// The registry's store gives the object its UID and creation time
+	// before the strategy prepares it (k8s.io/apiserver
+	// pkg/registry/generic/registry/store.go Create): a Job's selector is
+	// made from its UID.
+	if m, err := meta.Accessor(internal); err == nil {
+		rest.FillObjectMetaSystemFields(m)
+	}
 	r.strategy.PrepareForCreate(ctx, internal)
 	return rest.ValidateCreate(ctx, internal, r.strategy), nil
 }
@@ -77,4 +87,5 @@ var strategies = map[schema.GroupKind]struct {
 	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:   {"horizontalpodautoscalers", horizontalpodautoscaler.Strategy},
 	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:        {"roles", role.Strategy},
 	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}: {"rolebindings", rolebinding.Strategy},
+	{Group: "batch", Kind: "Job"}:                             {"jobs", job.Strategy},
 }

@@ -342,7 +342,7 @@ func TestComposedObjects(t *testing.T) {
 }
 
 // composedKinds are the kinds the function composes.
-var composedKinds = []string{"ConfigMap", "Deployment", "HTTPRoute", "HorizontalPodAutoscaler", "InferenceObjective", "InferencePool", "Ingress", "LeaderWorkerSet", "NetworkPolicy", "PersistentVolumeClaim",
+var composedKinds = []string{"ConfigMap", "Deployment", "HTTPRoute", "HorizontalPodAutoscaler", "InferenceObjective", "InferencePool", "Ingress", "Job", "LeaderWorkerSet", "NetworkPolicy", "PersistentVolumeClaim",
 	"PodDisruptionBudget", "PrometheusRule", "Role", "RoleBinding", "ScaledObject", "Service", "ServiceAccount", "ServiceMonitor"}
 
 // TestOracleRefuses: the validation of each kind runs and refuses: every
