@@ -164,14 +164,7 @@ const (
 // scaleToZeroObject is the model's ScaledObject.
 func scaleToZeroObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstructured {
 	z := e.ScaleToZero
-	threshold := resolve.Or(z.Threshold, defaultQueueThreshold)
-	waiting := fmt.Sprintf(`sum(vllm:num_requests_waiting{model_name=%q,namespace=%q})`, e.Served, s.Namespace)
-	trigger := func(name, query, threshold string) any {
-		return map[string]any{
-			"type": "prometheus", "name": name,
-			"metadata": map[string]any{"serverAddress": z.PrometheusAddress, "query": query, "threshold": threshold},
-		}
-	}
+	waiting := signalTrigger(s, e, SignalEngineWaiting)
 	spec := map[string]any{
 		"scaleTargetRef":  map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": s.Names.EngineDeployment(e.ID)},
 		"minReplicaCount": int64(0),
@@ -187,10 +180,10 @@ func scaleToZeroObject(s *resolve.Stack, e resolve.Engine) *unstructured.Unstruc
 		// the cache, then the idle time, as any replica.
 		// The CRD's field is an int32: the sum of two int32 is capped there.
 		"initialCooldownPeriod": min(ColdStartSeconds(e)+int64(ptr.Deref(z.IdleSeconds, defaultIdleSeconds)), math.MaxInt32),
-		"triggers": []any{
-			trigger("wake", wakeQuery(s, e), "1"),
-			trigger("waiting", waiting, threshold),
-		},
+		"triggers": kedaTriggers(z.PrometheusAddress, []kedaTrigger{
+			{name: "wake", query: wakeQuery(s, e), threshold: "1"},
+			{name: "waiting", query: waiting.query, threshold: resolve.Or(z.Threshold, waiting.threshold)},
+		}),
 	}
 	return crd(s, "keda.sh/v1alpha1", "ScaledObject", s.Names.EngineScaledObject(e.ID), EngineLabels(s.Name, e), spec)
 }
